@@ -1,0 +1,112 @@
+"""The pipeline end to end: spec file -> generated module (on disk, checked, or loaded)."""
+import difflib
+import hashlib
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import __version__
+from .analysis import analyze
+from .emit import emit_module
+from .ir import lower
+from .spec import load_spec
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A compiled spec: its analysis and the generated module's source text."""
+    spec: object
+    analysis: object
+    source: str
+
+
+def compile_spec(path, root=None):
+    """Run every stage on one spec file."""
+    spec = load_spec(path, root)
+    analysis = analyze(spec)
+    return Compiled(spec, analysis, emit_module(lower(analysis)))
+
+
+def _write_atomically(path, text):
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+def compile_files(paths, out_dir, root=None, progress=None):
+    """Compile spec files into ``out_dir``; nothing is written unless all compile."""
+    compiled = []
+    for path in paths:
+        if progress:
+            progress(f"compiling {path}")
+        compiled.append(compile_spec(path, root))
+    names = [c.spec.name for c in compiled]
+    duplicated = sorted({n for n in names if names.count(n) > 1})
+    if duplicated:
+        from .errors import SpecError
+        raise SpecError([("name", f"module name {n!r} is used by several specs") for n in duplicated])
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for item in compiled:
+        target = out_dir / f"{item.spec.name}.py"
+        _write_atomically(target, item.source)
+        written.append(target)
+    return written
+
+
+def check(spec_dir="specs", generated_dir="generated", progress=None):
+    """Regenerate every spec of ``spec_dir``; return unified diffs against ``generated_dir``."""
+    spec_dir, generated_dir = Path(spec_dir), Path(generated_dir)
+    root = spec_dir.resolve().parent
+    problems = []
+    for path in sorted(spec_dir.glob("*.toml")):
+        if progress:
+            progress(f"checking {path}")
+        item = compile_spec(path, root)
+        target = generated_dir / f"{item.spec.name}.py"
+        current = target.read_text() if target.exists() else ""
+        if current != item.source:
+            problems.append("".join(difflib.unified_diff(
+                current.splitlines(True), item.source.splitlines(True),
+                f"{target} (committed)", f"{target} (regenerated)", n=1)) or f"{target} missing\n")
+    return problems
+
+
+def cache_dir():
+    """Where :func:`load` keeps compiled modules ($GPCOMPILER_CACHE or ~/.cache/gpcompiler)."""
+    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpcompiler"
+    return Path(os.environ.get("GPCOMPILER_CACHE", default))
+
+
+def load(spec_path, *, cache=None):
+    """Compile ``spec_path`` (reusing a cached build when the spec bytes and the tool
+    version are unchanged) and return the generated module, imported."""
+    spec_path = Path(spec_path)
+    try:
+        raw = spec_path.read_bytes()
+    except OSError as error:
+        from .errors import SpecError
+        raise SpecError([("", f"cannot read spec file: {error.strerror}")], spec_path) from None
+    key = hashlib.sha256(raw + b"\0" + __version__.encode()).hexdigest()[:20]
+    directory = Path(cache) if cache is not None else cache_dir()
+    target = directory / f"{spec_path.stem}-{key}.py"
+    if not target.exists():
+        compiled = compile_spec(spec_path)
+        directory.mkdir(parents=True, exist_ok=True)
+        _write_atomically(target, compiled.source)
+    return import_module_file(target, f"gpcompiler_generated_{spec_path.stem}_{key}")
+
+
+def import_module_file(path, module_name=None):
+    """Import a generated module from its file."""
+    module_name = module_name or f"gpcompiler_generated_{Path(path).stem}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[module_name] = module
+    return module

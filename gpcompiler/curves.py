@@ -1,0 +1,109 @@
+"""Reading curves: CSV files (wide or long format) and the bundled real ECG record."""
+import csv
+import io
+from dataclasses import dataclass
+from importlib import resources
+
+import numpy
+
+from .errors import DataError
+
+ECG_RATE = 360.0
+ECG_WINDOW_SECONDS = 10.0
+ECG_TIME_SCALE = 80.0   # paper Sec. 5.1: 10 s -> T = 800
+
+
+@dataclass(frozen=True)
+class Curves:
+    """Sampled curves: ids, and per curve times (S,) and values (S,) or (S, n)."""
+    ids: tuple
+    times: tuple
+    values: tuple
+    value_names: tuple
+
+
+def bundled_ecg(window=0):
+    """One 10-second window (3600 samples, millivolts) of MIT-BIH record 208, lead MLII,
+    with time scaled by 80 so that the window is [0, 800] (paper Sec. 5.1)."""
+    with resources.files("gpcompiler").joinpath("data/mitbih_record208_360hz.npz").open("rb") as f:
+        raw = numpy.load(f)["ecg"]
+    samples = int(ECG_RATE * ECG_WINDOW_SECONDS)
+    windows = raw.size // samples
+    if not 0 <= window < windows:
+        raise DataError(f"ECG window must be in 0..{windows - 1}, got {window}")
+    millivolts = (raw[window * samples:(window + 1) * samples].astype(float) - 1024.0) / 200.0
+    t = numpy.arange(samples) / ECG_RATE * ECG_TIME_SCALE
+    return Curves((f"ecg208_w{window}",), (t,), (millivolts,), ("mV",))
+
+
+def read_curves(source):
+    """Curves from ``bundled:ecg[:W]`` or a CSV file with columns t,y1..yn, optionally
+    preceded by a curve id column named ``curve`` or ``id`` (long format)."""
+    if source.startswith("bundled:"):
+        parts = source.split(":")
+        if parts[1] != "ecg" or len(parts) > 3:
+            raise DataError(f"unknown bundled data {source!r} (available: bundled:ecg[:WINDOW])")
+        try:
+            return bundled_ecg(int(parts[2]) if len(parts) == 3 else 0)
+        except ValueError:
+            raise DataError(f"bad ECG window in {source!r}") from None
+    try:
+        with open(source, newline="") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise DataError(f"cannot read {source}: {error.strerror}") from None
+    return parse_csv(text, source)
+
+
+def parse_csv(text, source="<csv>"):
+    """Parse CSV text into :class:`Curves`, with a message naming any bad row."""
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        raise DataError(f"{source}: empty file")
+    header = [h.strip() for h in rows[0]]
+    id_column = header[0] if header and header[0] in ("curve", "id") else None
+    names = header[1:] if id_column else header
+    if not names or names[0] != "t" or len(names) < 2:
+        raise DataError(f"{source}: header must be t,y1[,y2...] optionally preceded by curve/id, "
+                        f"got {','.join(header)}")
+    groups = {}
+    for number, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise DataError(f"{source}: line {number} has {len(row)} fields, expected {len(header)}")
+        key = row[0] if id_column else "curve"
+        try:
+            numbers = [float(v) for v in (row[1:] if id_column else row)]
+        except ValueError:
+            raise DataError(f"{source}: line {number} has a non-numeric value") from None
+        if not all(numpy.isfinite(numbers)):
+            raise DataError(f"{source}: line {number} has a NaN or infinite value")
+        groups.setdefault(key, []).append(numbers)
+    if not groups:
+        raise DataError(f"{source}: no data rows")
+    times, values = [], []
+    for key, items in groups.items():
+        array = numpy.array(items)
+        if array.shape[0] < 2 or numpy.any(numpy.diff(array[:, 0]) <= 0):
+            raise DataError(f"{source}: curve {key!r} needs >= 2 samples with strictly "
+                            "increasing t")
+        times.append(array[:, 0])
+        values.append(array[:, 1] if array.shape[1] == 2 else array[:, 1:])
+    return Curves(tuple(groups), tuple(times), tuple(values), tuple(names[1:]))
+
+
+def write_curves(path, curves):
+    """Write curves in long CSV format (curve,t,values...), atomically."""
+    import os
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["curve", "t", *curves.value_names])
+    for key, t, y in zip(curves.ids, curves.times, curves.values):
+        y = numpy.asarray(y).reshape(len(t), -1)
+        for ti, yi in zip(t, y):
+            writer.writerow([key, repr(float(ti)), *(repr(float(v)) for v in yi)])
+    temporary = f"{path}.tmp"
+    with open(temporary, "w", newline="") as handle:
+        handle.write(buffer.getvalue())
+    os.replace(temporary, path)

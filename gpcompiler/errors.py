@@ -1,0 +1,32 @@
+"""Error taxonomy: user errors (bad specs, bad data) versus internal bugs.
+
+The CLI prints a one-line message for every :class:`UserError` and exits non-zero;
+anything else is a bug in gpcompiler and keeps its traceback.
+"""
+
+
+class UserError(Exception):
+    """Base class of every error caused by the user's input, not by gpcompiler."""
+
+
+class SpecError(UserError, ValueError):
+    """A spec file is malformed; ``problems`` lists every (key path, message) found."""
+
+    def __init__(self, problems, path=None):
+        self.problems = tuple(problems)
+        self.path = path
+        where = f"{path}: " if path else ""
+        lines = [f"{key}: {message}" if key else message for key, message in self.problems]
+        super().__init__(where + "; ".join(lines))
+
+
+class NotPositiveDefiniteError(UserError, ValueError):
+    """The Gram matrix is singular: the spec's basis functions are linearly dependent."""
+
+
+class DataError(UserError, ValueError):
+    """Input data (curves, samples, CSV files) cannot be used as given."""
+
+
+class SymbolicLimitError(UserError, RuntimeError):
+    """Symbolic work exceeded the compiler's time limit."""

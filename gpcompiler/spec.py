@@ -1,0 +1,373 @@
+"""Stage 1: spec file (TOML) -> :class:`Spec`.
+
+Every problem in a file is collected and reported at once, as one :class:`SpecError`
+whose entries name the key path (``basis.functions[2]``) and what was expected.
+"""
+import hashlib
+import keyword
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import sympy
+
+from .errors import SpecError
+from .expressions import CONSTANTS, FUNCTIONS, ExpressionError, parse_expression
+
+FAMILIES = {
+    "monomial": {"degree"}, "legendre": {"degree"}, "fourier": {"order"},
+    "hermite": {"degree"}, "sinc": {"count", "first"},
+}
+WHOLE_LINE_FAMILIES = {"sinc", "hermite"}
+MAX_BASIS_SIZE = 2000
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_TOP_KEYS = {"name", "title", "kind", "domain", "basis", "values", "metric"}
+_SECTION_KEYS = {
+    "domain": {"variables", "intervals", "parameters", "curve_interval"},
+    "basis": {"functions", "family"},
+    "values": {"dimension"},
+    "metric": {"inner_product", "weight", "sobolev"},
+}
+
+
+@dataclass(frozen=True)
+class Family:
+    """A named basis family (``basis.family``) with its integer options."""
+    name: str
+    options: tuple
+
+    def option(self, key, default=None):
+        return dict(self.options).get(key, default)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """The inner product: L2, weighted L2 (``weight``) or Sobolev H^1 (``sobolev = 1``)."""
+    weight: object = None
+    sobolev: int = 0
+
+    @property
+    def kind(self):
+        if self.sobolev:
+            return "sobolev"
+        return "weighted" if self.weight is not None else "L2"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A validated spec: symbols, exact domain, basis expressions, metric, provenance."""
+    name: str
+    title: str
+    kind: str
+    path: str
+    sha256: str
+    variable: sympy.Symbol
+    parameters: tuple
+    interval: tuple
+    curve_interval: tuple
+    functions: tuple
+    vector_basis: bool
+    value_dim: int
+    family: Family
+    metric: Metric
+
+    @property
+    def basis_size(self):
+        return len(self.functions)
+
+    @property
+    def coef_dim(self):
+        return self.basis_size if self.vector_basis else self.basis_size * self.value_dim
+
+    @property
+    def defaults(self):
+        return {symbol: value for symbol, value in self.parameters}
+
+
+class _Problems:
+    def __init__(self):
+        self.items = []
+
+    def add(self, key, message):
+        self.items.append((key, message))
+
+
+def load_spec(path, root=None):
+    """Read and validate a spec file; raise :class:`SpecError` listing every problem.
+
+    The recorded path is relative to ``root`` (default: the working directory) so
+    that generated headers do not depend on where the project is checked out.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise SpecError([("", f"cannot read spec file: {error.strerror}")], path) from None
+    return parse_spec(raw, path, root)
+
+
+def parse_spec(raw, path, root=None):
+    """Validate the bytes of a spec file (``path`` is recorded relative to ``root``)."""
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise SpecError([("", f"not valid TOML: {error}")], path) from None
+    problems = _Problems()
+    if not isinstance(document, dict):
+        raise SpecError([("", "expected a TOML table")], path)
+    spec = _build(document, problems, _display_path(path, root), hashlib.sha256(raw).hexdigest())
+    if problems.items:
+        raise SpecError(problems.items, path)
+    return spec
+
+
+def _display_path(path, root=None):
+    path = Path(path)
+    try:
+        return path.resolve().relative_to(Path(root or Path.cwd()).resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _build(document, problems, path, sha256):
+    _check_keys(document, problems)
+    name = _name(document, problems)
+    title = document.get("title", name)
+    if not isinstance(title, str):
+        problems.add("title", "expected a string")
+    kind = document.get("kind", "mechanism")
+    if kind not in ("mechanism", "cdf"):
+        problems.add("kind", f"expected 'mechanism' or 'cdf', got {kind!r}")
+    domain = _section(document, "domain", problems)
+    variable, parameters = _symbols(domain, problems)
+    symbols = {str(variable): variable, **{str(s): s for s, _ in parameters}}
+    interval = _interval(domain.get("intervals"), "domain.intervals", symbols, problems)
+    curve = domain.get("curve_interval")
+    curve_interval = (_pair(curve, "domain.curve_interval", symbols, problems)
+                      if curve is not None else None)
+    values = _section(document, "values", problems)
+    value_dim = _positive_int(values.get("dimension", 1), "values.dimension", problems)
+    basis = _section(document, "basis", problems)
+    family = _family(basis, interval, problems)
+    functions, vector_basis = _functions(basis, family, variable, interval, symbols,
+                                         value_dim, problems)
+    metric = _metric(_section(document, "metric", problems), symbols, family, problems)
+    if kind == "cdf" and (family is None or family.name != "legendre"):
+        problems.add("basis.family", "a cdf spec needs family = { name = \"legendre\", degree = K }")
+    return Spec(name=name, title=title, kind=kind, path=path, sha256=sha256,
+                variable=variable, parameters=parameters, interval=interval,
+                curve_interval=curve_interval, functions=functions,
+                vector_basis=vector_basis, value_dim=value_dim, family=family, metric=metric)
+
+
+def _check_keys(document, problems):
+    for key in sorted(set(document) - _TOP_KEYS):
+        problems.add(key, f"unknown key (expected one of {', '.join(sorted(_TOP_KEYS))})")
+    for section, allowed in _SECTION_KEYS.items():
+        value = document.get(section, {})
+        if isinstance(value, dict):
+            for key in sorted(set(value) - allowed):
+                problems.add(f"{section}.{key}",
+                             f"unknown key (expected one of {', '.join(sorted(allowed))})")
+
+
+def _section(document, key, problems):
+    value = document.get(key, {})
+    if not isinstance(value, dict):
+        problems.add(key, "expected a table")
+        return {}
+    return value
+
+
+def _name(document, problems):
+    name = document.get("name")
+    if not isinstance(name, str) or not _NAME.match(name) or keyword.iskeyword(name):
+        problems.add("name", f"expected a Python identifier (the module name), got {name!r}")
+        return "invalid"
+    return name
+
+
+def _symbols(domain, problems):
+    variables = domain.get("variables", ["t"])
+    if (not isinstance(variables, list) or len(variables) != 1
+            or not isinstance(variables[0], str) or not _NAME.match(variables[0])):
+        problems.add("domain.variables",
+                     f"expected one variable name such as [\"t\"], got {variables!r}")
+        variables = ["t"]
+    variable = sympy.Symbol(variables[0], real=True)
+    raw = domain.get("parameters", {})
+    if not isinstance(raw, dict):
+        problems.add("domain.parameters", "expected a table of name = \"default\"")
+        raw = {}
+    parameters = []
+    for key in sorted(raw):
+        where = f"domain.parameters.{key}"
+        reserved = {variables[0]} | set(FUNCTIONS) | set(CONSTANTS)
+        if not _NAME.match(key) or keyword.iskeyword(key) or key in reserved:
+            problems.add(where, "expected an identifier that is not the variable, a "
+                                "function or a constant name")
+            continue
+        default = _expression(raw[key], where, {}, problems)
+        if default is not None and not (default.is_number and default.is_positive
+                                        and default.is_finite):
+            problems.add(where, f"expected a positive finite default, got {raw[key]!r}")
+            continue
+        parameters.append((sympy.Symbol(key, positive=True), default))
+    return variable, tuple(parameters)
+
+
+def _expression(text, where, symbols, problems):
+    try:
+        return parse_expression(text, symbols)
+    except ExpressionError as error:
+        problems.add(where, str(error))
+        return None
+
+
+def _pair(value, where, symbols, problems):
+    if not isinstance(value, list) or len(value) != 2:
+        problems.add(where, f"expected [lo, hi], got {value!r}")
+        return None
+    lo, hi = (_expression(v, f"{where}[{i}]", symbols, problems) for i, v in enumerate(value))
+    if lo is None or hi is None:
+        return None
+    difference = sympy.simplify(hi - lo)
+    if difference.is_extended_positive is not True:
+        problems.add(where, f"expected lo < hi for positive parameters, got [{lo}, {hi}]")
+        return None
+    return lo, hi
+
+
+def _interval(value, where, symbols, problems):
+    if value is None:
+        problems.add(where, "missing: expected [[lo, hi]]")
+        return None
+    if not isinstance(value, list) or len(value) != 1:
+        problems.add(where, "expected exactly one interval [[lo, hi]] "
+                            "(one-dimensional domains only)")
+        return None
+    return _pair(value[0], f"{where}[0]", symbols, problems)
+
+
+def _positive_int(value, where, problems, low=1):
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        problems.add(where, f"expected an integer >= {low}, got {value!r}")
+        return low
+    return value
+
+
+def _family(basis, interval, problems):
+    raw = basis.get("family")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or raw.get("name") not in FAMILIES:
+        problems.add("basis.family.name", f"expected one of {', '.join(sorted(FAMILIES))}")
+        return None
+    name = raw["name"]
+    options = {}
+    for key in sorted(set(raw) - {"name"}):
+        if key not in FAMILIES[name]:
+            problems.add(f"basis.family.{key}",
+                         f"unknown option for {name} (expected {', '.join(sorted(FAMILIES[name]))})")
+            continue
+        low = 0 if key in ("degree", "first") else 1
+        if key == "first":
+            if isinstance(raw[key], bool) or not isinstance(raw[key], int):
+                problems.add(f"basis.family.{key}", f"expected an integer, got {raw[key]!r}")
+            else:
+                options[key] = raw[key]
+            continue
+        options[key] = _positive_int(raw[key], f"basis.family.{key}", problems, low)
+    for key in sorted(FAMILIES[name] - {"first"} - set(raw)):
+        problems.add(f"basis.family.{key}", f"missing: {name} needs an integer {key}")
+    if interval is not None:
+        whole_line = interval == (-sympy.oo, sympy.oo)
+        if name in WHOLE_LINE_FAMILIES and not whole_line:
+            problems.add("domain.intervals", f"the {name} family is orthonormal on the whole "
+                                             "line: expected [[\"-oo\", \"oo\"]]")
+        if name not in WHOLE_LINE_FAMILIES and not all(e.is_finite for e in interval):
+            problems.add("domain.intervals", f"the {name} family needs a finite interval")
+    return Family(name, tuple(sorted(options.items())))
+
+
+def _functions(basis, family, variable, interval, symbols, value_dim, problems):
+    raw = basis.get("functions")
+    if (raw is None) == (family is None):
+        problems.add("basis", "expected exactly one of 'functions' or 'family'")
+        return (), False
+    if family is not None:
+        functions = _family_functions(family, variable, interval)
+        if len(functions) > MAX_BASIS_SIZE:
+            problems.add("basis.family", f"basis size {len(functions)} exceeds {MAX_BASIS_SIZE}")
+        return tuple((f,) for f in functions), False
+    if not isinstance(raw, list) or not raw:
+        problems.add("basis.functions", "expected a non-empty list of expressions")
+        return (), False
+    if len(raw) > MAX_BASIS_SIZE:
+        problems.add("basis.functions", f"more than {MAX_BASIS_SIZE} functions")
+        return (), False
+    vector_basis = isinstance(raw[0], list)
+    functions = []
+    for j, item in enumerate(raw):
+        where = f"basis.functions[{j}]"
+        if isinstance(item, list) != vector_basis:
+            problems.add(where, "mixes scalar and vector-valued functions")
+            continue
+        components = item if vector_basis else [item]
+        if vector_basis and len(components) != value_dim:
+            problems.add(where, f"expected {value_dim} components (values.dimension), "
+                                f"got {len(components)}")
+            continue
+        parsed = [_expression(c, f"{where}[{r}]" if vector_basis else where, symbols, problems)
+                  for r, c in enumerate(components)]
+        if any(p is None for p in parsed):
+            continue
+        if any(not p.is_finite and p.is_number for p in parsed):
+            problems.add(where, "expected a finite function")
+            continue
+        functions.append(tuple(parsed))
+    return tuple(functions), vector_basis
+
+
+def _family_functions(family, t, interval):
+    """Basis functions of a named family, as exact SymPy expressions."""
+    if family.name == "sinc":
+        first = family.option("first", 1)
+        return [sympy.sinc(sympy.pi * (t - k)) for k in range(first, first + family.option("count"))]
+    if family.name == "hermite":
+        return [hermite_function(n, t) for n in range(family.option("degree") + 1)]
+    lo, hi = interval if interval is not None else (-1, 1)
+    if family.name == "monomial":
+        return [t ** k for k in range(family.option("degree") + 1)]
+    if family.name == "legendre":
+        u = (2 * t - lo - hi) / (hi - lo)
+        return [sympy.legendre(k, u) for k in range(family.option("degree") + 1)]
+    angle = 2 * sympy.pi * t / (hi - lo)
+    order = family.option("order")
+    return [sympy.Integer(1)] + [f(k * angle) for k in range(1, order + 1)
+                                 for f in (sympy.cos, sympy.sin)]
+
+
+def hermite_function(n, t):
+    """The n-th Hermite function, orthonormal on the real line."""
+    norm = 1 / sympy.sqrt(2 ** n * sympy.factorial(n) * sympy.sqrt(sympy.pi))
+    return norm * sympy.hermite(n, t) * sympy.exp(-t ** 2 / 2)
+
+
+def _metric(metric, symbols, family, problems):
+    inner = metric.get("inner_product", "L2")
+    if inner != "L2":
+        problems.add("metric.inner_product", f"expected \"L2\", got {inner!r}")
+    weight = None
+    if "weight" in metric:
+        weight = _expression(metric["weight"], "metric.weight", symbols, problems)
+    sobolev = metric.get("sobolev", 0)
+    if isinstance(sobolev, bool) or sobolev not in (0, 1):
+        problems.add("metric.sobolev", f"expected 0 or 1 (H^1), got {sobolev!r}")
+        sobolev = 0
+    if weight is not None and sobolev:
+        problems.add("metric", "choose either a weight or sobolev = 1, not both")
+    if (weight is not None or sobolev) and family is not None and family.name in WHOLE_LINE_FAMILIES:
+        problems.add("metric", f"the {family.name} family is compiled for the plain L2 metric")
+    return Metric(weight=weight, sobolev=sobolev)
