@@ -39,6 +39,9 @@ PARAMETERS = {}
 PARAMETERS_FIXED = False
 DOMAIN = ('0', '2*pi')
 CURVE_INTERVAL = None
+GRAM_METHOD = 'exact: symbolic integrals'
+CERTIFICATE = 'every LDL^T pivot is a positive exact number'
+CONDITION_NUMBER = 2.0  # of the user-basis Gram matrix, at the defaults
 
 _ATOMS_SIZE = 3
 _EXACT_NODES = None

@@ -39,6 +39,9 @@ PARAMETERS = {}
 PARAMETERS_FIXED = False
 DOMAIN = ('-1', '1')
 CURVE_INTERVAL = None
+GRAM_METHOD = 'exact: Legendre expansion of the basis'
+CERTIFICATE = 'every LDL^T pivot is a positive exact number'
+CONDITION_NUMBER = 21.0  # of the user-basis Gram matrix, at the defaults
 
 _ATOMS_SIZE = 11
 _EXACT_NODES = 6

@@ -71,6 +71,8 @@ def _placeholders(ir):
                                  if ir.curve_interval else "None"),
         "domain_lo": lo[0], "domain_hi": hi[0],
         "curve_interval_code": f"({curve[0][0]}, {curve[1][0]})",
+        "gram_method_repr": repr(ir.gram_method), "certificate_repr": repr(ir.certificate),
+        "condition_number": repr(ir.condition_number),
         "atoms_size": str(ir.atoms_size), "exact_nodes": str(ir.exact_nodes),
         "frequency": ir.frequency, "min_nodes": str(ir.min_nodes),
         "gram_body": _matrix_body(ir.gram),

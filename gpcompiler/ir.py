@@ -63,6 +63,9 @@ class ModuleIR:
     frequency: str
     min_nodes: int
     summary: tuple             # lines for the module docstring
+    gram_method: str
+    certificate: str
+    condition_number: float
 
 
 class _Printer(NumPyPrinter):
@@ -116,7 +119,9 @@ def lower(analysis):
         exact_nodes=analysis.quadrature.exact_nodes,
         frequency=repr(analysis.quadrature.frequency),
         min_nodes=analysis.quadrature.min_nodes,
-        summary=_summary(analysis))
+        summary=_summary(analysis), gram_method=analysis.gram_method,
+        certificate=analysis.certificate,
+        condition_number=float(f"{analysis.condition_number:.6e}"))
 
 
 def _code(printer, expression):

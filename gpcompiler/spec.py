@@ -279,8 +279,11 @@ def _family(basis, interval, problems):
                 options[key] = raw[key]
             continue
         options[key] = _positive_int(raw[key], f"basis.family.{key}", problems, low)
-    for key in sorted(FAMILIES[name] - {"first"} - set(raw)):
+    missing = sorted(FAMILIES[name] - {"first"} - set(raw))
+    for key in missing:
         problems.add(f"basis.family.{key}", f"missing: {name} needs an integer {key}")
+    if missing:
+        return None
     if interval is not None:
         whole_line = interval == (-sympy.oo, sympy.oo)
         if name in WHOLE_LINE_FAMILIES and not whole_line:
@@ -293,10 +296,12 @@ def _family(basis, interval, problems):
 
 def _functions(basis, family, variable, interval, symbols, value_dim, problems):
     raw = basis.get("functions")
-    if (raw is None) == (family is None):
+    if (raw is None) == ("family" not in basis):
         problems.add("basis", "expected exactly one of 'functions' or 'family'")
         return (), False
-    if family is not None:
+    if "family" in basis:
+        if family is None:
+            return (), False
         functions = _family_functions(family, variable, interval)
         if len(functions) > MAX_BASIS_SIZE:
             problems.add("basis.family", f"basis size {len(functions)} exceeds {MAX_BASIS_SIZE}")

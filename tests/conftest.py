@@ -1,0 +1,34 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gpcompiler.build import import_module_file  # noqa: E402
+from gpcompiler.spec import load_spec  # noqa: E402
+
+SPECS = sorted(p.stem for p in (ROOT / "specs").glob("*.toml"))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true", help="run long experiments")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run-slow"):
+        return
+    skip = pytest.mark.skip(reason="long experiment: pass --run-slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+def generated(name):
+    """The committed generated module of a shipped spec."""
+    return import_module_file(ROOT / "generated" / f"{name}.py", f"generated_{name}")
+
+
+def spec(name):
+    return load_spec(ROOT / "specs" / f"{name}.toml", ROOT)

@@ -1,0 +1,145 @@
+"""Generated-module API: shapes, batches, validation, reproducible builds, caching."""
+import ast
+import math
+import shutil
+
+import numpy
+import pytest
+
+from conftest import ROOT, SPECS, generated
+from gpcompiler.build import check, compile_spec, load
+
+
+@pytest.mark.parametrize("name", SPECS)
+def test_generated_module_imports_only_numpy_and_the_standard_library(name):
+    tree = ast.parse((ROOT / "generated" / f"{name}.py").read_text())
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+    assert imported <= {"math", "numpy"}
+
+
+def test_check_passes_and_compiling_twice_gives_identical_bytes():
+    assert check(ROOT / "specs", ROOT / "generated") == []
+    path = ROOT / "specs" / "linear.toml"
+    assert compile_spec(path, ROOT).source == compile_spec(path, ROOT).source
+
+
+def test_check_reports_a_stale_module(tmp_path):
+    shutil.copytree(ROOT / "specs", tmp_path / "specs")
+    shutil.copytree(ROOT / "generated", tmp_path / "generated")
+    stale = tmp_path / "generated" / "linear.py"
+    stale.write_text(stale.read_text().replace("(1/3)*p['T']**3", "(1/3)*p['T']**2"))
+    problems = check(tmp_path / "specs", tmp_path / "generated")
+    assert len(problems) == 1 and "-        (0, 0, (1/3)*p['T']**2)" in problems[0]
+
+
+def test_header_names_version_spec_path_and_hash():
+    module = generated("monomial32")
+    text = (ROOT / "generated" / "monomial32.py").read_text()
+    assert f"from specs/monomial32.toml\nspec sha256 {module.SPEC_SHA256}" in text
+    import hashlib
+    assert module.SPEC_SHA256 == hashlib.sha256((ROOT / "specs/monomial32.toml").read_bytes()).hexdigest()
+    assert "(0, 0, 0.8660254037844386),  # sqrt(3)/2" in (ROOT / "generated" / "linear.py").read_text()
+
+
+def test_load_compiles_once_and_reuses_the_cache(tmp_path):
+    spec = tmp_path / "line.toml"
+    spec.write_text((ROOT / "specs" / "linear.toml").read_text().replace('"linear"', '"line"'))
+    module = load(spec, cache=tmp_path / "cache")
+    built = list((tmp_path / "cache").glob("*.py"))
+    stamp = built[0].stat().st_mtime_ns
+    again = load(spec, cache=tmp_path / "cache")
+    assert again is module and len(built) == 1 and built[0].stat().st_mtime_ns == stamp
+    spec.write_text(spec.read_text() + "\n# changed\n")
+    load(spec, cache=tmp_path / "cache")
+    assert len(list((tmp_path / "cache").glob("*.py"))) == 2
+
+
+def test_batch_projection_equals_single_projections():
+    module = generated("ellipse")
+    rng = numpy.random.default_rng(0)
+    t = numpy.linspace(0, 2 * numpy.pi, 50)
+    y = rng.normal(size=(3, 50, 2))
+    batch = module.project(t, y)
+    assert batch.shape == (3, 3, 2)
+    for b in range(3):
+        assert numpy.allclose(batch[b], module.project(t, y[b]), atol=1e-14)
+    per_curve_t = numpy.stack([t, t * 0.9, t * 0.5])
+    separate = module.project(per_curve_t, y)
+    assert numpy.allclose(separate[2], module.project(t * 0.5, y[2]), atol=1e-14)
+
+
+def test_projection_weights_give_one_matrix_product():
+    module = generated("monomial32")
+    t = numpy.linspace(0, 100, 200)
+    y = numpy.random.default_rng(1).normal(size=(5, 200))
+    assert numpy.allclose(y @ module.projection_weights(t), module.project(t, y), atol=1e-14)
+
+
+def test_a_curve_in_the_space_is_projected_exactly():
+    module = generated("linear")
+    t = numpy.array([0.0, 0.25, 1.0])
+    y = 3 * t - 1
+    a = module.to_user(module.project(t, y))
+    assert numpy.allclose(a, [3.0, -1.0], atol=1e-14)
+
+
+@pytest.mark.parametrize("t, y, message", [
+    ([0.0, 0.5, 1.0], [0.0, numpy.nan, 1.0], "values y contain NaN"),
+    ([0.0, numpy.inf, 1.0], [0.0, 1.0, 1.0], "sample times contain NaN or infinite"),
+    ([0.0, 0.7, 0.5], [0.0, 1.0, 1.0], "strictly increasing"),
+    ([0.0, 0.5, 1.0], [0.0, 1.0], "values y have shape (2,); expected (3,)"),
+    ([0.5], [1.0], "at least 2 samples"),
+    ([0.0, 0.5, 2.0], [0.0, 1.0, 1.0], "must lie in [0.0, 1.0]"),
+    ([[0.0, 0.5], [0.0, 1.0]], [0.0, 1.0], "values y have shape"),
+])
+def test_bad_data_raises_value_error_naming_the_problem(t, y, message):
+    with pytest.raises(ValueError) as info:
+        generated("linear").project(numpy.array(t), numpy.array(y))
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({}, "exactly one of epsilon"), ({"epsilon": 1.0, "rho": 1.0}, "exactly one of epsilon"),
+    ({"epsilon": 0.0}, "positive and finite"), ({"rho": math.inf}, "positive and finite"),
+])
+def test_privatize_budget_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        generated("linear").privatize(numpy.zeros(2), **kwargs)
+
+
+def test_privatize_rejects_wrong_coefficient_shape_and_unknown_parameters():
+    with pytest.raises(ValueError, match="shape"):
+        generated("ellipse").privatize(numpy.zeros(3), epsilon=1.0)
+    with pytest.raises(TypeError, match="unknown parameter"):
+        generated("linear").gram(L=2.0)
+    with pytest.raises(ValueError, match="positive"):
+        generated("linear").gram(T=-1.0)
+
+
+def test_expected_error_formulas():
+    module = generated("fourier8")
+    d = module.COEF_DIM
+    assert module.expected_error(epsilon=2.0) == d / 2.0
+    reference = math.sqrt(2) * math.gamma((d + 1) / 2) / math.gamma(d / 2) / math.sqrt(2 * 0.5)
+    assert math.isclose(module.expected_error(rho=0.5), reference, rel_tol=1e-13)
+    assert math.isclose(module.error_bound(0.1, epsilon=1.0),
+                        math.e / (math.e - 1) * (d + math.log(10)), rel_tol=1e-15)
+
+
+def test_noise_scale_is_never_rounded_down():
+    module = generated("linear")
+    for epsilon in (0.1, 0.3, 3.0, 7.0):
+        assert module._round_up(1.0 / epsilon) >= 1.0 / epsilon
+        from fractions import Fraction
+        assert Fraction(module._round_up(1.0 / epsilon)) >= 1 / Fraction(epsilon)
+
+
+def test_sinc_module_projects_the_bundled_ecg():
+    from gpcompiler.curves import bundled_ecg
+    module = generated("sinc_ecg")
+    curve = bundled_ecg(0)
+    t, y = curve.times[0], curve.values[0]
+    fitted = module.evaluate(module.project(t, y), t)
+    interior = (t > 5) & (t < 795)
+    assert numpy.sqrt(numpy.mean((fitted - y)[interior] ** 2)) < 0.08 * numpy.std(y)

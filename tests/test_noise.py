@@ -1,0 +1,103 @@
+"""Exact-distribution tests of the generated samplers (false alarm < 1e-6 each)."""
+import math
+
+import numpy
+import pytest
+from scipy import stats
+
+from conftest import generated
+
+ALPHA = 1e-6
+
+
+@pytest.mark.parametrize("name", ["linear", "ellipse", "fourier8"])
+def test_gp_whitened_radius_is_gamma_d(name):
+    module = generated(name)
+    d, epsilon = module.COEF_DIM, 0.7
+    c = numpy.zeros((20000,) + module.COEF_SHAPE)
+    z = module.privatize(c, epsilon=epsilon, rng=numpy.random.default_rng(11)).reshape(20000, d)
+    radius = numpy.linalg.norm(z, axis=1) * epsilon
+    assert stats.kstest(radius, "gamma", args=(d,)).pvalue > ALPHA
+    assert stats.kstest(radius, "gamma", args=(d + 0.3,)).pvalue < ALPHA  # the test has power
+
+
+@pytest.mark.parametrize("name", ["linear", "ellipse", "fourier8"])
+def test_gp_direction_is_uniform_on_the_sphere(name):
+    module = generated(name)
+    d = module.COEF_DIM
+    z = module.privatize(numpy.zeros((20000,) + module.COEF_SHAPE), epsilon=1.0,
+                         rng=numpy.random.default_rng(12)).reshape(20000, d)
+    direction = z / numpy.linalg.norm(z, axis=1, keepdims=True)
+    for axis in numpy.random.default_rng(13).normal(size=(3, d)):
+        axis /= numpy.linalg.norm(axis)
+        projection = (direction @ axis + 1) / 2
+        shape = (d - 1) / 2
+        assert stats.kstest(projection, "beta", args=(shape, shape)).pvalue > ALPHA / 3
+
+
+@pytest.mark.parametrize("name", ["trajectory_linear", "fourier8"])
+def test_cgp_noise_is_gaussian_with_covariance_identity_over_2rho(name):
+    module = generated(name)
+    d, rho, n = module.COEF_DIM, 0.3, 40000
+    z = module.privatize(numpy.zeros((n,) + module.COEF_SHAPE), rho=rho,
+                         rng=numpy.random.default_rng(14)).reshape(n, d)
+    variance = 1 / (2 * rho)
+    covariance = z.T @ z / n
+    sd = numpy.where(numpy.eye(d) == 1, variance * math.sqrt(2 / n), variance / math.sqrt(n))
+    assert numpy.all(numpy.abs(covariance - variance * numpy.eye(d)) < 6.5 * sd)
+    assert stats.kstest((z ** 2).sum(axis=1) / variance, "chi2", args=(d,)).pvalue > ALPHA
+
+
+def _squared_l2_errors(module, noisy, clean):
+    lo, hi = module._domain(module.PARAMETERS)
+    nodes, weights = numpy.polynomial.legendre.leggauss(60)
+    t = (hi - lo) / 2 * nodes + (hi + lo) / 2
+    difference = module.evaluate(noisy, t) - module.evaluate(clean, t)
+    squares = difference ** 2 if difference.ndim == 2 else (difference ** 2).sum(axis=-1)
+    return squares @ (weights * (hi - lo) / 2)
+
+
+@pytest.mark.parametrize("name", ["linear", "ellipse", "circle_shift"])
+def test_expected_squared_function_error_gp(name):
+    module = generated(name)
+    d, epsilon, n = module.COEF_DIM, 2.0, 20000
+    clean = numpy.random.default_rng(1).normal(size=module.COEF_SHAPE)
+    noisy = module.privatize(numpy.broadcast_to(clean, (n,) + clean.shape), epsilon=epsilon,
+                             rng=numpy.random.default_rng(15))
+    errors = _squared_l2_errors(module, noisy, clean)
+    mean = d * (d + 1) / epsilon ** 2
+    sd = math.sqrt(d * (d + 1) * (d + 2) * (d + 3) - (d * (d + 1)) ** 2) / epsilon ** 2
+    assert abs(errors.mean() - mean) < 5.5 * sd / math.sqrt(n)
+    assert abs(numpy.sqrt(errors).mean() - module.expected_error(epsilon=epsilon)) < 0.05 * d / epsilon
+
+
+@pytest.mark.parametrize("name", ["linear", "ellipse", "two_circles"])
+def test_expected_squared_function_error_cgp(name):
+    module = generated(name)
+    d, rho, n = module.COEF_DIM, 0.5, 20000
+    clean = numpy.random.default_rng(2).normal(size=module.COEF_SHAPE)
+    noisy = module.privatize(numpy.broadcast_to(clean, (n,) + clean.shape), rho=rho,
+                             rng=numpy.random.default_rng(16))
+    errors = _squared_l2_errors(module, noisy, clean)
+    mean, sd = d / (2 * rho), math.sqrt(2 * d) / (2 * rho)
+    assert abs(errors.mean() - mean) < 5.5 * sd / math.sqrt(n)
+    assert abs(numpy.sqrt(errors).mean() - module.expected_error(rho=rho)) < 0.05 * math.sqrt(d / rho)
+
+
+@pytest.mark.parametrize("model", [{"epsilon": 1.3}, {"rho": 0.4}])
+def test_error_bound_holds_with_probability_one_minus_beta(model):
+    module = generated("fourier8")
+    n, beta = 20000, 0.05
+    z = module.privatize(numpy.zeros((n, module.COEF_DIM)), rng=numpy.random.default_rng(17), **model)
+    exceed = numpy.mean(numpy.linalg.norm(z, axis=1) > module.error_bound(beta, **model))
+    assert exceed <= beta + 5 * math.sqrt(beta * (1 - beta) / n)
+
+
+def test_batch_draws_independent_noise_and_seeds_reproduce():
+    module = generated("linear")
+    c = numpy.zeros((2, 2))
+    first = module.privatize(c, epsilon=1.0, rng=numpy.random.default_rng(3))
+    again = module.privatize(c, epsilon=1.0, rng=numpy.random.default_rng(3))
+    assert numpy.array_equal(first, again)
+    assert not numpy.allclose(first[0], first[1])
+    assert not numpy.array_equal(module.privatize(c, epsilon=1.0), module.privatize(c, epsilon=1.0))
