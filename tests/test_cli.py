@@ -1,0 +1,77 @@
+"""The command line: real runs in subprocesses; user errors are one line, never a traceback."""
+import subprocess
+import sys
+
+import numpy
+
+from conftest import ROOT
+
+
+def run(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "gpcompiler", *args], cwd=cwd,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(ROOT),
+                                                                "PATH": "/usr/bin:/bin"})
+
+
+def test_bad_spec_is_one_line_exit_2(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "bad"\n[domain]\nintervals = [["0", "1"]]\n[basis]\nfunctions = ["t", "t^2"]\n')
+    result = run("compile", str(bad), "-o", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("gpcompiler: error:")
+    assert "basis.functions[1]" in result.stderr
+    assert not (tmp_path / "out" / "bad.py").exists()
+
+
+def test_dependent_basis_is_a_user_error(tmp_path):
+    spec = tmp_path / "dep.toml"
+    spec.write_text('name = "dep"\n[domain]\nintervals = [["0", "1"]]\n[basis]\nfunctions = ["t", "2*t"]\n')
+    result = run("explain", str(spec))
+    assert result.returncode == 2 and "linearly dependent" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_check_passes_on_the_repository():
+    result = run("check")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_privatize_bundled_ecg_writes_csv_and_plot(tmp_path):
+    out, plot = tmp_path / "ecg.csv", tmp_path / "ecg.png"
+    result = run("privatize", "specs/sinc_ecg.toml", "bundled:ecg:3", "--epsilon", "100",
+                 "--seed", "1", "-o", str(out), "--plot", str(plot))
+    assert result.returncode == 0, result.stderr
+    assert "L2 noise" in result.stdout
+    rows = out.read_text().splitlines()
+    assert rows[0] == "curve,t,mV" and len(rows) == 3601
+    assert plot.stat().st_size > 10000
+
+
+def test_privatize_csv_long_format_and_bad_data(tmp_path):
+    good = tmp_path / "curves.csv"
+    t = numpy.linspace(0, 1, 5)
+    lines = ["curve,t,x,y"] + [f"{k},{ti},{ti * s},{1 - ti}" for k, s in (("a", 1), ("b", 2)) for ti in t]
+    good.write_text("\n".join(lines) + "\n")
+    result = run("privatize", "specs/trajectory_linear.toml", str(good), "--rho", "10",
+                 "--seed", "2", "-o", str(tmp_path / "out.csv"))
+    assert result.returncode == 0, result.stderr
+    assert len((tmp_path / "out.csv").read_text().splitlines()) == 11
+    bad = tmp_path / "bad.csv"
+    bad.write_text("t,x,y\n0,0,0\n0.5,nan,1\n1,1,1\n")
+    result = run("privatize", "specs/trajectory_linear.toml", str(bad), "--rho", "1")
+    assert result.returncode == 2 and "line 3 has a NaN" in result.stderr
+    outside = tmp_path / "outside.csv"
+    outside.write_text("t,x,y\n0,0,0\n2,1,1\n")
+    result = run("privatize", "specs/trajectory_linear.toml", str(outside), "--rho", "1",
+                 "-o", str(tmp_path / "never.csv"))
+    assert result.returncode == 2 and "must lie in" in result.stderr
+    assert not (tmp_path / "never.csv").exists()
+
+
+def test_explain_prints_gram_certificate_and_errors():
+    result = run("explain", "specs/ellipse.toml")
+    assert result.returncode == 0
+    text = result.stdout
+    for needle in ("## Gram matrix", "\\pi", "pivot", "\\kappa_2(G)", "G \\otimes I_2", "d = 6"):
+        assert needle in text
