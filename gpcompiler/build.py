@@ -9,8 +9,9 @@ from pathlib import Path
 
 from . import __version__
 from .analysis import analyze
-from .emit import emit_module
-from .ir import lower
+from .cdf.tables import cdf_tables
+from .emit import emit_cdf_module, emit_module
+from .ir import lower, lower_cdf
 from .spec import load_spec
 
 
@@ -25,6 +26,9 @@ class Compiled:
 def compile_spec(path, root=None):
     """Run every stage on one spec file."""
     spec = load_spec(path, root)
+    if spec.kind == "cdf":
+        tables = cdf_tables(spec.family.option("degree"))
+        return Compiled(spec, tables, emit_cdf_module(lower_cdf(spec, tables)))
     analysis = analyze(spec)
     return Compiled(spec, analysis, emit_module(lower(analysis)))
 

@@ -78,14 +78,18 @@ def cmd_privatize(args):
     return 0
 
 
-def _plot(path, original, private, title):
+def _pyplot():
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         raise UserError("plotting needs matplotlib: pip install 'gpcompiler[plot]'") from None
-    figure, axis = plt.subplots(figsize=(10, 4))
+    return plt
+
+
+def _plot(path, original, private, title):
+    figure, axis = _pyplot().subplots(figsize=(10, 4))
     for t, y, z in zip(original.times, original.values, private.values):
         axis.plot(t, y, lw=0.8, label="original")
         axis.plot(t, z, lw=0.8, label="privatized")
@@ -94,6 +98,39 @@ def _plot(path, original, private, title):
     axis.legend()
     figure.tight_layout()
     figure.savefig(path, dpi=120)
+
+
+def cmd_cdf(args):
+    from . import cdf
+    from .curves import read_column
+    data = read_column(args.file, args.column)
+    rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
+    try:
+        result = cdf.estimate(data, lo=args.lo, hi=args.hi, epsilon=args.epsilon, delta=args.delta,
+                              degree=args.degree, method=args.method, rng=rng)
+    except ValueError as error:
+        raise DataError(str(error)) from None
+    kolmogorov, l2 = cdf.distances(result, data)
+    print(f"{args.method}: N = {data.size}, sigma = {result.sigma:.4g}, sensitivity = "
+          f"{result.sensitivity:.4g}, budget (epsilon, delta) = ({args.epsilon}, {args.delta})")
+    print("      p   private quantile   true quantile")
+    for p in (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95):
+        print(f"  {p:5.2f}   {float(result.quantile(p)):16.4f}   {numpy.quantile(data, p):13.4f}")
+    print(f"Kolmogorov distance {kolmogorov:.4f}, L2 distance {l2:.4f} (on the [-1, 1] scale)")
+    if args.plot:
+        plt = _pyplot()
+        figure, axis = plt.subplots(figsize=(8, 4))
+        x = numpy.linspace(args.lo, args.hi, 2000)
+        ordered = numpy.sort(data)
+        axis.step(x, numpy.searchsorted(ordered, x, side="right") / data.size, where="post",
+                  label="empirical CDF", lw=1)
+        axis.plot(x, result.cdf(x), label=f"private ({args.method}, K={args.degree})", lw=1)
+        axis.set_title(f"(epsilon, delta) = ({args.epsilon}, {args.delta}), N = {data.size}")
+        axis.legend()
+        figure.tight_layout()
+        figure.savefig(args.plot, dpi=120)
+        print(f"wrote {args.plot}")
+    return 0
 
 
 def _add_budget(parser):
@@ -126,6 +163,20 @@ def build_parser():
     p.add_argument("-o", "--output", help="write privatized curves as CSV")
     p.add_argument("--plot", help="write a PNG of original and privatized curves")
     p.set_defaults(run=cmd_privatize)
+    p = commands.add_parser("cdf", help="(epsilon, delta)-DP CDF of one column of a CSV")
+    p.add_argument("file", nargs="?", default="bundled:cps1988",
+                   help="CSV or CSV.gz with a header, or bundled:cps1988 (weekly wages)")
+    p.add_argument("--column", default="wage")
+    p.add_argument("--lo", type=float, required=True)
+    p.add_argument("--hi", type=float, required=True)
+    p.add_argument("--epsilon", type=float, required=True)
+    p.add_argument("--delta", type=float, required=True)
+    p.add_argument("--degree", type=int, default=10)
+    p.add_argument("--method", default="direct",
+                   choices=["moments", "direct", "histogram", "adaptive-quantiles"])
+    p.add_argument("--plot")
+    p.add_argument("--seed", type=int)
+    p.set_defaults(run=cmd_cdf)
     return parser
 
 

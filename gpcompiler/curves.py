@@ -107,3 +107,39 @@ def write_curves(path, curves):
     with open(temporary, "w", newline="") as handle:
         handle.write(buffer.getvalue())
     os.replace(temporary, path)
+
+
+def read_column(source, column):
+    """One numeric column of a CSV (optionally gzip) file, or of ``bundled:cps1988``."""
+    import gzip
+    if source == "bundled:cps1988":
+        handle = resources.files("gpcompiler").joinpath("data/AER__CPS1988.csv.gz").open("rb")
+        source_name = "CPS 1988"
+    else:
+        try:
+            handle = open(source, "rb")
+        except OSError as error:
+            raise DataError(f"cannot read {source}: {error.strerror}") from None
+        source_name = source
+    with handle:
+        raw = handle.read()
+    try:
+        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise DataError(f"{source_name}: not a UTF-8 CSV (or gzip of one)") from None
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames or column not in reader.fieldnames:
+        raise DataError(f"{source_name}: no column {column!r} (columns: "
+                        f"{', '.join(reader.fieldnames or [])})")
+    values = []
+    for number, row in enumerate(reader, start=2):
+        try:
+            values.append(float(row[column]))
+        except (TypeError, ValueError):
+            raise DataError(f"{source_name}: line {number}: {column}={row[column]!r} is not a number") from None
+    data = numpy.array(values)
+    if data.size == 0:
+        raise DataError(f"{source_name}: no data rows")
+    if not numpy.all(numpy.isfinite(data)):
+        raise DataError(f"{source_name}: column {column!r} has NaN or infinite values")
+    return data

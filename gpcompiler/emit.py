@@ -42,9 +42,32 @@ _SECOND = {
 
 def emit_module(ir):
     """Return the source text of the generated module for ``ir``."""
+    return _fill("module.py.tmpl", _placeholders(ir))
+
+
+def emit_cdf_module(ir):
+    """Return the source text of a generated CDF-table module."""
+    def table(entries):
+        return "\n".join(f"    ({_index(e)}, {e.code}),  # {e.exact}" for e in entries)
+    return _fill("cdf_module.py.tmpl", {
+        "title": ir.title, "tool_version": ir.tool_version, "spec_path": ir.spec_path,
+        "spec_sha256": ir.spec_sha256, "name_repr": repr(ir.name),
+        "tool_version_repr": repr(ir.tool_version), "spec_path_repr": repr(ir.spec_path),
+        "spec_sha256_repr": repr(ir.spec_sha256), "degree": str(ir.degree),
+        "size": str(ir.degree + 1), "lo": ir.lo[0], "hi": ir.hi[0], "lo_exact": ir.lo[1],
+        "hi_exact": ir.hi[1], "moment_sensitivity_squared": ir.moment_sensitivity_squared,
+        "alpha": table(ir.alpha), "beta": table(ir.beta),
+        "moment_matrix": table(ir.moment_matrix), "offset": table(ir.offset),
+    })
+
+
+def _index(entry):
+    return f"({entry.row}, {entry.col})" if entry.col is not None else f"{entry.row}"
+
+
+def _fill(template_name, values):
     template = string.Template(
-        resources.files("gpcompiler").joinpath("templates/module.py.tmpl").read_text())
-    values = _placeholders(ir)
+        resources.files("gpcompiler").joinpath(f"templates/{template_name}").read_text())
     expected = {name for _, _, name, _ in template.pattern.findall(template.template) if name}
     expected |= {name for _, name, _, _ in template.pattern.findall(template.template) if name}
     if expected != set(values):

@@ -168,3 +168,40 @@ def _summary(analysis):
              f"{analysis.condition_number:.6g}",
              f"Orthonormal basis: e = K . atoms, atoms = {analysis.atoms.kind}"]
     return tuple(lines)
+
+
+@dataclass(frozen=True)
+class CDFModuleIR:
+    """Plain data for :func:`gpcompiler.emit.emit_cdf_module` (exact tables as Entries)."""
+    name: str
+    title: str
+    tool_version: str
+    spec_path: str
+    spec_sha256: str
+    degree: int
+    lo: tuple
+    hi: tuple
+    alpha: tuple
+    beta: tuple
+    moment_matrix: tuple
+    offset: tuple
+    moment_sensitivity_squared: str
+
+
+def lower_cdf(spec, tables):
+    """Lower a cdf spec and its exact tables (gpcompiler.cdf.tables) to the IR."""
+    lower_value = _value_lowering(None, {})
+    size = tables.degree + 1
+
+    def entries(values):
+        return tuple(Entry(*index, *lower_value(v)) for index, v in values if v != 0)
+    return CDFModuleIR(
+        name=spec.name, title=spec.title, tool_version=__version__, spec_path=spec.path,
+        spec_sha256=spec.sha256, degree=tables.degree,
+        lo=lower_value(spec.interval[0]), hi=lower_value(spec.interval[1]),
+        alpha=entries(((k, None), a) for k, a in enumerate(tables.alpha)),
+        beta=entries(((k, i), b) for k in range(size) for i, b in enumerate(tables.beta[k])),
+        moment_matrix=entries(((k, i), tables.moment_matrix[k, i])
+                              for k in range(size) for i in range(size)),
+        offset=entries(((k, None), v) for k, v in enumerate(tables.offset)),
+        moment_sensitivity_squared=repr(to_float(tables.moment_sensitivity_squared)))

@@ -7,6 +7,7 @@ non-decreasing CDF in [0, 1].
 """
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy
 from numpy.polynomial import legendre
@@ -15,7 +16,7 @@ from scipy.optimize import isotonic_regression
 from ..errors import DataError
 from ..symbolic import to_float
 from .gaussian import analytic_gaussian_sigma
-from .tables import cdf_tables
+from .tables import COEFFICIENT_SENSITIVITY_SQUARED, cdf_tables, moment_sensitivity_squared
 
 METHODS = ("moments", "direct", "histogram", "adaptive-quantiles")
 GRID_SIZE = 2001
@@ -110,9 +111,8 @@ class Statistics:
     def sum_sensitivity(self):
         """l2 sensitivity of ``sums`` under replace-one: paper's sqrt((5K+8)/2) for moments;
         sqrt(2) for direct coefficients (Bessel, attained by a record moving lo -> hi)."""
-        tables = cdf_tables(self.degree)
-        squared = (tables.moment_sensitivity_squared if self.method == "moments"
-                   else tables.coefficient_sensitivity_squared)
+        squared = (moment_sensitivity_squared(self.degree) if self.method == "moments"
+                   else COEFFICIENT_SENSITIVITY_SQUARED)
         return _sqrt_up(squared)
 
     def privatize(self, *, epsilon, delta, rng=None):
@@ -126,8 +126,12 @@ class Statistics:
 
 
 def _sqrt_up(exact_square):
-    value = math.sqrt(to_float(exact_square))
-    return value if value * value >= exact_square else math.nextafter(value, math.inf)
+    """sqrt of an exact rational, rounded up (sensitivities are never rounded down)."""
+    square = Fraction(str(exact_square))
+    value = math.sqrt(float(square))
+    while Fraction(value) ** 2 < square:
+        value = math.nextafter(value, math.inf)
+    return value
 
 
 def _check_compatible(a, b):
@@ -251,9 +255,8 @@ def expected_l2_errors(degree, n, epsilon, delta):
     """Root mean squared L2 error (on [-1, 1]) of the noise, before post-processing:
     direct: sigma_c sqrt(K+1); moments: sigma_mu sqrt(trace(A A^T))."""
     matrix, _ = _float_tables(degree)
-    tables = cdf_tables(degree)
-    sigma_direct = analytic_gaussian_sigma(epsilon, delta, _sqrt_up(tables.coefficient_sensitivity_squared)) / n
-    sigma_moments = analytic_gaussian_sigma(epsilon, delta, _sqrt_up(tables.moment_sensitivity_squared)) / n
+    sigma_direct = analytic_gaussian_sigma(epsilon, delta, _sqrt_up(COEFFICIENT_SENSITIVITY_SQUARED)) / n
+    sigma_moments = analytic_gaussian_sigma(epsilon, delta, _sqrt_up(moment_sensitivity_squared(degree))) / n
     return {"direct": sigma_direct * math.sqrt(degree + 1),
             "moments": sigma_moments * math.sqrt(float(numpy.sum(matrix ** 2)))}
 

@@ -6,6 +6,7 @@ catastrophically, bisected to the last float, and the answer is confirmed with m
 at 50 digits and stepped up until it provably satisfies delta(sigma) <= delta.
 """
 import math
+from functools import lru_cache
 
 import mpmath
 from scipy.special import log_ndtr
@@ -35,7 +36,11 @@ def delta_of_sigma_mp(sigma, epsilon, sensitivity=1.0, dps=50):
 
 def analytic_gaussian_sigma(epsilon, delta, sensitivity=1.0):
     """Smallest sigma (never rounded down) with delta(sigma) <= delta for (epsilon, delta)-DP."""
-    epsilon, delta, sensitivity = float(epsilon), float(delta), float(sensitivity)
+    return _sigma(float(epsilon), float(delta), float(sensitivity))
+
+
+@lru_cache(maxsize=1024)
+def _sigma(epsilon, delta, sensitivity):
     if not EPSILON_RANGE[0] <= epsilon <= EPSILON_RANGE[1]:
         raise ValueError(f"epsilon must lie in [{EPSILON_RANGE[0]}, {EPSILON_RANGE[1]}], got {epsilon}")
     if not DELTA_RANGE[0] <= delta < DELTA_RANGE[1]:

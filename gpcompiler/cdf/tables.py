@@ -11,6 +11,14 @@ from functools import lru_cache
 import sympy
 
 
+COEFFICIENT_SENSITIVITY_SQUARED = sympy.Integer(2)
+
+
+def moment_sensitivity_squared(degree):
+    """N^2 times the paper's squared l2 sensitivity of (mu_1..mu_{K+1}): (5K+8)/2."""
+    return sympy.Rational(5 * degree + 8, 2)
+
+
 @dataclass(frozen=True)
 class CDFTables:
     """Exact tables for degree K (all SymPy numbers)."""
@@ -47,5 +55,26 @@ def cdf_tables(degree):
         offset.append(alphas[k] * sum(betas[k]))
     return CDFTables(degree=degree, alpha=alphas, beta=betas,
                      moment_matrix=sympy.ImmutableMatrix(matrix), offset=tuple(offset),
-                     moment_sensitivity_squared=sympy.Rational(5 * degree + 8, 2),
-                     coefficient_sensitivity_squared=sympy.Integer(2))
+                     moment_sensitivity_squared=moment_sensitivity_squared(degree),
+                     coefficient_sensitivity_squared=COEFFICIENT_SENSITIVITY_SQUARED)
+
+
+def moment_sensitivity_sup(degree, grid=801):
+    """Numerical sup over x, x' in [-1, 1] of sum_{i=1}^{K+1} (x'^i - x^i)^2 (times N^2):
+    a dense grid refined by SciPy's bounded optimizer. Compare with the paper's (5K+8)/2."""
+    from scipy.optimize import minimize
+    import numpy
+    points = numpy.linspace(-1, 1, grid)
+    powers = points[:, None] ** numpy.arange(1, degree + 2)
+    best, where = -1.0, None
+    for row in range(grid):
+        values = ((powers - powers[row]) ** 2).sum(axis=1)
+        column = int(values.argmax())
+        if values[column] > best:
+            best, where = float(values[column]), (points[row], points[column])
+
+    def negative(z):
+        i = numpy.arange(1, degree + 2)
+        return -float(((z[1] ** i - z[0] ** i) ** 2).sum())
+    result = minimize(negative, where, bounds=[(-1, 1), (-1, 1)], method="L-BFGS-B")
+    return max(best, -result.fun), tuple(float(v) for v in result.x)

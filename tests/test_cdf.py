@@ -1,0 +1,189 @@
+"""DP CDF estimation: exact tables, analytic Gaussian, sensitivities, estimators, errors."""
+import math
+import subprocess
+import sys
+
+import mpmath
+import numpy
+import pytest
+import sympy
+from numpy.polynomial import legendre
+
+from conftest import ROOT, generated
+from gpcompiler import cdf
+from gpcompiler.cdf.estimators import record_contributions
+from gpcompiler.symbolic import to_float
+
+
+def _reference_sigma(epsilon, delta):
+    """Independent 50-digit solve of Balle & Wang's delta(sigma) = delta (Delta = 1)."""
+    with mpmath.workdps(50):
+        e, target = mpmath.mpf(epsilon), mpmath.mpf(delta)
+
+        def gap(s):
+            return (mpmath.ncdf(1 / (2 * s) - e * s) - mpmath.exp(e) * mpmath.ncdf(-1 / (2 * s) - e * s)
+                    - target)
+        low, high = mpmath.mpf("1e-4"), mpmath.mpf(1000)
+        for _ in range(200):
+            middle = (low + high) / 2
+            low, high = (middle, high) if gap(middle) > 0 else (low, middle)
+        return high
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 0.1, 1.0, 5.0, 10.0, 20.0, 50.0])
+@pytest.mark.parametrize("delta", [1e-12, 1e-5, 0.1, 0.49])
+def test_analytic_gaussian_sigma_matches_mpmath_and_is_never_below(epsilon, delta):
+    sigma = cdf.analytic_gaussian_sigma(epsilon, delta)
+    reference = _reference_sigma(epsilon, delta)
+    assert abs(sigma / reference - 1) < 1e-10
+    assert mpmath.mpf(sigma) >= reference
+    assert cdf.analytic_gaussian_sigma(epsilon, delta, 3.0) >= 3 * reference
+
+
+def test_known_sigma_values():
+    assert cdf.analytic_gaussian_sigma(1, 1e-5) == 3.7306316348159418
+    assert cdf.analytic_gaussian_sigma(0.1, 1e-5) == 30.749566131977448
+    assert abs(cdf.analytic_gaussian_sigma(10, 1e-5) - 0.49988861970900851) < 1e-16
+
+
+@pytest.mark.parametrize("degree", [0, 1, 4, 11, 30])
+def test_exact_tables_equal_sympy_legendre_expansion(degree):
+    tables = cdf.cdf_tables(degree)
+    x = sympy.Symbol("x")
+    for k in range(degree + 1):
+        e = sympy.sqrt(sympy.Rational(2 * k + 1, 2)) * sympy.legendre(k, x)
+        tail = sympy.Poly(sympy.expand(sympy.integrate(e, (x, x, 1))), x)   # int_x^1 e_k
+        assert sympy.simplify(tail.coeff_monomial(1) - tables.offset[k]) == 0
+        for i in range(k + 1):
+            assert sympy.simplify(tail.coeff_monomial(x ** (i + 1)) - tables.moment_matrix[k, i]) == 0
+            assert tables.moment_matrix[k, i] == -tables.alpha[k] * tables.beta[k][i]
+
+
+def test_generated_cdf_module_holds_the_exact_tables():
+    module = generated("cdf_wages")
+    tables = cdf.cdf_tables(module.DEGREE)
+    assert numpy.array_equal(module.MOMENT_MATRIX, [[to_float(v) for v in row]
+                                                    for row in tables.moment_matrix.tolist()])
+    assert numpy.array_equal(module.ALPHA, [to_float(a) for a in tables.alpha])
+    wages = numpy.random.default_rng(0).gamma(2.0, 300.0, size=5000)
+    assert numpy.allclose(module.coefficients_from_moments(module.moments(wages)),
+                          module.coefficients(wages), atol=1e-11)
+
+
+@pytest.mark.parametrize("degree", [3, 10, 20])
+def test_coefficient_sensitivity_brute_force(degree):
+    grid = numpy.linspace(-1, 1, 401)
+    k = numpy.arange(degree + 1)
+    antiderivative = legendre.legint(numpy.eye(degree + 1) * numpy.sqrt((2 * k + 1) / 2), lbnd=-1)
+    values = numpy.stack([legendre.legval(grid, c) for c in antiderivative.T], axis=1)
+    worst = max(numpy.linalg.norm(values - values[i], axis=1).max() for i in range(grid.size))
+    bound = math.sqrt(to_float(cdf.cdf_tables(degree).coefficient_sensitivity_squared))
+    assert worst <= bound + 1e-12 and abs(worst - bound) < 1e-6
+    n = 50
+    data = numpy.full(n, 0.3)
+    moved = data.copy()
+    moved[0], data[0] = 1.0, -1.0
+    change = (record_contributions(moved, degree, "direct")
+              - record_contributions(data, degree, "direct")).sum(axis=0) / n
+    assert abs(numpy.linalg.norm(change) - math.sqrt(2) / n) < 1e-13
+
+
+@pytest.mark.parametrize("degree", [4, 5, 10])
+def test_moment_sensitivity_brute_force_below_paper_bound(degree):
+    grid = numpy.linspace(-1, 1, 401)
+    powers = grid[:, None] ** numpy.arange(1, degree + 2)
+    worst = max(((powers - powers[i]) ** 2).sum(axis=1).max() for i in range(grid.size))
+    assert worst <= (5 * degree + 8) / 2
+
+
+def test_large_degree_evaluation_is_stable():
+    """Clenshaw on 121 coefficients agrees with 50-digit mpmath Legendre sums."""
+    rng = numpy.random.default_rng(1)
+    c = rng.normal(size=121) / (1 + numpy.arange(121))
+    x = numpy.linspace(-1, 1, 9)
+    got = cdf.legendre_cdf(c, x)
+    with mpmath.workdps(50):
+        want = [float(mpmath.fsum(mpmath.mpf(ck) * mpmath.sqrt(mpmath.mpf(2 * k + 1) / 2)
+                                  * mpmath.legendre(k, mpmath.mpf(xi)) for k, ck in enumerate(c)))
+                for xi in x]
+    assert numpy.allclose(got, want, atol=1e-12)
+
+
+def test_streaming_batches_merge_and_spend_only_their_own_budget():
+    rng = numpy.random.default_rng(2)
+    old, new = rng.normal(500, 100, 3000), rng.normal(600, 100, 2000)
+    whole = cdf.Statistics.from_data(numpy.concatenate([old, new]), lo=0, hi=1000, degree=8)
+    parts = [cdf.Statistics.from_data(b, lo=0, hi=1000, degree=8) for b in (old, new)]
+    assert numpy.allclose(parts[0].merge(parts[1]).sums, whole.sums, atol=1e-9)
+    private_old = parts[0].privatize(epsilon=1.0, delta=1e-6, rng=numpy.random.default_rng(3))
+    private_new = parts[1].privatize(epsilon=0.5, delta=1e-6, rng=numpy.random.default_rng(4))
+    merged = private_old.merge(private_new)
+    assert merged.count == 5000 and merged.spent == ((1.0, 1e-6, 3000), (0.5, 1e-6, 2000))
+    sigma_old = cdf.analytic_gaussian_sigma(1.0, 1e-6, math.sqrt(2))
+    sigma_new = cdf.analytic_gaussian_sigma(0.5, 1e-6, math.sqrt(2))
+    assert math.isclose(merged.noise_variance, sigma_old ** 2 + sigma_new ** 2)
+    estimate = merged.estimate()
+    truth = numpy.mean(numpy.concatenate([old, new]) <= 550)
+    assert abs(estimate.cdf(550) - truth) < 0.05
+    with pytest.raises(ValueError, match="cannot be merged"):
+        parts[0].merge(cdf.Statistics.from_data(new, lo=0, hi=1000, degree=9))
+
+
+def test_noise_of_direct_method_has_the_calibrated_scale():
+    data = numpy.linspace(0, 1, 1000)
+    stats = cdf.Statistics.from_data(data, lo=0, hi=1, degree=6)
+    draws = numpy.stack([stats.privatize(epsilon=1.0, delta=1e-5, rng=numpy.random.default_rng(s)).noisy_sums
+                         for s in range(2000)]) - stats.sums
+    sigma = cdf.analytic_gaussian_sigma(1.0, 1e-5, math.sqrt(2))
+    assert abs(draws.std() / sigma - 1) < 6 / math.sqrt(2 * draws.size)
+
+
+def test_cps_1988_distances_over_50_seeds():
+    """ε = 1, δ = 1e-5, bounds [0, 2500]: loose, honest bounds on the README table."""
+    sys.path.insert(0, str(ROOT / "experiments"))
+    from cdf_cps1988 import table
+    results = table(50)
+    for degree in (5, 10, 20):
+        assert results[degree, "direct"][0] < 0.025 and results[degree, "direct"][1] < 0.012
+        assert results[degree, "histogram"][0] < 0.03 and results[degree, "adaptive-quantiles"][0] < 0.03
+    assert results[20, "moments"][0] > 10 * results[20, "direct"][0]
+    assert results[10, "moments"][1] > 5 * results[10, "direct"][1]
+
+
+def test_quantile_is_the_generalized_inverse():
+    data = numpy.random.default_rng(5).uniform(0, 10, 20000)
+    estimate = cdf.estimate(data, lo=0, hi=10, epsilon=2.0, delta=1e-6, degree=6,
+                            rng=numpy.random.default_rng(6))
+    p = numpy.array([0.1, 0.5, 0.9])
+    assert numpy.allclose(estimate.cdf(estimate.quantile(p)), p, atol=1e-3)
+    assert numpy.allclose(estimate.quantile(p), 10 * p, atol=0.1)
+    assert numpy.all(numpy.diff(estimate.values) >= 0) and estimate.values.min() >= 0
+    assert estimate.values.max() <= 1
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"lo": 1.0, "hi": 1.0}, "finite lo < hi"), ({"data": []}, "data is empty"),
+    ({"data": [1.0, numpy.nan]}, "NaN or infinite"), ({"epsilon": 0.0}, "epsilon must be positive"),
+    ({"delta": 1.0}, "delta must lie in"), ({"method": "magic"}, "method must be one of"),
+    ({"epsilon": 100.0}, "epsilon must lie in"),
+])
+def test_bad_input_gets_clear_errors(kwargs, message):
+    arguments = {"data": [0.1, 0.5], "lo": 0.0, "hi": 1.0, "epsilon": 1.0, "delta": 1e-5, **kwargs}
+    with pytest.raises(ValueError, match=message):
+        cdf.estimate(arguments.pop("data"), **arguments)
+
+
+def test_cdf_cli_runs_and_reports_bad_columns(tmp_path):
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run([sys.executable, "-m", "gpcompiler", "cdf", "--lo", "0", "--hi", "2500",
+                             "--epsilon", "1", "--delta", "1e-5", "--seed", "1", "--method", "moments",
+                             "--plot", str(tmp_path / "cdf.png")], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "0.50" in result.stdout and (tmp_path / "cdf.png").exists()
+    result = subprocess.run([sys.executable, "-m", "gpcompiler", "cdf", "--column", "salary", "--lo", "0",
+                             "--hi", "1", "--epsilon", "1", "--delta", "1e-5"],
+                            capture_output=True, text=True, env=env)
+    assert result.returncode == 2 and "no column 'salary'" in result.stderr
+    result = subprocess.run([sys.executable, "-m", "gpcompiler", "cdf", "--lo", "5", "--hi", "1",
+                             "--epsilon", "1", "--delta", "1e-5"], capture_output=True, text=True, env=env)
+    assert result.returncode == 2 and "lo < hi" in result.stderr and "Traceback" not in result.stderr
