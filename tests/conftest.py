@@ -10,6 +10,7 @@ from gpcompiler.build import import_module_file  # noqa: E402
 from gpcompiler.spec import load_spec  # noqa: E402
 
 SPECS = sorted(p.stem for p in (ROOT / "specs").glob("*.toml"))
+MECHANISM_SPECS = [n for n in SPECS if 'kind = "cdf"' not in (ROOT / "specs" / f"{n}.toml").read_text()]
 
 
 def pytest_addoption(parser):

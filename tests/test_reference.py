@@ -4,7 +4,7 @@ import numpy
 import pytest
 import sympy
 
-from conftest import SPECS, generated, spec
+from conftest import MECHANISM_SPECS, generated, spec
 from gpcompiler.analysis import analyze
 
 DPS = 50
@@ -30,7 +30,7 @@ def _mp_gram(s, pairs):
             for j, k in pairs}
 
 
-FINITE = [n for n in SPECS if n != "sinc_ecg"]
+FINITE = [n for n in MECHANISM_SPECS if n != "sinc_ecg"]
 
 
 @pytest.mark.parametrize("name", FINITE)
