@@ -39,6 +39,8 @@ PARAMETERS = {}
 PARAMETERS_FIXED = False
 DOMAIN = ('-oo', 'oo')
 CURVE_INTERVAL = ('0', '800')
+METRIC = 'L2'
+POLYNOMIAL_DEGREE = None  # set when the basis spans all polynomials of this degree
 GRAM_METHOD = 'closed form: {sinc(t-k)} is orthonormal on R (paper Fact B.9)'
 CERTIFICATE = 'G = I: every pivot equals 1'
 CONDITION_NUMBER = 1.0  # of the user-basis Gram matrix, at the defaults

@@ -48,6 +48,29 @@ def _budget(args):
     return {"epsilon": args.epsilon} if args.epsilon is not None else {"rho": args.rho}
 
 
+def _release(module, args, t, y, rng):
+    """One curve through the chosen method: (released values at t, one-line summary)."""
+    from . import adaptive
+    budget = _budget(args)
+    if args.method == "project":
+        c = module.project(t, y)
+        private = module.privatize(c, rng=rng, **budget)
+        return module.evaluate(private, t), (
+            f"L2 noise {float(numpy.linalg.norm(private - c)):.4g} "
+            f"(expected {module.expected_error(**budget):.4g})")
+    if args.method == "baseline":
+        result = adaptive.baseline_points(t, y, args.k, window=args.window, rng=rng, **budget)
+    elif args.method == "select":
+        result = adaptive.priv_func_select(t, y, module, beta=args.beta, rng=rng, **budget)
+    else:
+        algorithm = adaptive.priv_func_seg if args.method == "seg" else adaptive.priv_func_unbounded
+        result = algorithm(t, y, module, beta=args.beta, continuous=args.continuous, rng=rng, **budget)
+    chosen = (f"{len(result.basis_indices)} basis functions" if result.basis_indices is not None
+              else f"{len(result.breakpoints) - 1} segments" if args.method != "baseline"
+              else f"{args.k} points")
+    return result.evaluate(t), f"{chosen}, ledger total {result.ledger.total:.6g}"
+
+
 def cmd_privatize(args):
     from .build import load
     from .curves import Curves, read_curves, write_curves
@@ -57,16 +80,11 @@ def cmd_privatize(args):
     outputs = []
     for key, t, y in zip(curves.ids, curves.times, curves.values):
         try:
-            c = module.project(t, y)
-            private = module.privatize(c, rng=rng, **_budget(args))
-            fitted, released = module.evaluate(c, t), module.evaluate(private, t)
+            released, summary = _release(module, args, t, y, rng)
         except ValueError as error:
             raise DataError(f"curve {key!r}: {error}") from None
-        noise = float(numpy.linalg.norm(private - c))
         rms = float(numpy.sqrt(numpy.mean((released - y) ** 2)))
-        print(f"{key}: {t.size} samples, L2 noise {noise:.4g} (expected "
-              f"{module.expected_error(**_budget(args)):.4g}), projection RMS error "
-              f"{float(numpy.sqrt(numpy.mean((fitted - y) ** 2))):.4g}, released RMS error {rms:.4g}")
+        print(f"{key}: {t.size} samples, {args.method}: {summary}, RMS error {rms:.4g}")
         outputs.append(released)
     result = Curves(curves.ids, curves.times, tuple(outputs), curves.value_names)
     if args.output:
@@ -159,6 +177,14 @@ def build_parser():
     p.add_argument("input", nargs="?", default="bundled:ecg",
                    help="CSV (t,y1..yn, optional leading curve id) or bundled:ecg[:WINDOW]")
     _add_budget(p)
+    p.add_argument("--method", default="project",
+                   choices=["project", "select", "seg", "unbounded", "baseline"],
+                   help="Project-and-Privatize (default), PrivFuncSelect, PrivFuncSeg, "
+                        "PrivFuncSeg on an unbounded domain, or the LY23 baseline")
+    p.add_argument("--beta", type=float, default=0.1, help="failure probability (select/seg)")
+    p.add_argument("--continuous", action="store_true", help="continuous output (seg)")
+    p.add_argument("--k", type=int, default=100, help="points of the baseline")
+    p.add_argument("--window", type=int, help="sliding-window width of the baseline")
     p.add_argument("--seed", type=int, help="seed (tests and demos only; default: OS entropy)")
     p.add_argument("-o", "--output", help="write privatized curves as CSV")
     p.add_argument("--plot", help="write a PNG of original and privatized curves")

@@ -94,6 +94,7 @@ def _placeholders(ir):
                                  if ir.curve_interval else "None"),
         "domain_lo": lo[0], "domain_hi": hi[0],
         "curve_interval_code": f"({curve[0][0]}, {curve[1][0]})",
+        "metric_repr": repr(ir.metric), "polynomial_degree": repr(ir.polynomial_degree),
         "gram_method_repr": repr(ir.gram_method), "certificate_repr": repr(ir.certificate),
         "condition_number": repr(ir.condition_number),
         "atoms_size": str(ir.atoms_size), "exact_nodes": str(ir.exact_nodes),

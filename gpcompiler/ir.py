@@ -63,6 +63,8 @@ class ModuleIR:
     frequency: str
     min_nodes: int
     summary: tuple             # lines for the module docstring
+    metric: str
+    polynomial_degree: int
     gram_method: str
     certificate: str
     condition_number: float
@@ -120,6 +122,9 @@ def lower(analysis):
         frequency=repr(analysis.quadrature.frequency),
         min_nodes=analysis.quadrature.min_nodes,
         summary=_summary(analysis), gram_method=analysis.gram_method,
+        metric=spec.metric.kind, polynomial_degree=(
+            analysis.atoms.size - 1 if analysis.atoms.kind == "legendre"
+            and analysis.atoms.size == m else None),
         certificate=analysis.certificate,
         condition_number=float(f"{analysis.condition_number:.6e}"))
 

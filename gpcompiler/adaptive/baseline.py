@@ -1,0 +1,51 @@
+"""The baseline of the paper's experiments (LY23): k privatized points joined linearly.
+
+k evenly spaced points of the curve are privatized one by one (GP: n-dim spherical Laplace
+with epsilon/k each; CGP: Gaussian with rho/k each) by basic composition; this protects
+each released point (the dist_inf metric of LY23), not the L2 metric of the paper's
+mechanisms. ``window`` = s applies a centred sliding-window mean of width s.
+"""
+from fractions import Fraction
+
+import numpy
+
+from .curve import make_curve
+from .ledger import PrivacyLedger, check_budget
+from .noise import privatize_vector
+from .results import PrivateFunction
+
+
+def baseline_points(t, y, k, *, epsilon=None, rho=None, window=None, rng=None):
+    """Privatize k evenly spaced samples of the curve and join them linearly."""
+    model, budget = check_budget(epsilon, rho)
+    curve = make_curve(t, y)
+    if isinstance(k, bool) or not isinstance(k, (int, numpy.integer)) or k < 2:
+        raise ValueError(f"k must be an integer >= 2, got {k!r}")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, (int, numpy.integer))
+                               or not 1 <= window <= k):
+        raise ValueError(f"window must be an integer in 1..k, got {window!r}")
+    rng = numpy.random.default_rng() if rng is None else rng
+    ledger = PrivacyLedger(budget, model)
+    share = ledger.share(Fraction(1, k))
+    a, b = curve.interval
+    times = numpy.linspace(a, b, k)
+    points = curve(times)
+    keyword = {"epsilon": share} if model == "GP" else {"rho": share}
+    noisy = numpy.stack([privatize_vector(points[i], ledger, f"baseline: point {i}", rng=rng, **keyword)
+                         for i in range(k)])
+    if window is not None and window > 1:
+        noisy = _sliding_mean(noisy, int(window))
+
+    def evaluator(x):
+        return numpy.stack([numpy.interp(x, times, noisy[:, r]) for r in range(curve.value_dim)], axis=-1)
+    return PrivateFunction("baseline_points", ledger, curve.value_dim, evaluator,
+                           breakpoints=times, coefficients=noisy, details=(("k", k), ("window", window)))
+
+
+def _sliding_mean(values, width):
+    """Centred moving average; the window shrinks at the ends."""
+    cumulative = numpy.concatenate([numpy.zeros((1, values.shape[1])), numpy.cumsum(values, axis=0)])
+    index = numpy.arange(values.shape[0])
+    lo = numpy.clip(index - (width - 1) // 2, 0, values.shape[0])
+    hi = numpy.clip(index + width // 2 + 1, 0, values.shape[0])
+    return (cumulative[hi] - cumulative[lo]) / (hi - lo)[:, None]

@@ -1,0 +1,127 @@
+"""Privacy ledger: every noisy step records its spend; overspending raises before noise.
+
+Amounts are kept as exact fractions of the float parameters actually used, so the ledger
+total is exact. Shares of a budget are rounded *down* to a float (a smaller epsilon or rho
+means more noise), which keeps the exact total <= the budget. In a CGP ledger a GP step
+with parameter epsilon costs epsilon^2/2 (epsilon-GP implies epsilon^2/2-CGP).
+"""
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..errors import UserError
+
+
+class BudgetExceededError(UserError, ValueError):
+    """A step would spend more than the ledger's remaining budget."""
+
+
+@dataclass(frozen=True)
+class Spend:
+    """One noisy step: its label, the model and parameter it used, its cost."""
+    label: str
+    model: str
+    parameter: float
+    cost: Fraction
+
+
+def floor_float(value):
+    """The largest float <= an exact Fraction."""
+    result = float(value)
+    return math.nextafter(result, 0.0) if Fraction(result) > value else result
+
+
+def ceil_float(value):
+    """The smallest float >= an exact value (used for noise scales)."""
+    value = Fraction(value)
+    result = float(value)
+    return math.nextafter(result, math.inf) if Fraction(result) < value else result
+
+
+def ceil_sqrt(value):
+    """The smallest float whose square is >= an exact value (Gaussian noise scales)."""
+    value = Fraction(value)
+    result = math.sqrt(float(value))
+    while Fraction(result) ** 2 < value:
+        result = math.nextafter(result, math.inf)
+    return result
+
+
+def check_budget(epsilon, rho):
+    """Return ("GP", epsilon) or ("CGP", rho); exactly one must be a positive finite number."""
+    if (epsilon is None) == (rho is None):
+        raise ValueError("pass exactly one of epsilon (GP) or rho (CGP)")
+    value = epsilon if rho is None else rho
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            math.isfinite(value) and value > 0):
+        raise ValueError(f"the privacy budget must be positive and finite, got {value!r}")
+    return ("GP", float(value)) if rho is None else ("CGP", float(value))
+
+
+class PrivacyLedger:
+    """Budget of one model ("GP": epsilon, "CGP": rho) and the labelled steps spending it."""
+
+    def __init__(self, budget, model):
+        if model not in ("GP", "CGP"):
+            raise ValueError(f"model must be 'GP' or 'CGP', got {model!r}")
+        check_budget(budget if model == "GP" else None, budget if model == "CGP" else None)
+        self.model = model
+        self.budget = float(budget)
+        self.spends = []
+
+    @property
+    def spent(self):
+        """Exact total spent."""
+        return sum((s.cost for s in self.spends), Fraction(0))
+
+    @property
+    def total(self):
+        return float(self.spent)
+
+    @property
+    def remaining(self):
+        return Fraction(self.budget) - self.spent
+
+    def share(self, fraction):
+        """A float parameter for ``fraction`` of the budget, rounded down."""
+        return floor_float(Fraction(self.budget) * Fraction(fraction))
+
+    def _record(self, label, model, parameter, cost):
+        if cost <= 0:
+            raise ValueError(f"{label}: a privacy parameter must be positive")
+        if self.spent + cost > Fraction(self.budget):
+            raise BudgetExceededError(
+                f"{label}: spending {float(cost):.6g} would exceed the {self.model} budget "
+                f"{self.budget:.6g} ({float(self.remaining):.6g} left)")
+        self.spends.append(Spend(label, model, parameter, cost))
+        return parameter
+
+    def spend_gp(self, label, epsilon):
+        """Record an epsilon-GP step (costs epsilon^2/2 in a CGP ledger); returns epsilon."""
+        epsilon = float(epsilon)
+        cost = Fraction(epsilon) if self.model == "GP" else Fraction(epsilon) ** 2 / 2
+        return self._record(label, "GP", epsilon, cost)
+
+    def spend_cgp(self, label, rho):
+        """Record a rho-CGP step; only a CGP ledger accepts it. Returns rho."""
+        if self.model != "CGP":
+            raise BudgetExceededError(f"{label}: a CGP step cannot be charged to a GP budget")
+        return self._record(label, "CGP", float(rho), Fraction(float(rho)))
+
+    def spend(self, label, amount):
+        """Record a step of the ledger's own model."""
+        return self.spend_gp(label, amount) if self.model == "GP" else self.spend_cgp(label, amount)
+
+    def gp_parameter_for(self, cost):
+        """The largest epsilon whose cost in this ledger is <= ``cost`` (exact Fraction)."""
+        if self.model == "GP":
+            return floor_float(cost)
+        epsilon = floor_float(Fraction(math.sqrt(2 * float(cost))))
+        while Fraction(epsilon) ** 2 / 2 > cost:
+            epsilon = math.nextafter(epsilon, 0.0)
+        return epsilon
+
+    def __repr__(self):
+        lines = [f"PrivacyLedger({self.model}, budget {self.budget:.6g}, spent {self.total:.6g})"]
+        lines += [f"  {s.label}: {s.model} {s.parameter:.6g} -> {float(s.cost):.6g}" for s in self.spends]
+        return "\n".join(lines)

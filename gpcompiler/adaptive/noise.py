@@ -1,0 +1,37 @@
+"""Noise of the local mechanisms (paper Thm 3.2, 3.3), charged to a ledger first."""
+from fractions import Fraction
+
+import numpy
+
+from .ledger import ceil_float, ceil_sqrt
+
+
+def spherical_laplace(rng, shape, dimension):
+    """Z with density ~ exp(-|z|) in R^dimension: radius Gamma(d, 1), direction a normalized
+    Gaussian vector. ``shape`` is the batch shape."""
+    direction = rng.standard_normal(tuple(shape) + (dimension,))
+    direction /= numpy.linalg.norm(direction, axis=-1, keepdims=True)
+    return rng.gamma(dimension, size=tuple(shape))[..., None] * direction
+
+
+def privatize_vector(vector, ledger, label, *, rng, epsilon=None, rho=None):
+    """vector + Z/epsilon (one spherical Laplace vector over all coordinates) or
+    vector + N(0, I)/sqrt(2 rho); the step is charged to ``ledger`` before drawing."""
+    vector = numpy.asarray(vector, dtype=float)
+    if epsilon is not None:
+        ledger.spend_gp(label, epsilon)
+        noise = spherical_laplace(rng, (), vector.size) * ceil_float(1 / Fraction(epsilon))
+    else:
+        ledger.spend_cgp(label, rho)
+        noise = rng.standard_normal(vector.size) * ceil_sqrt(1 / (2 * Fraction(rho)))
+    return vector + noise.reshape(vector.shape)
+
+
+def scalar_noise(ledger, label, sensitivity, share, *, rng):
+    """One noisy scalar query of the given sensitivity: Laplace (GP ledger, epsilon = share)
+    or Gaussian (CGP ledger, rho = share). Returns the noise value."""
+    if ledger.model == "GP":
+        ledger.spend_gp(label, share)
+        return rng.laplace(0.0, ceil_float(Fraction(sensitivity) / Fraction(share)))
+    ledger.spend_cgp(label, share)
+    return rng.standard_normal() * ceil_sqrt(Fraction(sensitivity) ** 2 / (2 * Fraction(share)))

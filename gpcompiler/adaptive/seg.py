@@ -1,0 +1,177 @@
+"""PrivFuncSeg (paper Alg. 4 / 8) with ReduceSeg (Alg. 5 / 9), and unbounded domains (Sec. 4.3).
+
+The curve q: [a, b] -> R^n is approximated by piecewise polynomials of a compiled spec's
+degree p (m = p + 1) on dyadic breakpoints. Budget (GP, epsilon): SVT eps/4 to pick 2^k
+segments; ReduceSeg on each quarter spends at most (1 - 2^-k1) eps/16; the final
+Project-and-Privatize spends exactly what is left (>= eps/2, the privacy-filter argument
+of Sec. 4.2). CGP replaces epsilon by rho with eps0 = sqrt(rho/2) for the SVT.
+"""
+import math
+from fractions import Fraction
+
+import numpy
+
+from . import piecewise
+from .curve import check_beta, make_curve
+from .ledger import PrivacyLedger, check_budget, floor_float
+from .noise import privatize_vector, scalar_noise
+from .results import PrivateFunction
+from .select import load_module
+from .svt import svt
+
+MAX_LEVEL = 14
+
+
+def _degree(spec):
+    module = load_module(spec)
+    if module.POLYNOMIAL_DEGREE is None or module.METRIC != "L2":
+        raise ValueError(f"PrivFuncSeg needs a spec spanning all polynomials of some degree "
+                         f"with the L2 metric; {module.NAME} does not")
+    return module.POLYNOMIAL_DEGREE
+
+
+def _dyadic(a, b, level):
+    return numpy.linspace(a, b, 2 ** level + 1)
+
+
+def _svt_parameters(ledger, share):
+    """(epsilon1, epsilon2) = thirds of the SVT's GP parameter whose cost fits ``share``."""
+    epsilon0 = ledger.gp_parameter_for(share)
+    first, second = epsilon0 / 3, 2 * epsilon0 / 3
+    while Fraction(first) + Fraction(second) > Fraction(epsilon0):
+        first, second = math.nextafter(first, 0), math.nextafter(second, 0)
+    return first, second, epsilon0
+
+
+def _tau(ledger, size, epsilon0):
+    """tau_j: GP 2^j m n/(eps/4); CGP sqrt(2^j m n)/sqrt(rho/2) (= .../eps0)."""
+    return size / (ledger.budget / 4) if ledger.model == "GP" else math.sqrt(size) / epsilon0
+
+
+def choose_level(curve, degree, ledger, rng, label="seg: level"):
+    """Step 1: SVT over j = 0..MAX_LEVEL with g_j = tau_j - dist2(P_{U^(j)} q, q)."""
+    a, b = curve.interval
+    m, n = degree + 1, curve.value_dim
+    first, second, epsilon0 = _svt_parameters(ledger, Fraction(ledger.budget) / 4)
+
+    def queries():
+        for level in range(MAX_LEVEL + 1):
+            _, residual = piecewise.project(curve, _dyadic(a, b, level), degree)
+            yield _tau(ledger, 2 ** level * m * n, epsilon0) - math.sqrt(residual.sum())
+    level = svt(queries(), 0.0, 1.0, first, second, rng=rng, ledger=ledger, label=label)
+    return MAX_LEVEL if level is None else level
+
+
+def reduce_seg(curve, lo, hi, breakpoints, level, k1, beta, share, degree, ledger, rng):
+    """ReduceSeg (Alg. 5 / 9) on [lo, hi) with 2^k sub-intervals; ``share`` is eps' (rho')."""
+    intervals = len(breakpoints) - 1
+    if level > k1 or intervals < 2:
+        return breakpoints
+    coarse = breakpoints[::2]
+    _, residual = piecewise.project(curve.restricted(lo, hi), coarse, degree)
+    cost = Fraction(share) / 2 ** level
+    noise = scalar_noise(ledger, f"seg: reduce [{lo:.6g}, {hi:.6g}) level {level}", 1.0,
+                         floor_float(cost), rng=rng)
+    error = math.sqrt(residual.sum()) + noise
+    m, n, remaining = degree + 1, curve.value_dim, float(ledger.remaining)
+    if ledger.model == "GP":
+        margin = 2 ** level / share * (k1 * math.log(2) + math.log(1 / beta))
+        target = (intervals // 2) * math.e * m * n / (2 * (math.e - 1) * remaining)
+    else:
+        margin = math.sqrt(2 ** level / (2 * share)) * math.sqrt(2 * k1 * math.log(2) + 2 * math.log(1 / beta))
+        target = (math.sqrt(2) - 1) * math.sqrt((intervals // 2) * m * n) / (math.sqrt(2) * math.sqrt(2 * remaining))
+    if error + margin > target:
+        return breakpoints
+    middle = coarse[len(coarse) // 2]
+    left = reduce_seg(curve, lo, middle, coarse[coarse <= middle], level + 1, k1, beta, share / 2,
+                      degree, ledger, rng)
+    right = reduce_seg(curve, middle, hi, coarse[coarse >= middle], level + 1, k1, beta, share / 2,
+                       degree, ledger, rng)
+    return numpy.union1d(left, right)
+
+
+def _segment(curve, degree, ledger, beta, rng):
+    a, b = curve.interval
+    level = choose_level(curve, degree, ledger, rng)
+    breakpoints = _dyadic(a, b, level)
+    k1 = min(level - 2, 4)
+    if k1 >= 1:
+        quarters = numpy.linspace(a, b, 5)
+        share = ledger.share(Fraction(1, 16))
+        parts = [reduce_seg(curve, quarters[i], quarters[i + 1],
+                            breakpoints[(breakpoints >= quarters[i]) & (breakpoints <= quarters[i + 1])],
+                            1, k1, beta, share, degree, ledger, rng) for i in range(4)]
+        breakpoints = numpy.unique(numpy.concatenate(parts))
+    return level, breakpoints
+
+
+def priv_func_seg(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=False, rng=None):
+    """PrivFuncSeg (Alg. 4 GP / Alg. 8 CGP): dyadic segmentation by SVT, ReduceSeg on four
+    quarters, then Project-and-Privatize with all that is left; ``continuous`` applies the
+    L2-nearest continuous post-processing (Sec. 4.1.2)."""
+    model, budget = check_budget(epsilon, rho)
+    check_beta(beta)
+    curve = make_curve(t, y)
+    degree = _degree(spec)
+    rng = numpy.random.default_rng() if rng is None else rng
+    ledger = PrivacyLedger(budget, model)
+    return _seg_release(curve, degree, ledger, beta, continuous, rng, "priv_func_seg")
+
+
+def _seg_release(curve, degree, ledger, beta, continuous, rng, method):
+    level, breakpoints = _segment(curve, degree, ledger, beta, rng)
+    function, _ = piecewise.project(curve, breakpoints, degree)
+    final = floor_float(ledger.remaining)
+    keyword = {"epsilon": final} if ledger.model == "GP" else {"rho": final}
+    noisy = privatize_vector(function.coefficients, ledger, "seg: final release", rng=rng, **keyword)
+    released = piecewise.PiecewisePolynomial(breakpoints, noisy)
+    if continuous:
+        released = piecewise.make_continuous(released)
+    return PrivateFunction(method, ledger, curve.value_dim, released.evaluate,
+                           breakpoints=breakpoints, coefficients=released.coefficients,
+                           details=(("level", level), ("continuous", bool(continuous))))
+
+
+def priv_func_unbounded(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=False, rng=None):
+    """Sec. 4.3: find T by SVT over T_j = 2^j with g_T(q) = ||q 1_[-T,T]|| - ||q||
+    (2-Lipschitz), threshold -1/eps', then PrivFuncSeg on q 1_[-T,T].
+
+    Budget split (the paper leaves it open): a quarter of the budget for the clipping SVT
+    (GP eps' = eps/4; CGP eps' with eps'^2/2 = rho/4), three quarters for PrivFuncSeg.
+    If no T crosses, T is the smallest power of two covering every sample.
+    """
+    model, budget = check_budget(epsilon, rho)
+    check_beta(beta)
+    curve = make_curve(t, y)
+    degree = _degree(spec)
+    rng = numpy.random.default_rng() if rng is None else rng
+    ledger = PrivacyLedger(budget, model)
+    first, second, epsilon_prime = _svt_parameters(ledger, Fraction(budget) / 4)
+    top = max(0, math.ceil(math.log2(max(abs(curve.t[0]), abs(curve.t[-1]), 1.0))))
+    norm = math.sqrt(curve.norm_squared())
+
+    def queries():
+        for j in range(top + 1):
+            clipped = curve.restricted(-2.0 ** j, 2.0 ** j)
+            yield math.sqrt(clipped.norm_squared()) - norm
+    found = svt(queries(), -1 / epsilon_prime, 2.0, first, second, rng=rng, ledger=ledger,
+                label="unbounded: clipping")
+    half_width = 2.0 ** (top if found is None else found)
+    clipped = curve.restricted(-half_width, half_width)
+    inner = _SubLedger(ledger, Fraction(3, 4))
+    result = _seg_release(clipped, degree, inner, beta, continuous, rng, "priv_func_unbounded")
+    return PrivateFunction(result.method, ledger, result.value_dim, result.evaluator,
+                           breakpoints=result.breakpoints, coefficients=result.coefficients,
+                           details=result.details + (("half_width", half_width),))
+
+
+class _SubLedger(PrivacyLedger):
+    """A view of a parent ledger with a budget of ``fraction`` of it; spends go to both."""
+
+    def __init__(self, parent, fraction):
+        super().__init__(parent.share(fraction), parent.model)
+        self.parent = parent
+
+    def _record(self, label, model, parameter, cost):
+        super()._record(label, model, parameter, cost)
+        return self.parent._record(label, model, parameter, cost)

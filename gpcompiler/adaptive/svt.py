@@ -1,0 +1,22 @@
+"""Sparse vector technique (paper Alg. 1), charged to a privacy ledger."""
+from fractions import Fraction
+
+from .ledger import ceil_float
+
+
+def svt(queries, threshold, lipschitz, epsilon1, epsilon2, *, rng, ledger, label):
+    """Index of the first query with g_j + V_j >= T + W, or None if none crosses.
+
+    W ~ Lap(K/epsilon1) is drawn once; V_j ~ Lap(2K/epsilon2) per query. ``queries`` is a
+    finite (or lazily generated, but finite) iterable of query values g_j(x). The step costs
+    epsilon1 + epsilon2 (GP), charged before any noise is drawn; when no query crosses the
+    caller decides (the algorithms here then take the last, largest candidate, which is
+    post-processing of the same outcome).
+    """
+    ledger.spend_gp(f"{label}: SVT", epsilon1 + epsilon2)
+    noisy_threshold = threshold + rng.laplace(0.0, ceil_float(Fraction(lipschitz) / Fraction(epsilon1)))
+    query_scale = ceil_float(2 * Fraction(lipschitz) / Fraction(epsilon2))
+    for index, value in enumerate(queries):
+        if value + rng.laplace(0.0, query_scale) >= noisy_threshold:
+            return index
+    return None
