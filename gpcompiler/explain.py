@@ -152,7 +152,7 @@ def explain_cdf(spec, tables, example=(1000, 1.0, 1e-5)):
         "## Expected L2 error of the noise (before post-processing)", "",
         "With $\\sigma(\\varepsilon, \\delta, \\Delta)$ from the analytic Gaussian mechanism:",
         "",
-        f"- direct: $\\sigma(\\varepsilon,\\delta,\\sqrt2/N)\\sqrt{{K+1}}$",
+        "- direct: $\\sigma(\\varepsilon,\\delta,\\sqrt2/N)\\sqrt{K+1}$",
         f"- moments: $\\sigma(\\varepsilon,\\delta,\\sqrt{{(5K+8)/2}}/N)\\sqrt{{\\mathrm{{tr}}(AA^T)}}$, "
         f"$\\mathrm{{tr}}(AA^T) = {to_float(trace):.6g}$", "",
         f"For $N = {n}$, $\\varepsilon = {epsilon}$, $\\delta = {delta}$: direct {errors['direct']:.4g}, "

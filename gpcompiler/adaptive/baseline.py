@@ -30,8 +30,7 @@ def baseline_points(t, y, k, *, epsilon=None, rho=None, window=None, rng=None):
     a, b = curve.interval
     times = numpy.linspace(a, b, k)
     points = curve(times)
-    keyword = {"epsilon": share} if model == "GP" else {"rho": share}
-    noisy = numpy.stack([privatize_vector(points[i], ledger, f"baseline: point {i}", rng=rng, **keyword)
+    noisy = numpy.stack([privatize_vector(points[i], ledger, f"baseline: point {i}", share, rng=rng)
                          for i in range(k)])
     if window is not None and window > 1:
         noisy = _sliding_mean(noisy, int(window))

@@ -98,9 +98,9 @@ class PrivacyLedger:
 
     def spend_gp(self, label, epsilon):
         """Record an epsilon-GP step (costs epsilon^2/2 in a CGP ledger); returns epsilon."""
-        epsilon = float(epsilon)
-        cost = Fraction(epsilon) if self.model == "GP" else Fraction(epsilon) ** 2 / 2
-        return self._record(label, "GP", epsilon, cost)
+        exact = Fraction(epsilon)
+        cost = exact if self.model == "GP" else exact ** 2 / 2
+        return self._record(label, "GP", float(exact), cost)
 
     def spend_cgp(self, label, rho):
         """Record a rho-CGP step; only a CGP ledger accepts it. Returns rho."""

@@ -14,16 +14,17 @@ def spherical_laplace(rng, shape, dimension):
     return rng.gamma(dimension, size=tuple(shape))[..., None] * direction
 
 
-def privatize_vector(vector, ledger, label, *, rng, epsilon=None, rho=None):
-    """vector + Z/epsilon (one spherical Laplace vector over all coordinates) or
-    vector + N(0, I)/sqrt(2 rho); the step is charged to ``ledger`` before drawing."""
+def privatize_vector(vector, ledger, label, share, *, rng):
+    """vector + Z/epsilon with one spherical Laplace vector over all coordinates (GP ledger,
+    epsilon = share), or vector + N(0, I)/sqrt(2 rho) (CGP ledger, rho = share); the step
+    is charged to ``ledger`` before anything is drawn."""
     vector = numpy.asarray(vector, dtype=float)
-    if epsilon is not None:
-        ledger.spend_gp(label, epsilon)
-        noise = spherical_laplace(rng, (), vector.size) * ceil_float(1 / Fraction(epsilon))
+    if ledger.model == "GP":
+        ledger.spend_gp(label, share)
+        noise = spherical_laplace(rng, (), vector.size) * ceil_float(1 / Fraction(share))
     else:
-        ledger.spend_cgp(label, rho)
-        noise = rng.standard_normal(vector.size) * ceil_sqrt(1 / (2 * Fraction(rho)))
+        ledger.spend_cgp(label, share)
+        noise = rng.standard_normal(vector.size) * ceil_sqrt(1 / (2 * Fraction(share)))
     return vector + noise.reshape(vector.shape)
 
 

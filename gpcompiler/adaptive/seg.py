@@ -37,10 +37,8 @@ def _dyadic(a, b, level):
 def _svt_parameters(ledger, share):
     """(epsilon1, epsilon2) = thirds of the SVT's GP parameter whose cost fits ``share``."""
     epsilon0 = ledger.gp_parameter_for(share)
-    first, second = epsilon0 / 3, 2 * epsilon0 / 3
-    while Fraction(first) + Fraction(second) > Fraction(epsilon0):
-        first, second = math.nextafter(first, 0), math.nextafter(second, 0)
-    return first, second, epsilon0
+    first = epsilon0 / 3
+    return first, floor_float(Fraction(epsilon0) - Fraction(first)), epsilon0
 
 
 def _tau(ledger, size, epsilon0):
@@ -121,9 +119,8 @@ def priv_func_seg(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=Fa
 def _seg_release(curve, degree, ledger, beta, continuous, rng, method):
     level, breakpoints = _segment(curve, degree, ledger, beta, rng)
     function, _ = piecewise.project(curve, breakpoints, degree)
-    final = floor_float(ledger.remaining)
-    keyword = {"epsilon": final} if ledger.model == "GP" else {"rho": final}
-    noisy = privatize_vector(function.coefficients, ledger, "seg: final release", rng=rng, **keyword)
+    noisy = privatize_vector(function.coefficients, ledger, "seg: final release",
+                             floor_float(ledger.remaining), rng=rng)
     released = piecewise.PiecewisePolynomial(breakpoints, noisy)
     if continuous:
         released = piecewise.make_continuous(released)

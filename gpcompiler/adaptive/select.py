@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy
 
 from .curve import check_beta, make_curve
-from .ledger import PrivacyLedger, check_budget
+from .ledger import PrivacyLedger, check_budget, floor_float
 from .noise import privatize_vector
 from .results import PrivateFunction
 from .svt import svt
@@ -35,25 +35,21 @@ def _coordinates(module, curve):
     return c.reshape(module.BASIS_SIZE, -1)
 
 
-def _steps(model, budget, n):
-    """Per-step parameters: GP (eps/12, eps/6, eps/4 ...); CGP rho/4 each with eps0 = sqrt(rho/2)."""
+def _svt_targets(model, budget, n):
+    """Step-1 threshold and the step-4 target tau(r): GP -4/eps and n r/(eps/4);
+    CGP -1/eps0 and sqrt(n r)/eps0 with eps0 = sqrt(rho/2) (Alg. 7)."""
     if model == "GP":
-        quarter = float(Fraction(budget) / 4)
-        return dict(svt=(budget / 12, budget / 6), release=quarter, threshold=-4 / budget,
-                    tau=lambda size: n * size / quarter)
+        return -4 / budget, lambda size: n * size / (budget / 4)
     epsilon0 = math.sqrt(budget / 2)
-    return dict(svt=(epsilon0 / 3, 2 * epsilon0 / 3), release=budget / 4, threshold=-1 / epsilon0,
-                tau=lambda size: math.sqrt(n * size) / epsilon0)
+    return -1 / epsilon0, lambda size: math.sqrt(n * size) / epsilon0
 
 
-def _fit(ledger, steps, budget):
-    """Shrink the SVT halves so their cost fits the exact share (rounding never overspends)."""
-    share = Fraction(budget) / 4
-    e1, e2 = steps["svt"]
-    while ledger.model == "GP" and Fraction(e1) + Fraction(e2) > share or \
-            ledger.model == "CGP" and (Fraction(e1) + Fraction(e2)) ** 2 / 2 > share:
-        e1, e2 = math.nextafter(e1, 0), math.nextafter(e2, 0)
-    return e1, e2
+def _fit(ledger, budget):
+    """SVT parameters (eps0/3, 2 eps0/3) with eps0 the GP parameter costing exactly
+    <= a quarter of the budget (eps/4 for GP; sqrt(rho/2) for CGP); never overspends."""
+    epsilon0 = ledger.gp_parameter_for(Fraction(budget) / 4)
+    first = epsilon0 / 3
+    return first, floor_float(Fraction(epsilon0) - Fraction(first))
 
 
 def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None):
@@ -71,32 +67,26 @@ def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None):
     c = _coordinates(module, curve)
     n, m = c.shape[1], c.shape[0]
     norm2 = curve.norm_squared()
-    steps = _steps(model, budget, n)
+    threshold, tau = _svt_targets(model, budget, n)
     release = ledger.share(Fraction(1, 4))
-    svt_pair = _fit(ledger, steps, budget)
+    svt_pair = _fit(ledger, budget)
     tails = numpy.sqrt(numpy.maximum(norm2 - numpy.cumsum((c ** 2).sum(axis=1)), 0.0))
-    k0 = svt((-tails[j] for j in range(m)), steps["threshold"], 1.0, *svt_pair,
+    k0 = svt((-tails[j] for j in range(m)), threshold, 1.0, *svt_pair,
              rng=rng, ledger=ledger, label="select: size")
     k0 = m if k0 is None else k0 + 1
-    noisy = _release(c[:k0], ledger, "select: first release", model, release, rng)
+    noisy = privatize_vector(c[:k0], ledger, "select: first release", release, rng=rng)
     order = numpy.argsort(-numpy.linalg.norm(noisy, axis=1), kind="stable")
 
     def query(r):
         chosen = order[:r]
         b = noisy[chosen]
         distance = math.sqrt(max(norm2 - 2 * float((b * c[chosen]).sum()) + float((b * b).sum()), 0.0))
-        return steps["tau"](r) - distance
+        return tau(r) - distance
     k1 = svt((query(r) for r in range(1, k0 + 1)), 0.0, 1.0, *svt_pair,
              rng=rng, ledger=ledger, label="select: pruning")
     chosen = numpy.sort(order[:(k0 if k1 is None else k1 + 1)])
-    final = _release(c[chosen], ledger, "select: final release", model, release, rng)
+    final = privatize_vector(c[chosen], ledger, "select: final release", release, rng=rng)
     return _selected(module, chosen, final, ledger, n, k0)
-
-
-def _release(c, ledger, label, model, share, rng):
-    if model == "GP":
-        return privatize_vector(c, ledger, label, rng=rng, epsilon=share)
-    return privatize_vector(c, ledger, label, rng=rng, rho=share)
 
 
 def _selected(module, chosen, coefficients, ledger, n, k0):

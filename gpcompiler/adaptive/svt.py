@@ -13,7 +13,7 @@ def svt(queries, threshold, lipschitz, epsilon1, epsilon2, *, rng, ledger, label
     caller decides (the algorithms here then take the last, largest candidate, which is
     post-processing of the same outcome).
     """
-    ledger.spend_gp(f"{label}: SVT", epsilon1 + epsilon2)
+    ledger.spend_gp(f"{label}: SVT", Fraction(epsilon1) + Fraction(epsilon2))
     noisy_threshold = threshold + rng.laplace(0.0, ceil_float(Fraction(lipschitz) / Fraction(epsilon1)))
     query_scale = ceil_float(2 * Fraction(lipschitz) / Fraction(epsilon2))
     for index, value in enumerate(queries):

@@ -13,7 +13,6 @@ import numpy
 from numpy.polynomial import legendre
 from scipy.optimize import isotonic_regression
 
-from ..errors import DataError
 from ..symbolic import to_float
 from .gaussian import analytic_gaussian_sigma
 from .tables import COEFFICIENT_SENSITIVITY_SQUARED, cdf_tables, moment_sensitivity_squared
