@@ -19,9 +19,11 @@ to_user / from_user.
 
 API: gram, basis, orthonormal_basis, projection_weights, project, privatize,
 project_and_privatize, evaluate, to_user, from_user, expected_error, error_bound.
-Only NumPy and the standard library are needed at run time.
+Only NumPy and the standard library are needed at run time. Without an explicit rng,
+noise comes from os.urandom (see SecureGenerator for the floating-point caveat).
 """
 import math
+import os
 
 import numpy
 
@@ -233,6 +235,21 @@ def _weights(t, p):
     return out
 
 
+_WEIGHT_CACHE = {}
+
+
+def _cached_weights(t, p):
+    """Weights for a grid, remembered for the last 8 grids (read-only arrays)."""
+    key = (t.tobytes(), tuple(sorted(p.items())))
+    if key not in _WEIGHT_CACHE:
+        if len(_WEIGHT_CACHE) >= 8:
+            _WEIGHT_CACHE.pop(next(iter(_WEIGHT_CACHE)))
+        weights = _weights(t, p)
+        weights.setflags(write=False)
+        _WEIGHT_CACHE[key] = weights
+    return _WEIGHT_CACHE[key]
+
+
 def projection_weights(t, **params):
     """Weights A for one sampling grid t (S,): project(t, y) == contraction of y with A.
 
@@ -241,7 +258,7 @@ def projection_weights(t, **params):
     for a fixed grid and a batch projection is one matrix product.
     """
     p = _params(params)
-    return _weights(_check_times(t, p), p)
+    return _cached_weights(_check_times(t, p), p)
 
 
 def _check_values(y, batch_shape, samples):
@@ -277,7 +294,59 @@ def project(t, y, **params):
         return numpy.stack([_contract(y[b], _weights(_check_times(t[b], p), p))
                             for b in range(t.shape[0])])
     t = _check_times(t, p)
-    return _contract(_check_values(y, (), t.size), _weights(t, p))
+    return _contract(_check_values(y, (), t.size), _cached_weights(t, p))
+
+
+class SecureGenerator:
+    """OS-entropy random variates with the numpy.random.Generator interface used here."""
+
+    def _words(self, count):
+        return numpy.frombuffer(os.urandom(8 * count), dtype=numpy.uint64)
+
+    def random(self, size=None):
+        """Uniform on (0, 1]: (k + 1) 2^-53 with k a uniform 53-bit integer."""
+        count = int(numpy.prod(size)) if size is not None else 1
+        values = ((self._words(count) >> numpy.uint64(11)).astype(numpy.float64) + 1.0) * 2.0 ** -53
+        return values.reshape(size) if size is not None else float(values[0])
+
+    def standard_normal(self, size=None):
+        """Box-Muller, both outputs: sqrt(-2 ln u1) (cos, sin)(2 pi u2)."""
+        count = int(numpy.prod(size)) if size is not None else 1
+        half = (count + 1) // 2
+        radius = numpy.sqrt(-2.0 * numpy.log(self.random(half)))
+        angle = 2.0 * math.pi * self.random(half)
+        values = numpy.concatenate([radius * numpy.cos(angle), radius * numpy.sin(angle)])[:count]
+        return values.reshape(size) if size is not None else float(values[0])
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        """loc + scale * (sign) * Exp(1), the sign from an independent uniform."""
+        count = int(numpy.prod(size)) if size is not None else 1
+        sign = numpy.where(self.random(count) <= 0.5, -1.0, 1.0)
+        values = loc + scale * sign * -numpy.log(self.random(count))
+        return values.reshape(size) if size is not None else float(values[0])
+
+    def gamma(self, shape, scale=1.0, size=None):
+        """Gamma(shape, scale) for shape >= 1 by Marsaglia-Tsang (vectorized rejection)."""
+        if shape < 1:
+            raise ValueError("SecureGenerator.gamma supports shape >= 1")
+        count = int(numpy.prod(size)) if size is not None else 1
+        d = shape - 1.0 / 3.0
+        c = 1.0 / math.sqrt(9.0 * d)
+        out = numpy.empty(count)
+        missing = numpy.arange(count)
+        while missing.size:
+            x = self.standard_normal(missing.size)
+            v = (1.0 + c * x) ** 3
+            u = self.random(missing.size)
+            ok = (v > 0) & (numpy.log(u) < 0.5 * x * x + d - d * v + d * numpy.log(numpy.where(v > 0, v, 1.0)))
+            out[missing[ok]] = d * v[ok]
+            missing = missing[~ok]
+        values = out * scale
+        return values.reshape(size) if size is not None else float(values[0])
+
+def default_generator(rng):
+    """``rng`` if given (seeded, for tests), else a SecureGenerator (production)."""
+    return SecureGenerator() if rng is None else rng
 
 
 def _budget(epsilon, rho):
@@ -297,7 +366,8 @@ def _round_up(value):
 def privatize(c, *, epsilon=None, rho=None, rng=None):
     """c + Z/epsilon with Z spherical Laplace in R^d (epsilon-GP, paper Thm 3.2), or
     c + N(0, I)/sqrt(2 rho) (rho-CGP, Thm 3.3). A leading batch axis gets independent
-    noise per curve. rng: a numpy Generator (None: seeded from OS entropy)."""
+    noise per curve. rng: a numpy Generator for reproducible tests; None (production) draws
+    from the OS CSPRNG through SecureGenerator."""
     budget = _budget(epsilon, rho)
     c = numpy.asarray(c, dtype=float)
     if c.shape[c.ndim - len(COEF_SHAPE):] != COEF_SHAPE or c.ndim < len(COEF_SHAPE):
@@ -305,7 +375,7 @@ def privatize(c, *, epsilon=None, rho=None, rng=None):
                          f"got {c.shape}")
     if not numpy.all(numpy.isfinite(c)):
         raise ValueError("coefficients contain NaN or infinite values")
-    rng = numpy.random.default_rng() if rng is None else rng
+    rng = default_generator(rng)
     batch = c.shape[:c.ndim - len(COEF_SHAPE)]
     if rho is None:
         direction = rng.standard_normal(batch + (COEF_DIM,))

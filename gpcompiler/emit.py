@@ -3,8 +3,11 @@
 The output is byte-reproducible: no timestamps, no absolute paths, entries in sorted
 order, floats printed with ``repr`` from values rounded once from the exact value.
 """
+import inspect
 import string
 from importlib import resources
+
+from . import secure
 
 _ATOMS = {
     "legendre": '''def _atoms(x, p):
@@ -105,7 +108,14 @@ def _placeholders(ir):
         "atoms_function": _atoms_function(ir),
         "basis_function": _basis_function(ir),
         "weight_function": _weight_function(ir),
+        "secure_generator": _secure_source(),
     }
+
+
+def _secure_source():
+    """SecureGenerator and default_generator, copied verbatim from gpcompiler.secure."""
+    return "\n\n".join(inspect.getsource(obj).rstrip()
+                         for obj in (secure.SecureGenerator, secure.default_generator))
 
 
 def _matrix_body(matrix, identity_is_none=False):

@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy
 
+from ..secure import default_generator
 from .curve import make_curve
 from .ledger import PrivacyLedger, check_budget
 from .noise import privatize_vector
@@ -24,7 +25,7 @@ def baseline_points(t, y, k, *, epsilon=None, rho=None, window=None, rng=None):
     if window is not None and (isinstance(window, bool) or not isinstance(window, (int, numpy.integer))
                                or not 1 <= window <= k):
         raise ValueError(f"window must be an integer in 1..k, got {window!r}")
-    rng = numpy.random.default_rng() if rng is None else rng
+    rng = default_generator(rng)
     ledger = PrivacyLedger(budget, model)
     share = ledger.share(Fraction(1, k))
     a, b = curve.interval

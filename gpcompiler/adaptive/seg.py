@@ -12,6 +12,7 @@ from fractions import Fraction
 import numpy
 
 from . import piecewise
+from ..secure import default_generator
 from .curve import check_beta, make_curve
 from .ledger import PrivacyLedger, check_budget, floor_float
 from .noise import privatize_vector, scalar_noise
@@ -111,7 +112,7 @@ def priv_func_seg(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=Fa
     check_beta(beta)
     curve = make_curve(t, y)
     degree = _degree(spec)
-    rng = numpy.random.default_rng() if rng is None else rng
+    rng = default_generator(rng)
     ledger = PrivacyLedger(budget, model)
     return _seg_release(curve, degree, ledger, beta, continuous, rng, "priv_func_seg")
 
@@ -141,7 +142,7 @@ def priv_func_unbounded(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continu
     check_beta(beta)
     curve = make_curve(t, y)
     degree = _degree(spec)
-    rng = numpy.random.default_rng() if rng is None else rng
+    rng = default_generator(rng)
     ledger = PrivacyLedger(budget, model)
     first, second, epsilon_prime = _svt_parameters(ledger, Fraction(budget) / 4)
     top = max(0, math.ceil(math.log2(max(abs(curve.t[0]), abs(curve.t[-1]), 1.0))))

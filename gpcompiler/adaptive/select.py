@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy
 
+from ..secure import default_generator
 from .curve import check_beta, make_curve
 from .ledger import PrivacyLedger, check_budget, floor_float
 from .noise import privatize_vector
@@ -62,7 +63,7 @@ def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None):
     check_beta(beta)
     curve = make_curve(t, y)
     module = load_module(spec)
-    rng = numpy.random.default_rng() if rng is None else rng
+    rng = default_generator(rng)
     ledger = PrivacyLedger(budget, model)
     c = _coordinates(module, curve)
     n, m = c.shape[1], c.shape[0]

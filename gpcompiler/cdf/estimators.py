@@ -13,6 +13,7 @@ import numpy
 from numpy.polynomial import legendre
 from scipy.optimize import isotonic_regression
 
+from ..secure import default_generator
 from ..symbolic import to_float
 from .gaussian import analytic_gaussian_sigma
 from .tables import COEFFICIENT_SENSITIVITY_SQUARED, cdf_tables, moment_sensitivity_squared
@@ -118,7 +119,7 @@ class Statistics:
         """Gaussian noise on the sums, with this batch's own (epsilon, delta)."""
         _check_budget(epsilon, delta)
         sigma = analytic_gaussian_sigma(epsilon, delta, self.sum_sensitivity())
-        rng = numpy.random.default_rng() if rng is None else rng
+        rng = default_generator(rng)
         noisy = self.sums + sigma * rng.standard_normal(self.sums.shape)
         return PrivateStatistics(self.method, self.degree, self.lo, self.hi, self.count, noisy,
                                  sigma ** 2, ((epsilon, delta, self.count),))
@@ -240,7 +241,7 @@ def estimate(data, *, lo, hi, epsilon, delta, degree=10, method="direct", rng=No
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     _check_budget(epsilon, delta)
-    rng = numpy.random.default_rng() if rng is None else rng
+    rng = default_generator(rng)
     if method in ("moments", "direct"):
         statistics = Statistics.from_data(data, lo=lo, hi=hi, degree=degree, method=method)
         return statistics.privatize(epsilon=epsilon, delta=delta, rng=rng).estimate()
