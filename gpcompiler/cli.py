@@ -151,6 +151,30 @@ def cmd_cdf(args):
     return 0
 
 
+def cmd_audit(args):
+    from .audit import Claim, audit_module
+    from .audit_suite import Row, format_table, run_suite
+    if args.suite:
+        rows = run_suite(samples=args.samples, progress=_progress)
+    elif args.spec:
+        from .build import load
+        module = load(args.spec)
+        claims = ([Claim("GP", args.epsilon)] if args.epsilon else []) + \
+                 ([Claim("CGP", args.rho)] if args.rho else [])
+        rows = [Row(f"{module.NAME} ({c.model})", False,
+                    audit_module(module, c, samples=args.samples, seed=args.seed))
+                for c in claims or [Claim("GP", 1.0), Claim("CGP", 0.5)]]
+    else:
+        raise UserError("give a spec to audit, or --suite for the whole audit table")
+    print(format_table(rows))
+    failures = [row.name for row in rows if not row.ok]
+    if failures:
+        print(f"unexpected audit outcome for: {', '.join(failures)}", file=sys.stderr)
+        return 1
+    print("false-alarm probability of the whole table < 1e-6")
+    return 0
+
+
 def _add_budget(parser):
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--epsilon", type=float, help="GP budget")
@@ -189,6 +213,15 @@ def build_parser():
     p.add_argument("-o", "--output", help="write privatized curves as CSV")
     p.add_argument("--plot", help="write a PNG of original and privatized curves")
     p.set_defaults(run=cmd_privatize)
+    p = commands.add_parser("audit", help="black-box privacy audit of a spec's mechanism")
+    p.add_argument("spec", nargs="?")
+    p.add_argument("--suite", action="store_true",
+                   help="the whole table: negative controls and every real mechanism")
+    p.add_argument("--epsilon", type=float)
+    p.add_argument("--rho", type=float)
+    p.add_argument("--samples", type=int, default=20000)
+    p.add_argument("--seed", type=int, default=0)
+    p.set_defaults(run=cmd_audit)
     p = commands.add_parser("cdf", help="(epsilon, delta)-DP CDF of one column of a CSV")
     p.add_argument("file", nargs="?", default="bundled:cps1988",
                    help="CSV or CSV.gz with a header, or bundled:cps1988 (weekly wages)")
