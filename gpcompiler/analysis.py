@@ -17,6 +17,7 @@ from .symbolic import (DIGITS, condition_number, ldl, simplify_entry, time_limit
                        unit_lower_inverse)
 
 INTEGRATION_SECONDS = 30
+INTEGRATION = "symbolic integration of the Gram matrix"
 
 
 @dataclass(frozen=True)
@@ -185,16 +186,18 @@ def _expression_gram(spec):
         return sympy.diag(*diagonal), "closed form: orthogonality of the Fourier basis"
     m, (a, b) = spec.basis_size, spec.interval
     try:
-        with time_limit(INTEGRATION_SECONDS, "symbolic integration of the Gram matrix"):
+        with time_limit(INTEGRATION_SECONDS, INTEGRATION):
             entries = {}
             for j in range(m):
                 for k in range(j + 1):
                     value = sympy.integrate(_integrand(spec, j, k), (spec.variable, a, b))
                     if value.has(sympy.Integral) or not value.is_finite and value.is_number:
-                        raise SymbolicLimitError("no closed form")
+                        raise SymbolicLimitError("no closed form", limit=INTEGRATION)
                     entries[j, k] = entries[k, j] = simplify_entry(value)
         return sympy.Matrix(m, m, lambda j, k: entries[j, k]), "exact: symbolic integrals"
-    except SymbolicLimitError:
+    except SymbolicLimitError as error:
+        if error.limit != INTEGRATION:
+            raise
         return _numerical_gram(spec), (f"numerical: mpmath quadrature at {DIGITS} digits, "
                                        "at the default parameters")
 

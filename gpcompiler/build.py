@@ -13,6 +13,7 @@ from .cdf.tables import cdf_tables
 from .emit import emit_cdf_module, emit_module
 from .ir import lower, lower_cdf
 from .spec import load_spec
+from .symbolic import time_limit
 
 
 @dataclass(frozen=True)
@@ -23,14 +24,20 @@ class Compiled:
     source: str
 
 
+def compile_limit():
+    """Seconds allowed for compiling one spec ($GPCOMPILER_TIME_LIMIT, default 300)."""
+    return float(os.environ.get("GPCOMPILER_TIME_LIMIT", "300"))
+
+
 def compile_spec(path, root=None):
-    """Run every stage on one spec file."""
+    """Run every stage on one spec file, within :func:`compile_limit` seconds."""
     spec = load_spec(path, root)
-    if spec.kind == "cdf":
-        tables = cdf_tables(spec.family.option("degree"))
-        return Compiled(spec, tables, emit_cdf_module(lower_cdf(spec, tables)))
-    analysis = analyze(spec)
-    return Compiled(spec, analysis, emit_module(lower(analysis)))
+    with time_limit(compile_limit(), f"compiling {spec.path}"):
+        if spec.kind == "cdf":
+            tables = cdf_tables(spec.family.option("degree"))
+            return Compiled(spec, tables, emit_cdf_module(lower_cdf(spec, tables)))
+        analysis = analyze(spec)
+        return Compiled(spec, analysis, emit_module(lower(analysis)))
 
 
 def _write_atomically(path, text):

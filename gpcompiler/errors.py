@@ -29,4 +29,8 @@ class DataError(UserError, ValueError):
 
 
 class SymbolicLimitError(UserError, RuntimeError):
-    """Symbolic work exceeded the compiler's time limit."""
+    """Symbolic work exceeded a time limit; ``limit`` names which one."""
+
+    def __init__(self, message, limit=None):
+        super().__init__(message)
+        self.limit = limit

@@ -1,5 +1,7 @@
 """Exact linear algebra and bounded symbolic work shared by the analysis stages."""
 import signal
+import threading
+import time
 from contextlib import contextmanager
 
 import mpmath
@@ -10,21 +12,45 @@ from .errors import NotPositiveDefiniteError, SymbolicLimitError
 DIGITS = 60
 
 
+_DEADLINES = []
+
+
+def _arm_timer():
+    if _DEADLINES:
+        remaining = min(deadline for deadline, _ in _DEADLINES) - time.monotonic()
+        signal.setitimer(signal.ITIMER_REAL, max(remaining, 1e-3))
+    else:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def _expire(signum, frame):
+    now = time.monotonic()
+    expired = [(deadline, what) for deadline, what in _DEADLINES if deadline <= now + 1e-3]
+    if not expired:
+        _arm_timer()
+        return
+    deadline, what = min(expired)
+    raise SymbolicLimitError(f"{what} exceeded its time limit", limit=what)
+
+
 @contextmanager
 def time_limit(seconds, what):
-    """Raise :class:`SymbolicLimitError` if the block runs longer than ``seconds``."""
-    def expire(signum, frame):
-        raise SymbolicLimitError(f"{what} took longer than {seconds} s")
-    if not hasattr(signal, "SIGALRM"):
+    """Raise :class:`SymbolicLimitError` (with ``limit == what``) if the block runs longer
+    than ``seconds``. Limits nest: the earliest deadline fires first and names itself.
+    Without SIGALRM (other platforms, other threads) the block runs unlimited."""
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGALRM, _expire) if not _DEADLINES else None
+    _DEADLINES.append((time.monotonic() + seconds, what))
+    _arm_timer()
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        _DEADLINES.pop()
+        _arm_timer()
+        if previous is not None:
+            signal.signal(signal.SIGALRM, previous)
 
 
 def simplify_entry(value):

@@ -101,3 +101,38 @@ def test_batch_draws_independent_noise_and_seeds_reproduce():
     assert numpy.array_equal(first, again)
     assert not numpy.allclose(first[0], first[1])
     assert not numpy.array_equal(module.privatize(c, epsilon=1.0), module.privatize(c, epsilon=1.0))
+
+
+SECURE_CASES = [("random", (), "uniform", ()), ("standard_normal", (), "norm", ()),
+                ("laplace", (0.0, 2.5), "laplace", (0.0, 2.5)), ("gamma", (1.0,), "gamma", (1.0,)),
+                ("gamma", (2.0,), "gamma", (2.0,)), ("gamma", (17.0,), "gamma", (17.0,)),
+                ("gamma", (800.0,), "gamma", (800.0,))]
+
+
+@pytest.mark.parametrize("method, arguments, distribution, parameters", SECURE_CASES)
+def test_secure_generator_variates_pass_ks_at_one_in_a_million(method, arguments, distribution, parameters):
+    from gpcompiler.secure import SecureGenerator
+    sample = getattr(SecureGenerator(), method)(*arguments, size=50000)
+    assert stats.kstest(sample, distribution, args=parameters).pvalue > ALPHA
+
+
+def test_secure_uniform_bits_pass_chi_square():
+    from gpcompiler.secure import SecureGenerator
+    u = SecureGenerator().random(200000)
+    assert u.min() > 0 and u.max() <= 1
+    counts = numpy.bincount(numpy.minimum((u * 256).astype(int), 255), minlength=256)
+    assert stats.chisquare(counts).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("name", ["linear", "fourier8"])
+def test_default_secure_path_of_generated_modules_has_the_right_distribution(name):
+    module = generated(name)
+    d = module.COEF_DIM
+    z = module.privatize(numpy.zeros((20000, d)), epsilon=1.0)
+    radius = numpy.linalg.norm(z, axis=1)
+    assert stats.kstest(radius, "gamma", args=(d,)).pvalue > ALPHA
+    axis = numpy.ones(d) / math.sqrt(d)
+    shape = (d - 1) / 2
+    assert stats.kstest((z @ axis / radius + 1) / 2, "beta", args=(shape, shape)).pvalue > ALPHA
+    gaussian = module.privatize(numpy.zeros((20000, d)), rho=2.0)
+    assert stats.kstest(gaussian.ravel() * 2.0, "norm").pvalue > ALPHA

@@ -1,0 +1,152 @@
+"""Hostile input: random TOML, expressions and arrays get documented errors only."""
+import math
+import os
+
+import numpy
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import generated
+from gpcompiler import cdf, priv_func_select, priv_func_seg
+from gpcompiler.analysis import analyze
+from gpcompiler.errors import NotPositiveDefiniteError, SpecError, SymbolicLimitError
+from gpcompiler.expressions import ExpressionError, parse_expression
+from gpcompiler.spec import parse_spec
+from gpcompiler.symbolic import time_limit
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+TOKENS = ["t", "T", "x", "sin", "cos", "exp", "log", "sqrt", "sinc", "pi", "oo", "E", "__import__",
+          "os", "eval", "lambda", "(", ")", "+", "-", "*", "/", "**", "^", ",", ".", "[", "]", "1",
+          "2.5", "0", "1e308", "10**10", "'a'", " ", "_", "abs", "=", ":", "if", "for"]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(TOKENS), min_size=1, max_size=25))
+def test_random_expressions_parse_or_raise_expression_error(tokens):
+    import sympy
+    text = "".join(tokens)
+    try:
+        value = parse_expression(text, {"t": sympy.Symbol("t"), "T": sympy.Symbol("T", positive=True)})
+    except ExpressionError as error:
+        assert str(error)
+    else:
+        assert isinstance(value, sympy.Basic)
+
+
+@SETTINGS
+@given(st.text(max_size=300))
+def test_random_text_is_a_spec_error(text):
+    try:
+        parse_spec(text.encode("utf-8", "surrogatepass"), "random.toml")
+    except SpecError as error:
+        assert str(error)
+
+
+VALUES = st.one_of(st.integers(-5, 40), st.floats(allow_nan=True), st.booleans(),
+                   st.sampled_from(TOKENS + ["t**2", "sin(t)", "1", "-oo", "oo", "T", "2*t-1"]),
+                   st.lists(st.sampled_from(["t", "1", "cos(t)", "0", "sin(t"]), max_size=4),
+                   st.lists(st.lists(st.sampled_from(["0", "1", "pi", "-1", "T"]), max_size=3), max_size=2))
+
+
+def _toml_value(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+
+
+SPEC_TABLES = st.fixed_dictionaries({
+    "name": st.sampled_from(['"ok"', '"import"', "3", '"a b"']),
+    "intervals": VALUES, "parameters": st.sampled_from(["", 'parameters = { T = "2" }',
+                                                        'parameters = { T = "-1" }', 'parameters = { t = "1" }']),
+    "functions": VALUES, "family": st.sampled_from(["", 'family = { name = "monomial", degree = 3 }',
+                                                    'family = { name = "sinc", count = 3 }',
+                                                    'family = { name = "fourier", order = 0 }']),
+    "dimension": VALUES, "metric": st.sampled_from(["", 'weight = "exp(-t)"', "sobolev = 1", 'weight = "t"']),
+})
+
+
+@SETTINGS
+@given(SPEC_TABLES)
+def test_random_specs_compile_or_raise_documented_errors(tables):
+    text = (f"name = {tables['name']}\n[domain]\nintervals = {_toml_value(tables['intervals'])}\n"
+            f"{tables['parameters']}\n[basis]\nfunctions = {_toml_value(tables['functions'])}\n"
+            f"{tables['family']}\n[values]\ndimension = {_toml_value(tables['dimension'])}\n"
+            f"[metric]\n{tables['metric']}\n")
+    try:
+        spec = parse_spec(text.encode(), "random.toml")
+        with time_limit(20, "hostile spec"):
+            analyze(spec)
+    except (SpecError, NotPositiveDefiniteError, SymbolicLimitError) as error:
+        assert str(error)
+
+
+def test_symbolic_work_is_time_limited(tmp_path, monkeypatch):
+    from gpcompiler.build import compile_spec
+    monkeypatch.setenv("GPCOMPILER_TIME_LIMIT", "1")
+    path = tmp_path / "slow.toml"
+    path.write_text('name = "slow"\n[domain]\nintervals = [["0", "1"]]\n'
+                    '[basis]\nfamily = { name = "monomial", degree = 150 }\n')
+    with pytest.raises(SymbolicLimitError, match="exceeded its time limit"):
+        compile_spec(path)
+
+
+ARRAYS = st.one_of(
+    st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), max_size=12).map(numpy.array),
+    st.lists(st.lists(st.floats(-1e6, 1e6), min_size=2, max_size=2), max_size=6).map(numpy.array),
+    st.lists(st.integers(-10, 10), max_size=6).map(numpy.array),
+    st.just(numpy.zeros((0,))), st.just(numpy.zeros((3, 0))), st.just(numpy.array("text")),
+    st.just(numpy.ones((2, 2, 2))),
+)
+DOCUMENTED = (ValueError, TypeError)
+
+
+@SETTINGS
+@given(ARRAYS, ARRAYS, st.sampled_from(["linear", "ellipse", "circle_shift", "sinc_ecg"]))
+def test_random_arrays_to_generated_functions(first, second, name):
+    module = generated(name)
+    calls = [lambda: module.project(first, second), lambda: module.projection_weights(first),
+             lambda: module.privatize(first, epsilon=1.0, rng=numpy.random.default_rng(0)),
+             lambda: module.evaluate(first, second), lambda: module.to_user(first),
+             lambda: module.from_user(first), lambda: module.basis(first),
+             lambda: module.orthonormal_basis(first),
+             lambda: module.error_bound(float(first.ravel()[0]) if first.size and first.dtype.kind == "f" else 2.0,
+                                        rho=1.0)]
+    for call in calls:
+        try:
+            call()
+        except DOCUMENTED as error:
+            assert str(error)
+
+
+@SETTINGS
+@given(ARRAYS, ARRAYS, st.floats(allow_nan=True, allow_infinity=True), st.floats(-1, 2))
+def test_random_input_to_adaptive_and_cdf(first, second, budget, beta):
+    calls = [lambda: priv_func_seg(first, second, generated("linear"), epsilon=budget, beta=beta,
+                                   rng=numpy.random.default_rng(0)),
+             lambda: priv_func_select(first, second, generated("legendre10"), rho=budget, beta=beta,
+                                      rng=numpy.random.default_rng(0)),
+             lambda: cdf.estimate(first, lo=float(beta), hi=1.0, epsilon=budget, delta=1e-5,
+                                  rng=numpy.random.default_rng(0))]
+    for call in calls:
+        try:
+            with numpy.errstate(all="ignore"):
+                call()
+        except DOCUMENTED as error:
+            assert str(error)
+
+
+def test_secure_generator_is_the_default_when_no_rng_is_given(monkeypatch):
+    calls = []
+    original = os.urandom
+    monkeypatch.setattr(os, "urandom", lambda n: calls.append(n) or original(n))
+    generated("linear").privatize(numpy.zeros(2), epsilon=1.0)
+    cdf.estimate(numpy.zeros(10), lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5)
+    priv_func_seg(numpy.linspace(0, 1, 5), numpy.zeros(5), generated("linear"), epsilon=1.0)
+    assert len(calls) >= 3
