@@ -1,5 +1,6 @@
 """The pipeline end to end: spec file -> generated module (on disk, checked, or loaded)."""
 import difflib
+import functools
 import hashlib
 import importlib.util
 import os
@@ -92,16 +93,28 @@ def cache_dir():
     return Path(os.environ.get("GPCOMPILER_CACHE", default))
 
 
+@functools.lru_cache(maxsize=1)
+def compiler_digest():
+    """sha256 over the compiler's own source and templates: a cached build is reused only
+    by the very compiler that made it (the version string alone misses development edits)."""
+    digest = hashlib.sha256(__version__.encode())
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".tmpl") and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def load(spec_path, *, cache=None):
-    """Compile ``spec_path`` (reusing a cached build when the spec bytes and the tool
-    version are unchanged) and return the generated module, imported."""
+    """Compile ``spec_path`` (reusing a cached build when the spec bytes and the compiler
+    are unchanged) and return the generated module, imported."""
     spec_path = Path(spec_path)
     try:
         raw = spec_path.read_bytes()
     except OSError as error:
         from .errors import SpecError
         raise SpecError([("", f"cannot read spec file: {error.strerror}")], spec_path) from None
-    key = hashlib.sha256(raw + b"\0" + __version__.encode()).hexdigest()[:20]
+    key = hashlib.sha256(raw + b"\0" + compiler_digest().encode()).hexdigest()[:20]
     directory = Path(cache) if cache is not None else cache_dir()
     target = directory / f"{spec_path.stem}-{key}.py"
     if not target.exists():

@@ -53,9 +53,10 @@ def _release(module, args, t, y, rng):
     from . import adaptive
     budget = _budget(args)
     if args.method == "project":
-        c = module.project(t, y)
+        params = _parameters(args.param)
+        c = module.project(t, y, **params)
         private = module.privatize(c, rng=rng, **budget)
-        return module.evaluate(private, t), (
+        return module.evaluate(private, t, **params), (
             f"L2 noise {float(numpy.linalg.norm(private - c)):.4g} "
             f"(expected {module.expected_error(**budget):.4g})")
     if args.method == "baseline":
@@ -71,6 +72,18 @@ def _release(module, args, t, y, rng):
     return result.evaluate(t), f"{chosen}, ledger total {result.ledger.total:.6g}"
 
 
+def _parameters(items):
+    """--param NAME=VALUE options as keyword arguments of the generated module."""
+    params = {}
+    for item in items or ():
+        name, _, value = item.partition("=")
+        try:
+            params[name] = float(value)
+        except ValueError:
+            raise UserError(f"--param expects NAME=VALUE with a number, got {item!r}") from None
+    return params
+
+
 def cmd_privatize(args):
     from .build import load
     from .curves import Curves, read_curves, write_curves
@@ -81,7 +94,7 @@ def cmd_privatize(args):
     for key, t, y in zip(curves.ids, curves.times, curves.values):
         try:
             released, summary = _release(module, args, t, y, rng)
-        except ValueError as error:
+        except (ValueError, TypeError) as error:
             raise DataError(f"curve {key!r}: {error}") from None
         rms = float(numpy.sqrt(numpy.mean((released - y) ** 2)))
         print(f"{key}: {t.size} samples, {args.method}: {summary}, RMS error {rms:.4g}")
@@ -107,12 +120,18 @@ def _pyplot():
 
 
 def _plot(path, original, private, title):
-    figure, axis = _pyplot().subplots(figsize=(10, 4))
-    for t, y, z in zip(original.times, original.values, private.values):
-        axis.plot(t, y, lw=0.8, label="original")
-        axis.plot(t, z, lw=0.8, label="privatized")
+    """Curves against t; two-component curves (trajectories) as paths in the plane."""
+    figure, axis = _pyplot().subplots(figsize=(10, 4) if original.values[0].ndim == 1 else (7, 6))
+    for number, (t, y, z) in enumerate(zip(original.times, original.values, private.values)):
+        labels = ("original", "privatized") if number == 0 else (None, None)
+        if y.ndim == 1:
+            axis.plot(t, y, lw=0.8, color="C0", label=labels[0])
+            axis.plot(t, z, lw=0.8, color="C1", label=labels[1])
+        else:
+            axis.plot(y[:, 0], y[:, 1], lw=1.0, color="C0", label=labels[0])
+            axis.plot(z[:, 0], z[:, 1], lw=0.8, color="C1", label=labels[1])
     axis.set_title(title, fontsize=9)
-    axis.set_xlabel("t")
+    axis.set_xlabel("t" if original.values[0].ndim == 1 else original.value_names[0])
     axis.legend()
     figure.tight_layout()
     figure.savefig(path, dpi=120)
@@ -199,7 +218,10 @@ def build_parser():
     p = commands.add_parser("privatize", help="project and privatize curves")
     p.add_argument("spec")
     p.add_argument("input", nargs="?", default="bundled:ecg",
-                   help="CSV (t,y1..yn, optional leading curve id) or bundled:ecg[:WINDOW]")
+                   help="CSV (t,y1..yn, optional leading curve id), bundled:ecg[:WINDOW] "
+                        "or bundled:ais[:COUNT]")
+    p.add_argument("--param", action="append", metavar="NAME=VALUE",
+                   help="spec parameter for the project method (e.g. T=400)")
     _add_budget(p)
     p.add_argument("--method", default="project",
                    choices=["project", "select", "seg", "unbounded", "baseline"],

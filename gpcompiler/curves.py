@@ -37,16 +37,24 @@ def bundled_ecg(window=0):
 
 
 def read_curves(source):
-    """Curves from ``bundled:ecg[:W]`` or a CSV file with columns t,y1..yn, optionally
+    """Curves from ``bundled:ecg[:W]``, ``bundled:ais[:N]`` (the first N vessel
+    trajectories) or a CSV file with columns t,y1..yn, optionally
     preceded by a curve id column named ``curve`` or ``id`` (long format)."""
     if source.startswith("bundled:"):
         parts = source.split(":")
-        if parts[1] != "ecg" or len(parts) > 3:
-            raise DataError(f"unknown bundled data {source!r} (available: bundled:ecg[:WINDOW])")
+        if parts[1] not in ("ecg", "ais") or len(parts) > 3:
+            raise DataError(f"unknown bundled data {source!r} "
+                            "(available: bundled:ecg[:WINDOW], bundled:ais[:COUNT])")
         try:
-            return bundled_ecg(int(parts[2]) if len(parts) == 3 else 0)
+            number = int(parts[2]) if len(parts) == 3 else None
         except ValueError:
-            raise DataError(f"bad ECG window in {source!r}") from None
+            raise DataError(f"bad number in {source!r}") from None
+        if parts[1] == "ecg":
+            return bundled_ecg(number or 0)
+        trajectories = bundled_trajectories()
+        count = number or 1
+        return Curves(*(field[:count] for field in (trajectories.ids, trajectories.times,
+                                                     trajectories.values)), trajectories.value_names)
     try:
         with open(source, newline="") as handle:
             text = handle.read()
@@ -143,3 +151,31 @@ def read_column(source, column):
     if not numpy.all(numpy.isfinite(data)):
         raise DataError(f"{source_name}: column {column!r} has NaN or infinite values")
     return data
+
+
+def bundled_trajectories(minimum_points=100):
+    """Vessel trajectories of the bundled AIS data (New York Harbor, 1-7 Dec 2020) in a
+    local metric plane: equirectangular projection about the data's centre, metres; time in
+    minutes from each trajectory's start. Repeated timestamps are dropped."""
+    import gzip
+    from datetime import datetime
+    with resources.files("gpcompiler").joinpath("data/nyharbor_ais_2020-12-01_07.csv.gz").open("rb") as f:
+        rows = list(csv.DictReader(io.StringIO(gzip.decompress(f.read()).decode())))
+    lon = numpy.array([float(r["lon"]) for r in rows])
+    lat = numpy.array([float(r["lat"]) for r in rows])
+    radius = 6371008.8
+    lat0, lon0 = numpy.radians(lat.mean()), numpy.radians(lon.mean())
+    x = radius * (numpy.radians(lon) - lon0) * numpy.cos(lat0)
+    y = radius * (numpy.radians(lat) - lat0)
+    seconds = numpy.array([datetime.fromisoformat(r["time"]).timestamp() for r in rows])
+    ids, times, values = [], [], []
+    keys = numpy.array([r["trajectory"] for r in rows])
+    for key in dict.fromkeys(keys):
+        index = numpy.flatnonzero(keys == key)
+        t = (seconds[index] - seconds[index[0]]) / 60.0
+        keep = numpy.concatenate([[True], numpy.diff(t) > 0])
+        if keep.sum() >= minimum_points:
+            ids.append(f"ais{key}")
+            times.append(t[keep])
+            values.append(numpy.stack([x[index][keep], y[index][keep]], axis=1))
+    return Curves(tuple(ids), tuple(times), tuple(values), ("x_m", "y_m"))

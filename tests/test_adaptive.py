@@ -272,3 +272,16 @@ def test_baseline_bad_input():
 def test_seg_needs_a_polynomial_spec():
     with pytest.raises(ValueError, match="spanning all polynomials"):
         priv_func_seg([0.0, 1.0], [0.0, 1.0], generated("fourier8"), epsilon=1.0)
+
+
+def test_real_vessel_trajectories_seg_beats_the_best_baseline():
+    """Bundled AIS trajectories (metres, minutes), eps = 0.1: PrivFuncSeg's RMS error is
+    below half of the best LY23 baseline's (experiments/trajectories.py has the table)."""
+    import sys
+    from conftest import ROOT
+    sys.path.insert(0, str(ROOT / "experiments"))
+    from trajectories import run
+    table, _ = run(curves=4, seeds=2)
+    for epsilon in (0.01, 0.1, 1.0):
+        best_baseline = min(table["Baseline", epsilon], table["Baseline (smoothed)", epsilon])
+        assert table["PrivFuncSeg", epsilon] < 0.5 * best_baseline

@@ -75,3 +75,34 @@ def test_explain_prints_gram_certificate_and_errors():
     text = result.stdout
     for needle in ("## Gram matrix", "\\pi", "pivot", "\\kappa_2(G)", "G \\otimes I_2", "d = 6"):
         assert needle in text
+
+
+def test_privatize_with_every_method(tmp_path):
+    for method in ("select", "seg", "unbounded", "baseline"):
+        spec = "specs/legendre10.toml" if method == "select" else "specs/trajectory_linear.toml"
+        source = "bundled:ecg" if method == "select" else "bundled:ais:2"
+        extra = ["--continuous"] if method == "seg" else ["--k", "30", "--window", "3"] if method == "baseline" else []
+        if method == "select":
+            source = str(tmp_path / "curve.csv")
+            t = numpy.linspace(-1, 1, 50)
+            (tmp_path / "curve.csv").write_text("t,y\n" + "".join(f"{a},{a ** 3}\n" for a in t))
+        result = run("privatize", spec, source, "--method", method, "--epsilon", "1", "--seed", "3",
+                     "-o", str(tmp_path / f"{method}.csv"), *extra)
+        assert result.returncode == 0, result.stderr
+        assert "ledger total 1" in result.stdout
+        assert (tmp_path / f"{method}.csv").exists()
+
+
+def test_param_option_and_unknown_parameters():
+    result = run("privatize", "specs/trajectory_linear.toml", "bundled:ais:1", "--epsilon", "0.1",
+                 "--param", "T=400", "--seed", "1")
+    assert result.returncode == 0 and "L2 noise" in result.stdout
+    result = run("privatize", "specs/trajectory_linear.toml", "bundled:ais:1", "--epsilon", "0.1",
+                 "--param", "Q=1")
+    assert result.returncode == 2 and "unknown parameter 'Q'" in result.stderr
+
+
+def test_audit_command_on_one_spec():
+    result = run("audit", "specs/linear.toml", "--samples", "3000")
+    assert result.returncode == 0, result.stderr
+    assert "| linear (GP) |" in result.stdout and "false-alarm probability" in result.stdout
