@@ -3,6 +3,9 @@ from dataclasses import dataclass
 
 import numpy
 
+from ..secure import default_generator
+from .ledger import PrivacyLedger, check_budget
+
 
 @dataclass(frozen=True)
 class Curve:
@@ -60,3 +63,10 @@ def check_beta(beta):
     if not (isinstance(beta, (int, float)) and 0 < beta < 1):
         raise ValueError(f"beta must lie in (0, 1), got {beta!r}")
     return float(beta)
+
+
+def prepare_run(t, y, epsilon, rho, beta, rng):
+    """Validate an algorithm's inputs: (curve, a fresh ledger for the budget, generator)."""
+    model, budget = check_budget(epsilon, rho)
+    check_beta(beta)
+    return make_curve(t, y), PrivacyLedger(budget, model), default_generator(rng)

@@ -12,13 +12,12 @@ from fractions import Fraction
 import numpy
 
 from . import piecewise
-from ..secure import default_generator
-from .curve import check_beta, make_curve
-from .ledger import PrivacyLedger, check_budget, floor_float
+from .curve import prepare_run
+from .ledger import PrivacyLedger, floor_float
 from .noise import privatize_vector, scalar_noise
 from .results import PrivateFunction
 from .select import load_module
-from .svt import svt
+from .svt import svt, svt_split
 
 MAX_LEVEL = 14
 
@@ -35,13 +34,6 @@ def _dyadic(a, b, level):
     return numpy.linspace(a, b, 2 ** level + 1)
 
 
-def _svt_parameters(ledger, share):
-    """(epsilon1, epsilon2) = thirds of the SVT's GP parameter whose cost fits ``share``."""
-    epsilon0 = ledger.gp_parameter_for(share)
-    first = epsilon0 / 3
-    return first, floor_float(Fraction(epsilon0) - Fraction(first)), epsilon0
-
-
 def _tau(ledger, size, epsilon0):
     """tau_j: GP 2^j m n/(eps/4); CGP sqrt(2^j m n)/sqrt(rho/2) (= .../eps0)."""
     return size / (ledger.budget / 4) if ledger.model == "GP" else math.sqrt(size) / epsilon0
@@ -51,7 +43,7 @@ def choose_level(curve, degree, ledger, rng, label="seg: level"):
     """Step 1: SVT over j = 0..MAX_LEVEL with g_j = tau_j - dist2(P_{U^(j)} q, q)."""
     a, b = curve.interval
     m, n = degree + 1, curve.value_dim
-    first, second, epsilon0 = _svt_parameters(ledger, Fraction(ledger.budget) / 4)
+    first, second, epsilon0 = svt_split(ledger, Fraction(ledger.budget) / 4)
 
     def queries():
         for level in range(MAX_LEVEL + 1):
@@ -108,13 +100,8 @@ def priv_func_seg(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=Fa
     """PrivFuncSeg (Alg. 4 GP / Alg. 8 CGP): dyadic segmentation by SVT, ReduceSeg on four
     quarters, then Project-and-Privatize with all that is left; ``continuous`` applies the
     L2-nearest continuous post-processing (Sec. 4.1.2)."""
-    model, budget = check_budget(epsilon, rho)
-    check_beta(beta)
-    curve = make_curve(t, y)
-    degree = _degree(spec)
-    rng = default_generator(rng)
-    ledger = PrivacyLedger(budget, model)
-    return _seg_release(curve, degree, ledger, beta, continuous, rng, "priv_func_seg")
+    curve, ledger, rng = prepare_run(t, y, epsilon, rho, beta, rng)
+    return _seg_release(curve, _degree(spec), ledger, beta, continuous, rng, "priv_func_seg")
 
 
 def _seg_release(curve, degree, ledger, beta, continuous, rng, method):
@@ -138,13 +125,9 @@ def priv_func_unbounded(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continu
     (GP eps' = eps/4; CGP eps' with eps'^2/2 = rho/4), three quarters for PrivFuncSeg.
     If no T crosses, T is the smallest power of two covering every sample.
     """
-    model, budget = check_budget(epsilon, rho)
-    check_beta(beta)
-    curve = make_curve(t, y)
+    curve, ledger, rng = prepare_run(t, y, epsilon, rho, beta, rng)
     degree = _degree(spec)
-    rng = default_generator(rng)
-    ledger = PrivacyLedger(budget, model)
-    first, second, epsilon_prime = _svt_parameters(ledger, Fraction(budget) / 4)
+    first, second, epsilon_prime = svt_split(ledger, Fraction(ledger.budget) / 4)
     top = max(0, math.ceil(math.log2(max(abs(curve.t[0]), abs(curve.t[-1]), 1.0))))
     norm = math.sqrt(curve.norm_squared())
 

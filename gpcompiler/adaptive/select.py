@@ -9,12 +9,10 @@ from fractions import Fraction
 
 import numpy
 
-from ..secure import default_generator
-from .curve import check_beta, make_curve
-from .ledger import PrivacyLedger, check_budget, floor_float
+from .curve import prepare_run
 from .noise import privatize_vector
 from .results import PrivateFunction
-from .svt import svt
+from .svt import svt, svt_split
 
 
 def load_module(spec):
@@ -45,32 +43,21 @@ def _svt_targets(model, budget, n):
     return -1 / epsilon0, lambda size: math.sqrt(n * size) / epsilon0
 
 
-def _fit(ledger, budget):
-    """SVT parameters (eps0/3, 2 eps0/3) with eps0 the GP parameter costing exactly
-    <= a quarter of the budget (eps/4 for GP; sqrt(rho/2) for CGP); never overspends."""
-    epsilon0 = ledger.gp_parameter_for(Fraction(budget) / 4)
-    first = epsilon0 / 3
-    return first, floor_float(Fraction(epsilon0) - Fraction(first))
-
-
 def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None):
     """Private basis selection then Project-and-Privatize (Alg. 3 / Alg. 7).
 
     Budget: two SVTs and two releases, a quarter each. If an SVT finds no crossing the
     largest candidate is used (post-processing of the same noisy outcome).
     """
-    model, budget = check_budget(epsilon, rho)
-    check_beta(beta)
-    curve = make_curve(t, y)
+    curve, ledger, rng = prepare_run(t, y, epsilon, rho, beta, rng)
     module = load_module(spec)
-    rng = default_generator(rng)
-    ledger = PrivacyLedger(budget, model)
+    model, budget = ledger.model, ledger.budget
     c = _coordinates(module, curve)
     n, m = c.shape[1], c.shape[0]
     norm2 = curve.norm_squared()
     threshold, tau = _svt_targets(model, budget, n)
     release = ledger.share(Fraction(1, 4))
-    svt_pair = _fit(ledger, budget)
+    svt_pair = svt_split(ledger, Fraction(budget) / 4)[:2]
     tails = numpy.sqrt(numpy.maximum(norm2 - numpy.cumsum((c ** 2).sum(axis=1)), 0.0))
     k0 = svt((-tails[j] for j in range(m)), threshold, 1.0, *svt_pair,
              rng=rng, ledger=ledger, label="select: size")

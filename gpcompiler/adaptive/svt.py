@@ -1,7 +1,7 @@
 """Sparse vector technique (paper Alg. 1), charged to a privacy ledger."""
 from fractions import Fraction
 
-from .ledger import ceil_float
+from .ledger import ceil_float, floor_float
 
 
 def svt(queries, threshold, lipschitz, epsilon1, epsilon2, *, rng, ledger, label):
@@ -20,3 +20,12 @@ def svt(queries, threshold, lipschitz, epsilon1, epsilon2, *, rng, ledger, label
         if value + rng.laplace(0.0, query_scale) >= noisy_threshold:
             return index
     return None
+
+
+def svt_split(ledger, share):
+    """(epsilon1, epsilon2, epsilon0): thirds eps0/3 and 2 eps0/3 of the GP parameter eps0
+    whose cost in ``ledger`` is at most ``share`` (GP: eps0 = share; CGP: eps0^2/2 = share).
+    The split is exact, so the SVT never costs more than ``share``."""
+    epsilon0 = ledger.gp_parameter_for(share)
+    first = epsilon0 / 3
+    return first, floor_float(Fraction(epsilon0) - Fraction(first)), epsilon0
