@@ -93,7 +93,31 @@ def _orthonormal(analysis):
             "Float64 constants are rounded once from the exact values.\n\n")
     if _is_identity(analysis.transform):
         return text + "$$ K = I $$"
-    return text + _latex_matrix(analysis.transform, "K")
+    return text + _latex_matrix(analysis.transform, "K") + _explicit_basis(analysis)
+
+
+def _explicit_basis(analysis, limit=6):
+    """e_j(t) written out, for small spaces of polynomial or expression atoms."""
+    spec = analysis.spec
+    if spec.basis_size > limit or analysis.atoms.kind not in ("legendre", "expression"):
+        return ""
+    t = spec.variable
+    if analysis.atoms.kind == "legendre":
+        lo, hi = spec.interval
+        u = (2 * t - lo - hi) / (hi - lo)
+        atoms = [[sympy.sqrt(sympy.Rational(2 * k + 1) / (hi - lo)) * sympy.legendre(k, u)]
+                 for k in range(analysis.atoms.size)]
+    else:
+        atoms = [list(f) for f in spec.functions]
+    lines = ["", ""]
+    for j in range(spec.basis_size):
+        components = [sympy.expand(sum(analysis.transform[j, k] * atoms[k][r]
+                                       for k in range(len(atoms))))
+                      for r in range(len(atoms[0]))]
+        shown = ", ".join(sympy.latex(c) for c in components)
+        shown = f"\\left({shown}\\right)^T" if len(components) > 1 else shown
+        lines.append(f"- $e_{{{j + 1}}}(t) = {shown}$")
+    return "\n".join(lines)
 
 
 def _errors(d):

@@ -285,3 +285,21 @@ def test_real_vessel_trajectories_seg_beats_the_best_baseline():
     for epsilon in (0.01, 0.1, 1.0):
         best_baseline = min(table["Baseline", epsilon], table["Baseline (smoothed)", epsilon])
         assert table["PrivFuncSeg", epsilon] < 0.5 * best_baseline
+
+
+def test_piecewise_project_and_privatize_on_given_breakpoints():
+    from gpcompiler.adaptive import piecewise_project_and_privatize
+    t = numpy.linspace(0, 3, 301)
+    y = numpy.stack([numpy.abs(t - 1), numpy.abs(t - 2)], axis=1)
+    exact = piecewise_project_and_privatize(t, y, generated("linear"), [0, 1, 2, 3], epsilon=1e9,
+                                            rng=numpy.random.default_rng(0))
+    assert numpy.abs(exact.evaluate(t) - y).max() < 1e-7
+    assert [s.label for s in exact.ledger.spends] == ["seg: final release"]
+    d = 3 * 2 * 2
+    radii = [numpy.linalg.norm(piecewise_project_and_privatize(
+        t, y, generated("linear"), [0, 1, 2, 3], epsilon=2.0, rng=numpy.random.default_rng(s)).coefficients
+        - exact.coefficients) for s in range(3000)]
+    from scipy import stats
+    assert stats.kstest(numpy.array(radii) * 2.0, "gamma", args=(d,)).pvalue > 1e-6
+    with pytest.raises(ValueError, match="strictly increasing"):
+        piecewise_project_and_privatize(t, y, generated("linear"), [0, 2, 1], epsilon=1.0)

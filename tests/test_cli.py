@@ -106,3 +106,9 @@ def test_audit_command_on_one_spec():
     result = run("audit", "specs/linear.toml", "--samples", "3000")
     assert result.returncode == 0, result.stderr
     assert "| linear (GP) |" in result.stdout and "false-alarm probability" in result.stdout
+
+
+def test_explain_writes_out_the_orthonormal_basis():
+    result = run("explain", "specs/linear.toml")
+    assert "e_{1}(t) = \\frac{\\sqrt{3} t}{T^{\\frac{3}{2}}}" in result.stdout
+    assert "D_{1} = \\frac{T^{3}}{3}, D_{2} = \\frac{T}{4}" in result.stdout

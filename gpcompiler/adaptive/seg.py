@@ -104,8 +104,27 @@ def priv_func_seg(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=Fa
     return _seg_release(curve, _degree(spec), ledger, beta, continuous, rng, "priv_func_seg")
 
 
+def piecewise_project_and_privatize(t, y, spec, breakpoints, *, epsilon=None, rho=None,
+                                    continuous=False, rng=None):
+    """Project-and-Privatize on the piecewise space of a polynomial spec with the given
+    breakpoints (Sec. 4.1): one spherical Laplace vector over all segments (Remark 4.1),
+    or Gaussian noise; the whole budget goes to this one release."""
+    curve, ledger, rng = prepare_run(t, y, epsilon, rho, 0.5, rng)
+    breakpoints = numpy.asarray(breakpoints, dtype=float)
+    if breakpoints.ndim != 1 or breakpoints.size < 2 or numpy.any(numpy.diff(breakpoints) <= 0) \
+            or not numpy.all(numpy.isfinite(breakpoints)):
+        raise ValueError("breakpoints must be >= 2 finite, strictly increasing values")
+    return _release(curve, _degree(spec), ledger, breakpoints, continuous, rng,
+                    "piecewise_project_and_privatize", ())
+
+
 def _seg_release(curve, degree, ledger, beta, continuous, rng, method):
     level, breakpoints = _segment(curve, degree, ledger, beta, rng)
+    return _release(curve, degree, ledger, breakpoints, continuous, rng, method, (("level", level),))
+
+
+def _release(curve, degree, ledger, breakpoints, continuous, rng, method, details):
+    """Project on the breakpoints and privatize with all the ledger has left."""
     function, _ = piecewise.project(curve, breakpoints, degree)
     noisy = privatize_vector(function.coefficients, ledger, "seg: final release",
                              floor_float(ledger.remaining), rng=rng)
@@ -114,7 +133,7 @@ def _seg_release(curve, degree, ledger, beta, continuous, rng, method):
         released = piecewise.make_continuous(released)
     return PrivateFunction(method, ledger, curve.value_dim, released.evaluate,
                            breakpoints=breakpoints, coefficients=released.coefficients,
-                           details=(("level", level), ("continuous", bool(continuous))))
+                           details=details + (("continuous", bool(continuous)),))
 
 
 def priv_func_unbounded(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=False, rng=None):
