@@ -13,6 +13,7 @@ def _progress(message):
 
 
 def cmd_compile(args):
+    """`gpcompiler compile SPEC... -o DIR`: write the generated modules."""
     from .build import compile_files
     for path in compile_files(args.specs, args.output, progress=_progress):
         print(f"wrote {path}")
@@ -20,6 +21,7 @@ def cmd_compile(args):
 
 
 def cmd_check(args):
+    """`gpcompiler check`: regenerate every spec and diff against generated/."""
     from .build import check
     problems = check(args.specs, args.generated, progress=_progress)
     for diff in problems:
@@ -33,6 +35,7 @@ def cmd_check(args):
 
 
 def cmd_explain(args):
+    """`gpcompiler explain SPEC`: the exact derivation as Markdown with LaTeX."""
     from .build import compile_spec
     from .explain import explain
     text = explain(compile_spec(args.spec))
@@ -85,6 +88,7 @@ def _parameters(items):
 
 
 def cmd_privatize(args):
+    """`gpcompiler privatize SPEC [INPUT]`: privatize curves with the chosen method."""
     from .build import load
     from .curves import Curves, read_curves, write_curves
     module = load(args.spec)
@@ -138,6 +142,7 @@ def _plot(path, original, private, title):
 
 
 def cmd_cdf(args):
+    """`gpcompiler cdf FILE ...`: (epsilon, delta)-DP CDF of one column."""
     from . import cdf
     from .curves import read_column
     data = read_column(args.file, args.column)
@@ -171,6 +176,7 @@ def cmd_cdf(args):
 
 
 def cmd_audit(args):
+    """`gpcompiler audit SPEC | --suite`: black-box privacy audit."""
     from .audit import Claim, audit_module
     from .audit_suite import Row, format_table, run_suite
     if args.suite:
@@ -201,6 +207,7 @@ def _add_budget(parser):
 
 
 def build_parser():
+    """The argparse parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="gpcompiler", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser("compile", help="compile spec files into NumPy modules")

@@ -60,6 +60,7 @@ def make_curve(t, y):
 
 
 def check_beta(beta):
+    """The failure probability beta, which must lie in (0, 1)."""
     if not (isinstance(beta, (int, float)) and 0 < beta < 1):
         raise ValueError(f"beta must lie in (0, 1), got {beta!r}")
     return float(beta)

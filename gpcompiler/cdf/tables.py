@@ -32,6 +32,7 @@ class CDFTables:
 
 
 def alpha(k):
+    """alpha_k = 2^k sqrt((2k+1)/2)."""
     return 2 ** k * sympy.sqrt(sympy.Rational(2 * k + 1, 2))
 
 
