@@ -182,8 +182,13 @@ def cmd_audit(args):
     if args.suite:
         rows = run_suite(samples=args.samples, progress=_progress)
     elif args.spec:
-        from .build import load
-        module = load(args.spec)
+        from .build import import_module_file, load
+        if args.spec.endswith(".py"):
+            if not Path(args.spec).is_file():
+                raise UserError(f"no generated module at {args.spec}")
+            module = import_module_file(Path(args.spec))
+        else:
+            module = load(args.spec)
         claims = ([Claim("GP", args.epsilon)] if args.epsilon else []) + \
                  ([Claim("CGP", args.rho)] if args.rho else [])
         rows = [Row(f"{module.NAME} ({c.model})", False,
@@ -243,7 +248,7 @@ def build_parser():
     p.add_argument("--plot", help="write a PNG of original and privatized curves")
     p.set_defaults(run=cmd_privatize)
     p = commands.add_parser("audit", help="black-box privacy audit of a spec's mechanism")
-    p.add_argument("spec", nargs="?")
+    p.add_argument("spec", nargs="?", help="a spec file or a generated module (.py)")
     p.add_argument("--suite", action="store_true",
                    help="the whole table: negative controls and every real mechanism")
     p.add_argument("--epsilon", type=float)

@@ -102,10 +102,14 @@ def test_param_option_and_unknown_parameters():
     assert result.returncode == 2 and "unknown parameter 'Q'" in result.stderr
 
 
-def test_audit_command_on_one_spec():
+def test_audit_command_on_one_spec_or_module():
     result = run("audit", "specs/linear.toml", "--samples", "3000")
     assert result.returncode == 0, result.stderr
     assert "| linear (GP) |" in result.stdout and "false-alarm probability" in result.stdout
+    result = run("audit", "generated/ellipse.py", "--epsilon", "2", "--samples", "3000")
+    assert result.returncode == 0 and "| ellipse (GP) | 2-GP" in result.stdout
+    result = run("audit", "generated/missing.py")
+    assert result.returncode == 2 and "no generated module" in result.stderr
 
 
 def test_explain_writes_out_the_orthonormal_basis():
