@@ -57,31 +57,27 @@ def _squared_l2_errors(module, noisy, clean):
     return squares @ (weights * (hi - lo) / 2)
 
 
-@pytest.mark.parametrize("name", ["linear", "ellipse", "circle_shift"])
-def test_expected_squared_function_error_gp(name):
+def _squared_error_moments(d, model):
+    """Mean and standard deviation of ||Z||^2 (GP: Gamma(d) radius / eps; CGP: chi2_d/(2 rho))."""
+    if "epsilon" in model:
+        e = model["epsilon"]
+        return d * (d + 1) / e ** 2, math.sqrt(d * (d + 1) * (d + 2) * (d + 3) - (d * (d + 1)) ** 2) / e ** 2
+    return d / (2 * model["rho"]), math.sqrt(2 * d) / (2 * model["rho"])
+
+
+@pytest.mark.parametrize("name", ["linear", "ellipse", "circle_shift", "two_circles"])
+@pytest.mark.parametrize("model", [{"epsilon": 2.0}, {"rho": 0.5}])
+def test_expected_squared_function_error(name, model):
+    """E||f~ - f||^2 measured through evaluate and quadrature: d(d+1)/eps^2 or d/(2 rho)."""
     module = generated(name)
-    d, epsilon, n = module.COEF_DIM, 2.0, 20000
+    d, n = module.COEF_DIM, 20000
     clean = numpy.random.default_rng(1).normal(size=module.COEF_SHAPE)
-    noisy = module.privatize(numpy.broadcast_to(clean, (n,) + clean.shape), epsilon=epsilon,
-                             rng=numpy.random.default_rng(15))
+    noisy = module.privatize(numpy.broadcast_to(clean, (n,) + clean.shape),
+                             rng=numpy.random.default_rng(15), **model)
     errors = _squared_l2_errors(module, noisy, clean)
-    mean = d * (d + 1) / epsilon ** 2
-    sd = math.sqrt(d * (d + 1) * (d + 2) * (d + 3) - (d * (d + 1)) ** 2) / epsilon ** 2
+    mean, sd = _squared_error_moments(d, model)
     assert abs(errors.mean() - mean) < 5.5 * sd / math.sqrt(n)
-    assert abs(numpy.sqrt(errors).mean() - module.expected_error(epsilon=epsilon)) < 0.05 * d / epsilon
-
-
-@pytest.mark.parametrize("name", ["linear", "ellipse", "two_circles"])
-def test_expected_squared_function_error_cgp(name):
-    module = generated(name)
-    d, rho, n = module.COEF_DIM, 0.5, 20000
-    clean = numpy.random.default_rng(2).normal(size=module.COEF_SHAPE)
-    noisy = module.privatize(numpy.broadcast_to(clean, (n,) + clean.shape), rho=rho,
-                             rng=numpy.random.default_rng(16))
-    errors = _squared_l2_errors(module, noisy, clean)
-    mean, sd = d / (2 * rho), math.sqrt(2 * d) / (2 * rho)
-    assert abs(errors.mean() - mean) < 5.5 * sd / math.sqrt(n)
-    assert abs(numpy.sqrt(errors).mean() - module.expected_error(rho=rho)) < 0.05 * math.sqrt(d / rho)
+    assert abs(numpy.sqrt(errors).mean() - module.expected_error(**model)) < 0.05 * math.sqrt(mean)
 
 
 @pytest.mark.parametrize("model", [{"epsilon": 1.3}, {"rho": 0.4}])
