@@ -5,6 +5,7 @@ whitelisted names and functions, and arithmetic operators are accepted. Nothing 
 passed to ``eval``, so ``__import__('os')`` is a parse error, not an import.
 """
 import ast
+import math
 
 import sympy
 
@@ -76,6 +77,8 @@ def _number(value):
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ExpressionError(f"constant {value!r} is not a number")
     if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ExpressionError(f"number {value!r} is not finite")
         return sympy.Rational(repr(value))
     return sympy.Integer(value)
 

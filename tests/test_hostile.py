@@ -15,7 +15,7 @@ from gpcompiler.expressions import ExpressionError, parse_expression
 from gpcompiler.spec import parse_spec
 from gpcompiler.symbolic import time_limit
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=int(os.environ.get("HOSTILE_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TOKENS = ["t", "T", "x", "sin", "cos", "exp", "log", "sqrt", "sinc", "pi", "oo", "E", "__import__",
           "os", "eval", "lambda", "(", ")", "+", "-", "*", "/", "**", "^", ",", ".", "[", "]", "1",
           "2.5", "0", "1e308", "10**10", "'a'", " ", "_", "abs", "=", ":", "if", "for"]
