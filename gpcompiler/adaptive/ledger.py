@@ -68,11 +68,12 @@ class PrivacyLedger:
         self.model = model
         self.budget = float(budget)
         self.spends = []
+        self._spent = Fraction(0)
 
     @property
     def spent(self):
-        """Exact total spent."""
-        return sum((s.cost for s in self.spends), Fraction(0))
+        """Exact total spent (the running sum of every recorded cost)."""
+        return self._spent
 
     @property
     def total(self):
@@ -89,11 +90,12 @@ class PrivacyLedger:
     def _record(self, label, model, parameter, cost):
         if cost <= 0:
             raise ValueError(f"{label}: a privacy parameter must be positive")
-        if self.spent + cost > Fraction(self.budget):
+        if self._spent + cost > Fraction(self.budget):
             raise BudgetExceededError(
                 f"{label}: spending {float(cost):.6g} would exceed the {self.model} budget "
                 f"{self.budget:.6g} ({float(self.remaining):.6g} left)")
         self.spends.append(Spend(label, model, parameter, cost))
+        self._spent += cost
         return parameter
 
     def spend_gp(self, label, epsilon):
