@@ -303,3 +303,17 @@ def test_piecewise_project_and_privatize_on_given_breakpoints():
     assert stats.kstest(numpy.array(radii) * 2.0, "gamma", args=(d,)).pvalue > 1e-6
     with pytest.raises(ValueError, match="strictly increasing"):
         piecewise_project_and_privatize(t, y, generated("linear"), [0, 2, 1], epsilon=1.0)
+
+
+def test_gaussian_mixtures_select_beats_the_best_baseline():
+    """Sec. 5.2 setting (experiments/gaussian_mixtures.py), small: PrivFuncSelect's mean L2
+    error is below half the best baseline's at every budget."""
+    import sys
+    from conftest import ROOT
+    sys.path.insert(0, str(ROOT / "experiments"))
+    from gaussian_mixtures import BUDGETS, run
+    table, sizes = run(curves=5, seeds=2)
+    for epsilon in BUDGETS:
+        best = min(table["Baseline", epsilon], table["Baseline (smoothed)", epsilon])
+        assert table["PrivFuncSelect", epsilon] < 0.5 * best
+    assert sizes["PrivFuncSelect", 1.0] < sizes["PrivFuncSelect", 100.0]
