@@ -6,6 +6,7 @@ passed to ``eval``, so ``__import__('os')`` is a parse error, not an import.
 """
 import ast
 import math
+import warnings
 
 import sympy
 
@@ -44,7 +45,9 @@ def parse_expression(text, symbols):
     if len(text) > MAX_LENGTH:
         raise ExpressionError(f"expression longer than {MAX_LENGTH} characters")
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError:
         raise ExpressionError(f"cannot parse {text!r}") from None
     try:
