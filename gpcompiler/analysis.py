@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import mpmath
 import sympy
 
-from .errors import SymbolicLimitError
+from .errors import NotPositiveDefiniteError, SymbolicLimitError
 from .symbolic import (DIGITS, condition_number, ldl, simplify_entry, time_limit,
                        unit_lower_inverse)
 
@@ -114,7 +114,6 @@ def _certificate(spec, pivots):
     if all(v > 0 for v in values):
         return ("every LDL^T pivot is positive at the default parameters "
                 "(positivity for other values is not proven)")
-    from .errors import NotPositiveDefiniteError
     bad = next(j for j, v in enumerate(values) if not v > 0)
     raise NotPositiveDefiniteError(f"LDL^T pivot {bad} is {values[bad]} at the defaults: "
                                    "the Gram matrix is not positive definite")
