@@ -75,6 +75,16 @@ def _release(module, args, t, y, rng):
     return result.evaluate(t), f"{chosen}, ledger total {result.ledger.total:.6g}"
 
 
+def _mechanism(spec):
+    """The generated module of a mechanism spec (a cdf spec is refused with a pointer)."""
+    from .build import load
+    module = load(spec)
+    if not hasattr(module, "privatize") or not hasattr(module, "project"):
+        raise UserError(f"{spec} compiles CDF tables, not a curve mechanism: "
+                        "use `gpcompiler cdf` for distribution estimation")
+    return module
+
+
 def _parameters(items):
     """--param NAME=VALUE options as keyword arguments of the generated module."""
     params = {}
@@ -89,9 +99,8 @@ def _parameters(items):
 
 def cmd_privatize(args):
     """`gpcompiler privatize SPEC [INPUT]`: privatize curves with the chosen method."""
-    from .build import load
     from .curves import Curves, read_curves, write_curves
-    module = load(args.spec)
+    module = _mechanism(args.spec)
     curves = read_curves(args.input)
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     outputs = []
@@ -182,13 +191,15 @@ def cmd_audit(args):
     if args.suite:
         rows = run_suite(samples=args.samples, progress=_progress)
     elif args.spec:
-        from .build import import_module_file, load
+        from .build import import_module_file
         if args.spec.endswith(".py"):
             if not Path(args.spec).is_file():
                 raise UserError(f"no generated module at {args.spec}")
             module = import_module_file(Path(args.spec))
+            if not hasattr(module, "privatize") or not hasattr(module, "gram"):
+                raise UserError(f"{args.spec} is not a generated curve mechanism")
         else:
-            module = load(args.spec)
+            module = _mechanism(args.spec)
         claims = ([Claim("GP", args.epsilon)] if args.epsilon else []) + \
                  ([Claim("CGP", args.rho)] if args.rho else [])
         rows = [Row(f"{module.NAME} ({c.model})", False,

@@ -116,3 +116,11 @@ def test_explain_writes_out_the_orthonormal_basis():
     result = run("explain", "specs/linear.toml")
     assert "e_{1}(t) = \\frac{\\sqrt{3} t}{T^{\\frac{3}{2}}}" in result.stdout
     assert "D_{1} = \\frac{T^{3}}{3}, D_{2} = \\frac{T}{4}" in result.stdout
+
+
+def test_cdf_spec_is_refused_by_curve_commands():
+    for command in (("privatize", "specs/cdf_wages.toml", "--epsilon", "1"),
+                    ("audit", "specs/cdf_wages.toml"), ("audit", "generated/cdf_wages.py")):
+        result = run(*command)
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert "gpcompiler: error:" in result.stderr
