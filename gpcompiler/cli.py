@@ -292,6 +292,9 @@ def main(argv=None):
     except UserError as error:
         print(f"gpcompiler: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:
+        print(f"gpcompiler: error: {error.strerror or error}: {error.filename or ''}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

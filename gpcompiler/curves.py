@@ -52,7 +52,9 @@ def read_curves(source):
         if parts[1] == "ecg":
             return bundled_ecg(number or 0)
         trajectories = bundled_trajectories()
-        count = number or 1
+        count = 1 if number is None else number
+        if not 1 <= count <= len(trajectories.ids):
+            raise DataError(f"bundled:ais count must be in 1..{len(trajectories.ids)}, got {count}")
         return Curves(*(field[:count] for field in (trajectories.ids, trajectories.times,
                                                      trajectories.values)), trajectories.value_names)
     try:

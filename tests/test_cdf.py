@@ -165,7 +165,8 @@ def test_quantile_is_the_generalized_inverse():
     ({"lo": 1.0, "hi": 1.0}, "finite lo < hi"), ({"data": []}, "data is empty"),
     ({"data": [1.0, numpy.nan]}, "NaN or infinite"), ({"epsilon": 0.0}, "epsilon must be positive"),
     ({"delta": 1.0}, "delta must lie in"), ({"method": "magic"}, "method must be one of"),
-    ({"epsilon": 100.0}, "epsilon must lie in"),
+    ({"epsilon": 100.0}, "epsilon must lie in"), ({"degree": -3}, "degree must be an integer"),
+    ({"degree": 300, "method": "moments"}, "0..200 for the moments method"),
 ])
 def test_bad_input_gets_clear_errors(kwargs, message):
     arguments = {"data": [0.1, 0.5], "lo": 0.0, "hi": 1.0, "epsilon": 1.0, "delta": 1e-5, **kwargs}

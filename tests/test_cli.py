@@ -124,3 +124,9 @@ def test_cdf_spec_is_refused_by_curve_commands():
         result = run(*command)
         assert result.returncode == 2 and "Traceback" not in result.stderr
         assert "gpcompiler: error:" in result.stderr
+
+
+def test_unwritable_output_is_a_one_line_error(tmp_path):
+    result = run("explain", "specs/linear.toml", "-o", str(tmp_path / "missing" / "x.md"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "No such file or directory" in result.stderr

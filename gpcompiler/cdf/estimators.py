@@ -240,6 +240,9 @@ def estimate(data, *, lo, hi, epsilon, delta, degree=10, method="direct", rng=No
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    limit = 200 if method == "moments" else 1000
+    if isinstance(degree, bool) or not isinstance(degree, (int, numpy.integer)) or not 0 <= degree <= limit:
+        raise ValueError(f"degree must be an integer in 0..{limit} for the {method} method, got {degree!r}")
     _check_budget(epsilon, delta)
     rng = default_generator(rng)
     if method in ("moments", "direct"):
