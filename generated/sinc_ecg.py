@@ -111,6 +111,7 @@ def _atoms(x, p):
 
 
 def _user_basis(x, p):
+    """The user basis: here the atoms themselves."""
     return _atoms(x, p)
 
 

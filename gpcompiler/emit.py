@@ -152,8 +152,9 @@ def _atoms_function(ir):
 
 
 def _basis_function(ir):
-    if ir.atoms_kind in ("sinc", "hermite"):
-        return "def _user_basis(x, p):\n    return _atoms(x, p)"
+    if ir.atoms_kind != "legendre":
+        return ('def _user_basis(x, p):\n    """The user basis: here the atoms themselves."""\n'
+                "    return _atoms(x, p)")
     shape = (ir.basis_size, ir.value_dim) if ir.vector_basis else (ir.basis_size,)
     return _expression_body("_user_basis", "The user's basis functions, evaluated as written.",
                             ir.basis_codes, shape)
