@@ -1,7 +1,7 @@
 """`gpcompiler explain`: the derivation of a compiled spec as Markdown with LaTeX."""
 import sympy
 
-from .symbolic import to_float
+from .symbolic import is_identity, to_float
 
 FULL_MATRIX_LIMIT = 12
 
@@ -16,12 +16,6 @@ def _latex_matrix(matrix, symbol):
             "generated module.)")
 
 
-def _is_identity(matrix):
-    dok = matrix.todok()
-    rows, cols = matrix.shape
-    return rows == cols and len(dok) == rows and all(i == j and v == 1 for (i, j), v in dok.items())
-
-
 def explain(compiled):
     """Markdown text auditing every step from spec to mechanism."""
     if compiled.spec.kind == "cdf":
@@ -32,7 +26,7 @@ def explain(compiled):
              f"Spec `{spec.path}` (sha256 `{spec.sha256}`), module `{spec.name}`.", "",
              "## Function space", "", _space(spec), "",
              "## Gram matrix", "", f"Obtained by: {analysis.gram_method}.", ""]
-    if _is_identity(analysis.gram):
+    if is_identity(analysis.gram):
         parts.append(f"$$ G = I_{{{spec.basis_size}}} $$")
     else:
         parts.append(_latex_matrix(analysis.gram, "G"))
@@ -91,7 +85,7 @@ def _orthonormal(analysis):
     }[kind]
     text = (f"$e = R^{{-1}}\\varphi = K\\,\\psi$ with atoms $\\psi$ = {atoms}. "
             "Float64 constants are rounded once from the exact values.\n\n")
-    if _is_identity(analysis.transform):
+    if is_identity(analysis.transform):
         return text + "$$ K = I $$"
     return text + _latex_matrix(analysis.transform, "K") + _explicit_basis(analysis)
 

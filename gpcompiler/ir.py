@@ -10,7 +10,7 @@ import sympy
 from sympy.printing.numpy import NumPyPrinter
 
 from . import __version__
-from .symbolic import to_float
+from .symbolic import is_identity, to_float
 
 
 @dataclass(frozen=True)
@@ -147,11 +147,9 @@ def _value_lowering(printer, defaults):
 
 def _matrix(name, matrix, lower_value, symmetric=False):
     rows, cols = matrix.shape
-    dok = matrix.todok()
-    identity = rows == cols and len(dok) == rows and all(
-        i == j and v == 1 for (i, j), v in dok.items())
+    identity = is_identity(matrix)
     entries = () if identity else tuple(
-        Entry(i, j, *lower_value(v)) for (i, j), v in sorted(dok.items())
+        Entry(i, j, *lower_value(v)) for (i, j), v in sorted(matrix.todok().items())
         if v != 0 and (not symmetric or j <= i))
     return MatrixIR(name, (rows, cols), entries, symmetric, identity)
 

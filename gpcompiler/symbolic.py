@@ -60,6 +60,13 @@ def simplify_entry(value):
     return sympy.factor(sympy.cancel(value))
 
 
+def is_identity(matrix):
+    """True for a square matrix equal to I (checked on its nonzero entries only)."""
+    rows, cols = matrix.shape
+    dok = matrix.todok()
+    return rows == cols and len(dok) == rows and all(i == j and v == 1 for (i, j), v in dok.items())
+
+
 def to_float(value, substitutions=None):
     """Correctly rounded float64 of an exact value (evaluated once at DIGITS digits)."""
     if substitutions:
