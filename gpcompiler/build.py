@@ -11,7 +11,9 @@ from pathlib import Path
 from . import __version__
 from .analysis import analyze
 from .cdf.tables import cdf_tables
+from .curves import write_text_atomically
 from .emit import emit_cdf_module, emit_module
+from .errors import SpecError
 from .ir import lower, lower_cdf
 from .spec import load_spec
 from .symbolic import time_limit
@@ -41,12 +43,6 @@ def compile_spec(path, root=None):
         return Compiled(spec, analysis, emit_module(lower(analysis)))
 
 
-def _write_atomically(path, text):
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text)
-    os.replace(temporary, path)
-
-
 def compile_files(paths, out_dir, root=None, progress=None):
     """Compile spec files into ``out_dir``; nothing is written unless all compile."""
     compiled = []
@@ -57,14 +53,13 @@ def compile_files(paths, out_dir, root=None, progress=None):
     names = [c.spec.name for c in compiled]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
-        from .errors import SpecError
         raise SpecError([("name", f"module name {n!r} is used by several specs") for n in duplicated])
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for item in compiled:
         target = out_dir / f"{item.spec.name}.py"
-        _write_atomically(target, item.source)
+        write_text_atomically(target, item.source)
         written.append(target)
     return written
 
@@ -112,7 +107,6 @@ def load(spec_path, *, cache=None):
     try:
         raw = spec_path.read_bytes()
     except OSError as error:
-        from .errors import SpecError
         raise SpecError([("", f"cannot read spec file: {error.strerror}")], spec_path) from None
     key = hashlib.sha256(raw + b"\0" + compiler_digest().encode()).hexdigest()[:20]
     directory = Path(cache) if cache is not None else cache_dir()
@@ -120,7 +114,7 @@ def load(spec_path, *, cache=None):
     if not target.exists():
         compiled = compile_spec(spec_path)
         directory.mkdir(parents=True, exist_ok=True)
-        _write_atomically(target, compiled.source)
+        write_text_atomically(target, compiled.source)
     return import_module_file(target, f"gpcompiler_generated_{spec_path.stem}_{key}")
 
 

@@ -1,6 +1,9 @@
 """Reading curves: CSV files (wide or long format) and the bundled real ECG record."""
 import csv
+import gzip
 import io
+import os
+from datetime import datetime
 from dataclasses import dataclass
 from importlib import resources
 
@@ -103,9 +106,16 @@ def parse_csv(text, source="<csv>"):
     return Curves(tuple(groups), tuple(times), tuple(values), tuple(names[1:]))
 
 
+def write_text_atomically(path, text):
+    """Write ``text`` to ``path`` through a temporary file: never half-written."""
+    temporary = f"{path}.tmp"
+    with open(temporary, "w", newline="") as handle:
+        handle.write(text)
+    os.replace(temporary, path)
+
+
 def write_curves(path, curves):
     """Write curves in long CSV format (curve,t,values...), atomically."""
-    import os
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["curve", "t", *curves.value_names])
@@ -113,15 +123,11 @@ def write_curves(path, curves):
         y = numpy.asarray(y).reshape(len(t), -1)
         for ti, yi in zip(t, y):
             writer.writerow([key, repr(float(ti)), *(repr(float(v)) for v in yi)])
-    temporary = f"{path}.tmp"
-    with open(temporary, "w", newline="") as handle:
-        handle.write(buffer.getvalue())
-    os.replace(temporary, path)
+    write_text_atomically(path, buffer.getvalue())
 
 
 def read_column(source, column):
     """One numeric column of a CSV (optionally gzip) file, or of ``bundled:cps1988``."""
-    import gzip
     if source == "bundled:cps1988":
         handle = resources.files("gpcompiler").joinpath("data/AER__CPS1988.csv.gz").open("rb")
         source_name = "CPS 1988"
@@ -159,8 +165,6 @@ def bundled_trajectories(minimum_points=100):
     """Vessel trajectories of the bundled AIS data (New York Harbor, 1-7 Dec 2020) in a
     local metric plane: equirectangular projection about the data's centre, metres; time in
     minutes from each trajectory's start. Repeated timestamps are dropped."""
-    import gzip
-    from datetime import datetime
     with resources.files("gpcompiler").joinpath("data/nyharbor_ais_2020-12-01_07.csv.gz").open("rb") as f:
         rows = list(csv.DictReader(io.StringIO(gzip.decompress(f.read()).decode())))
     lon = numpy.array([float(r["lon"]) for r in rows])

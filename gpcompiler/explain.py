@@ -1,6 +1,8 @@
 """`gpcompiler explain`: the derivation of a compiled spec as Markdown with LaTeX."""
 import sympy
 
+from .cdf.estimators import expected_l2_errors
+from .cdf.tables import moment_sensitivity_sup
 from .symbolic import is_identity, to_float
 
 FULL_MATRIX_LIMIT = 12
@@ -134,8 +136,6 @@ def _errors(d):
 
 def explain_cdf(spec, tables, example=(1000, 1.0, 1e-5)):
     """Derivation of the CDF tables and of both sensitivities (second paper)."""
-    from .cdf.estimators import expected_l2_errors
-    from .cdf.tables import moment_sensitivity_sup
     K = tables.degree
     lo, hi = spec.interval
     matrix = tables.moment_matrix

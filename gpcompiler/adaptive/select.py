@@ -9,6 +9,7 @@ from fractions import Fraction
 
 import numpy
 
+from ..build import load
 from .curve import prepare_run
 from .noise import privatize_vector
 from .results import PrivateFunction
@@ -19,7 +20,6 @@ def load_module(spec):
     """A generated module from a spec path or an already loaded module."""
     if hasattr(spec, "project") and hasattr(spec, "BASIS_SIZE"):
         return spec
-    from ..build import load
     return load(spec)
 
 

@@ -8,7 +8,9 @@ In matrix form c = offset + moment_matrix . (mu_1, ..., mu_{K+1}).
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy
 import sympy
+from scipy.optimize import minimize
 
 
 COEFFICIENT_SENSITIVITY_SQUARED = sympy.Integer(2)
@@ -63,8 +65,6 @@ def cdf_tables(degree):
 def moment_sensitivity_sup(degree, grid=801):
     """Numerical sup over x, x' in [-1, 1] of sum_{i=1}^{K+1} (x'^i - x^i)^2 (times N^2):
     a dense grid refined by SciPy's bounded optimizer. Compare with the paper's (5K+8)/2."""
-    from scipy.optimize import minimize
-    import numpy
     points = numpy.linspace(-1, 1, grid)
     powers = points[:, None] ** numpy.arange(1, degree + 2)
     best, where = -1.0, None
