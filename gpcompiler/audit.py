@@ -3,8 +3,8 @@
 For two neighbouring inputs x, x' at a known distance the auditor samples the mechanism,
 chooses a test event E on one half of the samples (thresholds on a fixed family of
 scores: a projection on the mean difference, the distance to the x-mean, the spherical
-Laplace likelihood-ratio statistic |o - m'| - |o - m|, and the alignment of o - m with
-each output axis), then estimates P = Pr[M(x) in E] and Q = Pr[M(x') in E] on fresh
+Laplace likelihood-ratio statistic |o - m'| - |o - m|, the alignment of o - m with
+each output axis, and a logistic-regression attack fitted on those scores), then estimates P = Pr[M(x) in E] and Q = Pr[M(x') in E] on fresh
 samples with Clopper-Pearson bounds. The claim is violated when the certified P_lower
 exceeds the largest P the claim allows for Q_upper:
 
@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 
 import numpy
-from scipy import stats
+from scipy import optimize, special, stats
 
 QUANTILES = numpy.array([1e-4, 3e-4, 1e-3, 3e-3, 0.01, 0.03, 0.1, 0.2, 0.35, 0.5])
 MAX_AXES = 16
@@ -108,6 +108,27 @@ def _draw(sampler, count, rng, features, chunk=20000):
     return numpy.concatenate(parts)
 
 
+def _logistic_attack(scores_x, scores_y):
+    """A logistic regression telling M(x') from M(x) on the selection half (standardized
+    scores, SciPy L-BFGS on the mean log-loss); returns a function appending its linear
+    predictor to a score matrix as one more score."""
+    data = numpy.concatenate([scores_x, scores_y])
+    labels = numpy.concatenate([numpy.zeros(len(scores_x)), numpy.ones(len(scores_y))])
+    centre, scale = data.mean(axis=0), data.std(axis=0)
+    scale[scale == 0] = 1.0
+
+    def design(scores):
+        return numpy.column_stack([(scores - centre) / scale, numpy.ones(len(scores))])
+    matrix = design(data)
+
+    def loss(weights):
+        margin = matrix @ weights
+        value = numpy.mean(numpy.logaddexp(0.0, margin) - labels * margin)
+        return value, matrix.T @ (special.expit(margin) - labels) / len(labels)
+    weights = optimize.minimize(loss, numpy.zeros(matrix.shape[1]), jac=True, method="L-BFGS-B").x
+    return lambda scores: numpy.column_stack([scores, design(scores) @ weights])
+
+
 def _mean(sampler, count, rng, chunk=20000):
     """Mean output over ``count`` pilot samples (fixes the score family's centres)."""
     total = 0.0
@@ -161,15 +182,18 @@ def audit_pair(sample_x, sample_y, claim, distance, *, label="", samples=50000, 
     features = _Features(_mean(sample_x, samples, rng), _mean(sample_y, samples, rng), rng)
     level = alpha / (2 * events)
     selection = (_draw(sample_x, samples, rng, features), _draw(sample_y, samples, rng, features))
+    attack = _logistic_attack(*selection)
+    selection = tuple(attack(s) for s in selection)
     event, swapped = _select_event(*selection, claim, distance, level)
-    fresh_x, fresh_y = _draw(sample_x, samples, rng, features), _draw(sample_y, samples, rng, features)
+    fresh_x, fresh_y = (attack(_draw(sample, samples, rng, features)) for sample in (sample_x, sample_y))
     if swapped:
         fresh_x, fresh_y = fresh_y, fresh_x
     p_lower = clopper_pearson(int(_in_event(fresh_x, event).sum()), samples, level)[0]
     q_upper = clopper_pearson(int(_in_event(fresh_y, event).sum()), samples, level)[1]
     allowed = claim.allowed(q_upper, distance)
     j, threshold, upper = event
-    description = (f"{features.names[j]} {'>' if upper else '<='} {threshold:.4g}"
+    names = features.names + ["logistic-regression attack"]
+    description = (f"{names[j]} {'>' if upper else '<='} {threshold:.4g}"
                    f"{' (roles swapped)' if swapped else ''}")
     certified = math.log(p_lower / q_upper) if p_lower > 0 else -math.inf
     return PairAudit(label, distance, description, p_lower, q_upper, allowed, certified,
