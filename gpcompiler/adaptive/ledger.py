@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..errors import UserError
+from ..rounding import floor_float
 
 
 class BudgetExceededError(UserError, ValueError):
@@ -25,26 +26,10 @@ class Spend:
     cost: Fraction
 
 
-def floor_float(value):
-    """The largest float <= an exact Fraction."""
-    result = float(value)
-    return math.nextafter(result, 0.0) if Fraction(result) > value else result
 
 
-def ceil_float(value):
-    """The smallest float >= an exact value (used for noise scales)."""
-    value = Fraction(value)
-    result = float(value)
-    return math.nextafter(result, math.inf) if Fraction(result) < value else result
 
 
-def ceil_sqrt(value):
-    """The smallest float whose square is >= an exact value (Gaussian noise scales)."""
-    value = Fraction(value)
-    result = math.sqrt(float(value))
-    while Fraction(result) ** 2 < value:
-        result = math.nextafter(result, math.inf)
-    return result
 
 
 def check_budget(epsilon, rho):

@@ -3,7 +3,7 @@ from fractions import Fraction
 
 import numpy
 
-from .ledger import ceil_float, ceil_sqrt
+from ..rounding import ceil_float, ceil_sqrt
 
 
 def spherical_laplace(rng, shape, dimension):

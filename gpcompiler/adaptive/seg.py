@@ -11,9 +11,10 @@ from fractions import Fraction
 
 import numpy
 
+from ..rounding import floor_float
 from . import piecewise
 from .curve import prepare_run
-from .ledger import PrivacyLedger, floor_float
+from .ledger import PrivacyLedger
 from .noise import privatize_vector, scalar_noise
 from .results import PrivateFunction
 from .select import load_module

@@ -1,7 +1,7 @@
 """Sparse vector technique (paper Alg. 1), charged to a privacy ledger."""
 from fractions import Fraction
 
-from .ledger import ceil_float, floor_float
+from ..rounding import ceil_float, floor_float
 
 
 def svt(queries, threshold, lipschitz, epsilon1, epsilon2, *, rng, ledger, label):

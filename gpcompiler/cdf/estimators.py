@@ -7,12 +7,13 @@ non-decreasing CDF in [0, 1].
 """
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
+from functools import lru_cache
 
 import numpy
 from numpy.polynomial import legendre
 from scipy.optimize import isotonic_regression
 
+from ..rounding import ceil_sqrt
 from ..secure import default_generator
 from ..symbolic import to_float
 from .gaussian import analytic_gaussian_sigma
@@ -113,7 +114,7 @@ class Statistics:
         sqrt(2) for direct coefficients (Bessel, attained by a record moving lo -> hi)."""
         squared = (moment_sensitivity_squared(self.degree) if self.method == "moments"
                    else COEFFICIENT_SENSITIVITY_SQUARED)
-        return _sqrt_up(squared)
+        return ceil_sqrt(squared)
 
     def privatize(self, *, epsilon, delta, rng=None):
         """Gaussian noise on the sums, with this batch's own (epsilon, delta)."""
@@ -125,13 +126,6 @@ class Statistics:
                                  sigma ** 2, ((epsilon, delta, self.count),))
 
 
-def _sqrt_up(exact_square):
-    """sqrt of an exact rational, rounded up (sensitivities are never rounded down)."""
-    square = Fraction(str(exact_square))
-    value = math.sqrt(float(square))
-    while Fraction(value) ** 2 < square:
-        value = math.nextafter(value, math.inf)
-    return value
 
 
 def _check_compatible(a, b):
@@ -172,10 +166,16 @@ class PrivateStatistics:
                                   sensitivity, epsilon, delta)
 
 
+@lru_cache(maxsize=32)
 def _float_tables(degree):
     tables = cdf_tables(degree)
+    """Float64 moment matrix and offset, rounded once from the exact tables (cached,
+    read-only)."""
     matrix = numpy.array([[to_float(v) for v in row] for row in tables.moment_matrix.tolist()])
-    return matrix, numpy.array([to_float(v) for v in tables.offset])
+    offset = numpy.array([to_float(v) for v in tables.offset])
+    matrix.setflags(write=False)
+    offset.setflags(write=False)
+    return matrix, offset
 
 
 def legendre_cdf(coefficients, x):
@@ -200,7 +200,7 @@ def _from_coefficients(source, coefficients, sigma, sensitivity, epsilon, delta)
 def histogram_queries(x, lo, hi, epsilon, delta, bins, rng):
     """HQ: noisy counts of uniform bins (replace-one: l2 sensitivity sqrt 2), negatives -> 0."""
     counts = numpy.histogram(x, bins=bins, range=(-1, 1))[0].astype(float)
-    sigma = analytic_gaussian_sigma(epsilon, delta, _sqrt_up(2))
+    sigma = analytic_gaussian_sigma(epsilon, delta, ceil_sqrt(2))
     noisy = numpy.maximum(counts + sigma * rng.standard_normal(bins), 0.0)
     values = numpy.clip(numpy.concatenate([[0.0], numpy.cumsum(noisy)]) / x.size, 0.0, 1.0)
     grid = numpy.linspace(lo, hi, bins + 1)
@@ -214,7 +214,7 @@ def adaptive_quantiles(x, lo, hi, epsilon, delta, steps, rng):
     Each count has sensitivity 1; T adaptive Gaussian queries compose exactly like one
     Gaussian query of sensitivity sqrt(T) (Gaussian DP), so each gets that sigma.
     """
-    sigma = analytic_gaussian_sigma(epsilon, delta, _sqrt_up(steps))
+    sigma = analytic_gaussian_sigma(epsilon, delta, ceil_sqrt(steps))
     ordered = numpy.sort(x)
     known = {-1.0: 0.0, 1.0: 1.0}
     for _ in range(steps):
@@ -258,8 +258,8 @@ def expected_l2_errors(degree, n, epsilon, delta):
     """Root mean squared L2 error (on [-1, 1]) of the noise, before post-processing:
     direct: sigma_c sqrt(K+1); moments: sigma_mu sqrt(trace(A A^T))."""
     matrix, _ = _float_tables(degree)
-    sigma_direct = analytic_gaussian_sigma(epsilon, delta, _sqrt_up(COEFFICIENT_SENSITIVITY_SQUARED)) / n
-    sigma_moments = analytic_gaussian_sigma(epsilon, delta, _sqrt_up(moment_sensitivity_squared(degree))) / n
+    sigma_direct = analytic_gaussian_sigma(epsilon, delta, ceil_sqrt(COEFFICIENT_SENSITIVITY_SQUARED)) / n
+    sigma_moments = analytic_gaussian_sigma(epsilon, delta, ceil_sqrt(moment_sensitivity_squared(degree))) / n
     return {"direct": sigma_direct * math.sqrt(degree + 1),
             "moments": sigma_moments * math.sqrt(float(numpy.sum(matrix ** 2)))}
 

@@ -1,0 +1,27 @@
+"""Directed rounding of exact values to float64: privacy parameters are rounded down,
+noise scales and sensitivities up, so a float never promises more privacy than is spent."""
+import math
+from fractions import Fraction
+
+
+def floor_float(value):
+    """The largest float <= an exact value."""
+    value = Fraction(value)
+    result = float(value)
+    return math.nextafter(result, 0.0) if Fraction(result) > value else result
+
+
+def ceil_float(value):
+    """The smallest float >= an exact value (used for noise scales)."""
+    value = Fraction(value)
+    result = float(value)
+    return math.nextafter(result, math.inf) if Fraction(result) < value else result
+
+
+def ceil_sqrt(value):
+    """The smallest float whose square is >= an exact value (Gaussian scales, sensitivities)."""
+    value = Fraction(value) if isinstance(value, (int, float, Fraction)) else Fraction(str(value))
+    result = math.sqrt(float(value))
+    while Fraction(result) ** 2 < value:
+        result = math.nextafter(result, math.inf)
+    return result
