@@ -25,6 +25,7 @@ noise comes from os.urandom (see SecureGenerator for the floating-point caveat).
 import math
 import numbers
 import os
+import sys
 from fractions import Fraction
 
 import numpy
@@ -425,7 +426,7 @@ def _budget(epsilon, rho):
 def ceil_float(value):
     """The smallest float >= an exact value (noise scales); OverflowError past float64."""
     value = Fraction(value)
-    if value > _LARGEST:
+    if value > Fraction(sys.float_info.max):
         raise OverflowError("the value exceeds the largest float64")
     result = float(value)
     return math.nextafter(result, math.inf) if Fraction(result) < value else result
@@ -435,9 +436,10 @@ def ceil_sqrt(value):
     """The smallest float whose square is >= an exact value (Gaussian scales,
     sensitivities); OverflowError past float64."""
     value = Fraction(value) if isinstance(value, (int, float, Fraction)) else Fraction(str(value))
-    if value > _LARGEST ** 2:
+    largest = Fraction(sys.float_info.max)
+    if value > largest ** 2:
         raise OverflowError("the square root exceeds the largest float64")
-    result = math.ldexp(math.sqrt(float(value / 2 ** 1024)), 512) if value > _LARGEST \
+    result = math.ldexp(math.sqrt(float(value / 2 ** 1024)), 512) if value > largest \
         else math.sqrt(float(value))
     while Fraction(result) ** 2 < value:
         result = math.nextafter(result, math.inf)
