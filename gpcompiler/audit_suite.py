@@ -132,16 +132,20 @@ def _adaptive_rows(samples, events):
     rows = []
     legendre, linear = _generated("legendre10"), _generated("linear")
     grid = numpy.linspace(-1, 1, 24)
-    for name, algorithm, module in (("PrivFuncSelect (legendre10)", priv_func_select, legendre),
-                                    ("PrivFuncSeg (linear)", priv_func_seg, linear)):
+    # PrivFuncSeg runs on linear's domain [0, T] with T = 2, the pair shifted by 1
+    for name, algorithm, module, shift, params in (
+            ("PrivFuncSelect (legendre10)", priv_func_select, legendre, 0.0, {}),
+            ("PrivFuncSeg (linear)", priv_func_seg, linear, 1.0, {"T": 2.0})):
         for claim in (Claim("GP", 1.0), Claim("CGP", 0.5)):
             keyword = {"epsilon": claim.budget} if claim.model == "GP" else {"rho": claim.budget}
             distance = 1.0
             t, q, q_prime = _curve_pair(distance)
 
-            def sampler(y, algorithm=algorithm, module=module, keyword=keyword):
+            def sampler(y, algorithm=algorithm, module=module, keyword=keyword, shift=shift,
+                        params=params):
                 return lambda count, g: numpy.stack([
-                    algorithm(t, y, module, rng=g, **keyword).evaluate(grid) for _ in range(count)])
+                    algorithm(t + shift, y, module, rng=g, **keyword, **params).evaluate(
+                        grid + shift) for _ in range(count)])
             label = f"{name} ({claim.model})"
             rows.append(Row(label, False, _pair_report(label, claim, sampler(q), sampler(q_prime),
                                                        distance, samples, events, len(rows))))

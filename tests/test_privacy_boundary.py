@@ -105,6 +105,14 @@ def test_adaptive_release_does_not_depend_on_the_sample_grid(name, budget):
               other.evaluate(public if name != "priv_func_unbounded" else public - 50), name)
 
 
+def test_every_public_releasing_function_is_covered():
+    """A new releasing function cannot be exported without joining the test above."""
+    import gpcompiler.adaptive as adaptive
+    releasing = {name for name in adaptive.__all__
+                 if name.startswith(("priv_func", "piecewise", "baseline"))}
+    assert releasing == {name.split()[0] for name in RELEASES}
+
+
 def test_the_comparison_catches_a_domain_taken_from_the_samples():
     """Negative control: the baseline on [t_0, t_last] (the rule before issue 8) gives
     different releases on the grids above, and the comparison says so."""
