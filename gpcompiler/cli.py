@@ -283,6 +283,9 @@ def _rounded(values):
 
 
 def _jsonable(value):
+    """``value`` with arrays as lists and floats rounded to DIGITS significant digits."""
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
     if isinstance(value, numpy.ndarray) and value.dtype.kind == "f":
         return _rounded(value).tolist()
     if isinstance(value, (numpy.ndarray, tuple, list)):
@@ -332,7 +335,7 @@ def _privatize_file(args, module, curves, releases, grids):
         return json.dumps({**metadata, "value_names": list(curves.value_names), "curves": [
             {"curve": key, **_jsonable(release.record), "grid": _jsonable(grid),
              "values": _jsonable(v)}
-            for key, release, grid, v in zip(curves.ids, releases, grids, values)]}, indent=1)
+            for key, release, grid, v in zip(curves.ids, releases, grids, values)]}) + "\n"
     metadata["grid"] = (f"--at {args.at_path}" if args.at is not None
                         else f"{args.grid} points over the curve domain")
     rows = ([key, repr(float(ti)), *map(_number, vi)]
@@ -492,11 +495,12 @@ def cmd_cdf(args):
               "(on the [-1, 1] scale)")
     files = []
     if args.output:
-        metadata = _metadata(args, **spec, lo=lo, hi=hi, degree=degree, records=int(data.size))
+        smooth = {"degree": degree} if args.method in ("moments", "direct") else {}
+        metadata = _metadata(args, **spec, lo=lo, hi=hi, **smooth, records=int(data.size))
         values = result.cdf(grid)
         files.append((args.output, json.dumps(
             {**metadata, **_jsonable(released), "grid": _jsonable(grid),
-             "cdf": _jsonable(values)}, indent=1) if args.output_format == ".json" else
+             "cdf": _jsonable(values)}) + "\n" if args.output_format == ".json" else
             _csv_text(metadata, ["x", "cdf"],
                       ([repr(float(x)), _number(v)] for x, v in zip(grid, values)))))
     if args.plot:
