@@ -1,13 +1,21 @@
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
+# Tests write only to temporary directories: no hypothesis database in the work tree, and
+# the build cache of gpcompiler.load in a temporary directory removed at exit.
+settings.register_profile("local", database=None)
 settings.register_profile("ci", derandomize=True, database=None)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+settings.load_profile("ci" if os.environ.get("CI") else "local")
+CACHE = tempfile.mkdtemp(prefix="gpcompiler-test-cache-")
+os.environ["GPCOMPILER_CACHE"] = CACHE
+atexit.register(shutil.rmtree, CACHE, ignore_errors=True)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
