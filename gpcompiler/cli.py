@@ -749,8 +749,9 @@ def build_parser():
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=cmd_audit)
     p = command("cdf", "(epsilon, delta)-DP CDF of one column of a CSV file")
-    p.add_argument("file", help="CSV or CSV.gz file with a header, or bundled:cps1988 "
-                                "(CPS 1988 weekly wages, USD)")
+    p.add_argument("file", nargs="?", default="bundled:cps1988",
+                   help="CSV or CSV.gz file with a header, or bundled:cps1988 (CPS 1988 weekly "
+                        "wages, USD) (default: bundled:cps1988)")
     p.add_argument("--column", help="column to estimate (default: wage for bundled:cps1988; "
                                     "required for other files)")
     p.add_argument("--spec", help="a kind = \"cdf\" spec giving the public bounds and degree "
