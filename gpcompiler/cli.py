@@ -11,6 +11,7 @@ import json
 import math
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy
@@ -203,12 +204,15 @@ def curve_domain(module, params):
                  for bound in module.CURVE_INTERVAL or module.DOMAIN)
 
 
+@dataclass(frozen=True)
 class _Release:
     """One curve's release: the function (evaluable anywhere), what the file records
-    (coefficients, breakpoints...), and a summary of released or public facts only."""
-
-    def __init__(self, evaluate, record, summary, support):
-        self.evaluate, self.record, self.summary, self.support = evaluate, record, summary, support
+    (coefficients, breakpoints...), a summary of released or public facts only, and the
+    public interval its grid spans."""
+    evaluate: object
+    record: dict
+    summary: str
+    support: tuple
 
 
 def _release(module, args, params, t, y, rng):
@@ -252,7 +256,8 @@ def _check_values(key, t, y, budget):
     y = numpy.asarray(y, dtype=float).reshape(len(t), -1)
     with numpy.errstate(over="ignore", invalid="ignore"):
         y0, y1 = y[:-1], y[1:]
-        norm = math.sqrt(float(numpy.sum(numpy.diff(t)[:, None] * (y0 * y0 + y0 * y1 + y1 * y1)) / 3))
+        pieces = numpy.diff(t)[:, None] * (y0 * y0 + y0 * y1 + y1 * y1)
+        norm = math.sqrt(float(numpy.sum(pieces)) / 3)
     limit = _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM
     if not norm <= limit:
         raise DataError(f"curve {key!r}: its values are too large for float64 noise at this "
@@ -309,8 +314,10 @@ def _release_format(path):
 
 
 def _metadata(args, **extra):
-    budget = {"epsilon": args.epsilon, **({"delta": args.delta} if hasattr(args, "delta") else {})} \
-        if args.epsilon is not None else {"rho": args.rho}
+    if args.epsilon is None:
+        budget = {"rho": args.rho}
+    else:
+        budget = {"epsilon": args.epsilon, **({"delta": args.delta} if "delta" in args else {})}
     return {"gpcompiler": __version__, **extra, "method": args.method, "budget": budget}
 
 
@@ -483,7 +490,8 @@ def cmd_cdf(args):
     grid = args.at if args.at is not None else numpy.linspace(lo, hi, args.grid)
     probabilities = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
     _say(args, f"{args.method}: N = {data.size}, sigma = {result.sigma:.4g}, sensitivity = "
-               f"{result.sensitivity:.4g}, budget (epsilon, delta) = ({args.epsilon}, {args.delta})")
+               f"{result.sensitivity:.4g}, budget (epsilon, delta) = "
+               f"({args.epsilon}, {args.delta})")
     _say(args, "      p   private quantile")
     for p in probabilities:
         _say(args, f"  {p:5.2f}   {float(result.quantile(p)):16.4f}")
@@ -603,27 +611,33 @@ class _Help(argparse.RawDescriptionHelpFormatter):
         return text
 
 
-def _positive(name):
-    """argparse type: a positive finite number."""
+def _typed(convert, accept, expected):
+    """argparse type: ``convert(text)`` satisfying ``accept``, else a one-line error."""
     def parse(text):
         try:
-            value = float(text)
+            value = convert(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if not (math.isfinite(value) and value > 0):
-            raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
+            value = None
+        if value is None or not accept(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
         return value
-    parse.__name__ = name
+    parse.__name__ = expected
     return parse
+
+
+_positive = _typed(float, lambda v: math.isfinite(v) and v > 0, "a positive finite number")
+_probability = _typed(float, lambda v: 0 < v < 1, "a number in (0, 1)")
+
+
+def _count(low):
+    return _typed(int, lambda v: v >= low, f"an integer >= {low}")
 
 
 def _budget_value(name):
     """argparse type of --epsilon/--rho: positive, finite, with a noise scale (1/epsilon,
     1/sqrt(2 rho)) that float64 can carry (checked before any data is read)."""
-    positive = _positive(name)
-
     def parse(text):
-        value = positive(text)
+        value = _positive(text)
         scale = _noise_floor({name: value})
         if not scale <= MAX_NOISE_SCALE:
             raise argparse.ArgumentTypeError(
@@ -632,27 +646,6 @@ def _budget_value(name):
         return value
     parse.__name__ = name
     return parse
-
-
-def _count(low):
-    """argparse type: an integer >= low."""
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
-        return value
-    parse.__name__ = "integer"
-    return parse
-
-
-def _probability(text):
-    value = _positive("delta")(text)
-    if not value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}")
-    return value
 
 
 class _Times(argparse.Action):
@@ -669,8 +662,9 @@ class _Times(argparse.Action):
 
 def _common(parser, grid_help):
     """Options of both releasing commands: seed, output grid, files, comparison."""
-    parser.add_argument("--seed", type=_count(0), help="seed of a NumPy generator, for tests "
-                        "and demos only (default: OS entropy, see docs/design.md \"Secure noise\")")
+    parser.add_argument("--seed", type=_count(0),
+                        help="seed of a NumPy generator, for tests and demos only "
+                             "(default: OS entropy, see docs/design.md \"Secure noise\")")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--grid", type=_count(2), default=DEFAULT_GRID, metavar="N",
                        help=grid_help)
@@ -758,7 +752,7 @@ def build_parser():
                                   "(default: none, use --lo/--hi/--degree)")
     p.add_argument("--lo", type=float, help="public lower bound (default: from --spec)")
     p.add_argument("--hi", type=float, help="public upper bound (default: from --spec)")
-    p.add_argument("--epsilon", type=_positive("epsilon"), required=True,
+    p.add_argument("--epsilon", type=_positive, required=True,
                    help="DP epsilon (required; no default)")
     p.add_argument("--delta", type=_probability, required=True,
                    help="DP delta in (0, 1) (required; no default)")

@@ -179,7 +179,7 @@ def read_times(source):
         times = numpy.array([float(row[0]) for row in rows])
     except ValueError:
         raise DataError(f"{source}: expected one number per line (the public times)") from None
-    if times.size == 0 or not numpy.all(numpy.isfinite(times)) or numpy.any(numpy.diff(times) <= 0):
+    if not (times.size and numpy.all(numpy.isfinite(times)) and numpy.all(numpy.diff(times) > 0)):
         raise DataError(f"{source}: expected finite, strictly increasing times")
     return times
 

@@ -56,6 +56,17 @@ def write_csv(path, t, y, header="t,y"):
     return path
 
 
+def release_bytes(cli, spec, sources, *options, suffix="csv"):
+    """The release files of ``privatize SPEC SOURCE OPTIONS -o FILE`` for each source."""
+    files = []
+    for number, source in enumerate(sources):
+        out = source.parent / f"release{number}.{suffix}"
+        status, _, err = cli("privatize", spec, source, *options, "-o", out)
+        assert status == 0, err
+        files.append(out.read_bytes())
+    return files
+
+
 def data_rows(path):
     return [line for line in path.read_text().splitlines() if not line.startswith("#")]
 
@@ -72,13 +83,8 @@ def test_gzip_input_is_read_and_binary_input_is_one_line_error(cli, tmp_path):
     plain = write_csv(tmp_path / "c.csv", t, t ** 2)
     packed = tmp_path / "c.csv.gz"
     packed.write_bytes(gzip.compress(plain.read_bytes()))
-    outputs = []
-    for source in (plain, packed):
-        out = tmp_path / f"{source.name}.release.csv"
-        status, _, err = cli("privatize", "specs/linear.toml", source, "--epsilon", "1",
-                             "--seed", "4", "-o", out)
-        assert status == 0, err
-        outputs.append(out.read_bytes())
+    outputs = release_bytes(cli, "specs/linear.toml", (plain, packed), "--epsilon", "1",
+                            "--seed", "4")
     assert outputs[0] == outputs[1]
     binary = tmp_path / "x.npz"
     binary.write_bytes(bytes(range(256)) * 4)
@@ -149,13 +155,8 @@ def test_bom_time_header_and_comments_are_accepted(cli, tmp_path):
     decorated.write_bytes(("\ufeff# exported by a logger\n" + "time,y\n" + "\n".join(body[1:3])
                            + "\n# a comment between rows\n" + "\n".join(body[3:]) + "\n")
                           .encode("utf-8"))
-    outputs = []
-    for source in (plain, decorated):
-        out = tmp_path / f"{source.stem}.out.csv"
-        status, _, err = cli("privatize", "specs/linear.toml", source, "--epsilon", "2",
-                             "--seed", "5", "-o", out)
-        assert status == 0, err
-        outputs.append(out.read_bytes())
+    outputs = release_bytes(cli, "specs/linear.toml", (plain, decorated), "--epsilon", "2",
+                            "--seed", "5")
     assert outputs[0] == outputs[1]
     bad = tmp_path / "bad.csv"
     bad.write_bytes("\ufeffx,y\n0,1\n1,2\n".encode())
@@ -266,7 +267,8 @@ TABLE = [
     ("privatize", "specs/linear.toml", "{huge}", "--epsilon", "1", "-o", "{tmp}/o.csv",
      "--plot", "{tmp}/o.png"),
     ("privatize", "specs/linear.toml", "bundled:ecg", "--epsilon", "1e-300"),
-    ("privatize", "specs/linear.toml", "bundled:ecg", "--epsilon", "1", "-o", "/nonexistent/x.csv"),
+    ("privatize", "specs/linear.toml", "bundled:ecg", "--epsilon", "1",
+     "-o", "/nonexistent/x.csv"),
     ("privatize", "specs/linear.toml", "{two}", "--epsilon", "1"),
     ("privatize", "specs/linear.toml", "{bom}", "--epsilon", "1"),
     ("check", "--specs", "{tmp}/nowhere"),
@@ -430,14 +432,9 @@ def test_same_function_on_different_sample_grids_gives_the_same_file(cli, tmp_pa
     grids = [([0, 0.5, 0.75], [0, 1, 0]),
              ([0, 0.125, 0.25, 0.5, 0.6, 0.75], [0, 0.25, 0.5, 1, 0.6, 0]),
              ([0, 0.5, 0.75, 0.9, 1.0], [0, 1, 0, 0, 0])]
-    files = []
-    for number, (t, y) in enumerate(grids):
-        source = write_csv(tmp_path / f"s{number}.csv", t, y)
-        out = tmp_path / f"r{number}.{suffix}"
-        status, _, err = cli("privatize", "specs/linear.toml", source, "--epsilon", "3",
-                             "--seed", "11", "--grid", "21", "-o", out)
-        assert status == 0, err
-        files.append(out.read_bytes())
+    sources = [write_csv(tmp_path / f"s{number}.csv", t, y) for number, (t, y) in enumerate(grids)]
+    files = release_bytes(cli, "specs/linear.toml", sources, "--epsilon", "3", "--seed", "11",
+                          "--grid", "21", suffix=suffix)
     assert files[0] == files[1] == files[2]
 
 
