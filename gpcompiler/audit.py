@@ -1,4 +1,4 @@
-"""Black-box privacy auditor (DESIGN.md, Testing principles).
+"""Black-box privacy auditor (docs/design.md, "Auditing").
 
 For two neighbouring inputs x, x' at a known distance the auditor samples the mechanism,
 chooses a test event E on one half of the samples (thresholds on a fixed family of
