@@ -186,17 +186,23 @@ def _gauss_rule(h):
     return pieces, order
 
 
+def _sub_pieces(t, h, p):
+    """Sub-pieces of the linear pieces: (piece, start, width) in s in [0, 1], Gauss order."""
+    pieces, order = _gauss_rule(h)
+    piece = numpy.repeat(numpy.arange(h.size), pieces)
+    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
+    return piece, sub / pieces[piece], 1.0 / pieces[piece], order
+
+
 def _weights(t, p):
     """(S, m) [(S, m, n) for a vector-valued basis] projection weights A: c = sum_s y_s A_s."""
     h = numpy.diff(t)
-    pieces, order = _gauss_rule(h)
+    piece, start, width, order = _sub_pieces(t, h, p)
     xi, w = numpy.polynomial.legendre.leggauss(order)
-    piece = numpy.repeat(numpy.arange(h.size), pieces)
-    first = numpy.cumsum(pieces) - pieces
-    sub = numpy.arange(piece.size) - first[piece]
-    s = (sub[:, None] + (xi + 1.0) / 2.0) / pieces[piece][:, None]
+    first = numpy.searchsorted(piece, numpy.arange(h.size))
+    s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
     x = t[piece][:, None] + s * h[piece][:, None]
-    wt = (h / pieces)[piece][:, None] * w / 2.0
+    wt = (h[piece] * width)[:, None] * w / 2.0
     shape = (BASIS_SIZE, VALUE_DIM) if VECTOR_BASIS else (BASIS_SIZE,)
     left = numpy.empty((piece.size,) + shape)
     right = numpy.empty((piece.size,) + shape)

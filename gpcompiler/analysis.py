@@ -514,11 +514,13 @@ def _mp_interval(spec):
 
 def _numerical_gram(spec):
     """mpmath tanh-sinh quadrature: it maps +-oo to a finite interval and is robust to
-    integrable endpoint singularities. Each diagonal entry is checked for integrability."""
+    integrable endpoint singularities, at twice DIGITS because a node at distance d from
+    an end carries only (precision - log10 1/d) digits of d. Each diagonal entry is first
+    checked for integrability."""
     m = spec.basis_size
     a, b = _mp_interval(spec)
     entries = {}
-    with mpmath.workdps(DIGITS):
+    with mpmath.workdps(2 * DIGITS):
         for j in range(m):
             _not_integrable(spec, j)
         for j in range(m):

@@ -4,6 +4,7 @@ The output is byte-reproducible: no timestamps, no absolute paths, entries in so
 order, floats printed with ``repr`` from values rounded once from the exact value.
 """
 import inspect
+import math
 import string
 import textwrap
 from importlib import resources
@@ -119,12 +120,13 @@ def _placeholders(ir):
         "atoms_size": str(ir.atoms_size),
         "quadrature_constants": _quadrature_constants(ir),
         "gauss_rule_function": _GAUSS_RULE[ir.exact_nodes is not None],
+        "sub_pieces_function": _sub_pieces_function(ir),
         "gram_body": _matrix_body(ir.gram),
         "cholesky_body": _matrix_body(ir.cholesky), "cholesky_doc": ir.cholesky_doc,
         "orthonormal_function": _orthonormal_function(ir),
         "atoms_function": _atoms_function(ir),
         "basis_function": _basis_function(ir) + _weight_function(ir),
-        "weight_lines": "    wt = wt * _weight(x, p)\n" if ir.weight_code else "",
+        "nodes_lines": _nodes_lines(ir),
         "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
         "secure_generator": _secure_source(),
     }
@@ -144,11 +146,93 @@ _GAUSS_RULE = {
         order += 1
     return pieces, order''',
 }
+_SUB_PIECES = '''def _sub_pieces(t, h, p):
+    """Sub-pieces of the linear pieces: (piece, start, width) in s in [0, 1], Gauss order."""
+    pieces, order = _gauss_rule(h)
+    piece = numpy.repeat(numpy.arange(h.size), pieces)
+    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
+    return piece, sub / pieces[piece], 1.0 / pieces[piece], order'''
+_NODES = """\
+    piece, start, width, order = _sub_pieces(t, h, p)
+    xi, w = numpy.polynomial.legendre.leggauss(order)
+    first = numpy.searchsorted(piece, numpy.arange(h.size))
+    s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
+    x = t[piece][:, None] + s * h[piece][:, None]
+    wt = (h[piece] * width)[:, None] * w / 2.0
+"""
+_GRADED_NODES = """\
+    piece, start, width, toward, order = _sub_pieces(t, h, p)
+    xi, w = numpy.polynomial.legendre.leggauss(order)
+    first = numpy.searchsorted(piece, numpy.arange(h.size))
+    u = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
+    hs = h[piece][:, None]
+    right = (toward < 0)[:, None]
+    s = numpy.where(right, 1.0 - u, u)
+    x = numpy.where(right, t[piece + 1][:, None] - u * hs, t[piece][:, None] + u * hs)
+    wt = (h[piece] * width)[:, None] * w / 2.0 * _graded_weight(x, u, hs, piece, toward, t, p)
+"""
+_GRADED_SUB_PIECES = '''_GRADES = {grades}  # per domain end: geometric levels (0: the weight is regular there)
+
+
+def _sub_pieces(t, h, p):
+    """Sub-pieces (piece, start, width, toward) and a Gauss order. The end pieces next to a
+    singular end of the weight (w ~ d^alpha at distance d) are cut at distances 2^-k from
+    it, k < G, with start and width measured from that end (toward = +1 left, -1 right);
+    the omitted last 2^-G holds a share 2^-G(1 + alpha) <= 1e-17 of the integral."""
+    pieces, order = _gauss_rule(h)
+    lo, hi = _domain(p)
+    grades = (_GRADES[0] if t[0] - lo < h[0] else 0, _GRADES[1] if hi - t[-1] < h[-1] else 0)
+    span = 0.5 if h.size == 1 and all(grades) else 1.0
+    graded = [(0, 1, grades[0]), (h.size - 1, -1, grades[1])]
+    graded = [(index, sign, g) for index, sign, g in graded if g]
+    begin = 1 if graded and graded[0][1] > 0 else 0
+    stop = h.size - 1 if graded and graded[-1][1] < 0 else h.size
+    middle = numpy.arange(begin, max(begin, stop))
+    piece = numpy.repeat(middle, pieces[middle])
+    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces[middle]) - pieces[middle])[piece - begin]
+    parts = [(piece, sub / pieces[piece], 1.0 / pieces[piece], numpy.zeros(piece.size))]
+    for index, sign, g in graded:
+        bounds = span * 2.0 ** -numpy.arange(g, -1, -1)
+        part = (numpy.full(g, index), bounds[:-1], numpy.diff(bounds), numpy.full(g, sign))
+        parts.insert(0 if sign > 0 else len(parts), part)
+    piece, start, width, toward = (numpy.concatenate(a) for a in zip(*parts))
+    return piece, start, width, toward, max(order, 24)
+
+
+def _graded_weight(x, u, hs, piece, toward, t, p):
+    """w at the nodes; at graded nodes from the exact distance to the singular end."""
+    lo, hi = _domain(p)
+    out = numpy.ones(x.shape)
+    plain = toward == 0
+    out[plain] = _weight(x[plain], p)
+{ends}    return out'''
+_END_WEIGHT = """\
+    near = toward == {sign}
+    d = ({gap})[near][:, None] + u[near] * hs[near]
+    out[near] = {code}
+"""
 _SOBOLEV_LINES = """\
     slope_weights = numpy.diff(_orthonormal(t, p), axis=0) / h.reshape((-1,) + (1,) * len(shape))
     out[:-1] -= slope_weights
     out[1:] += slope_weights
 """
+
+
+def _sub_pieces_function(ir):
+    if not ir.singular:
+        return _SUB_PIECES
+    grades, ends = [0, 0], ""
+    for end, alpha, code in ir.singular:
+        grades[end] = math.ceil(17 * math.log2(10) / (1 + alpha))
+        ends += _END_WEIGHT.format(sign=1 if end == 0 else -1, code=code,
+                                   gap="t[piece] - lo" if end == 0 else "hi - t[piece + 1]")
+    return _GRADED_SUB_PIECES.format(grades=tuple(grades), ends=ends)
+
+
+def _nodes_lines(ir):
+    if ir.singular:
+        return _GRADED_NODES
+    return _NODES + ("    wt = wt * _weight(x, p)\n" if ir.weight_code else "")
 
 
 def _quadrature_constants(ir):

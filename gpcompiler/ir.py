@@ -76,7 +76,7 @@ class ModuleIR:
     exact_nodes: int
     frequency: str
     min_nodes: int
-    singular: tuple            # (endpoint index, exponent alpha) of the weight
+    singular: tuple            # (end index, alpha, code of w at distance d from that end)
     summary: tuple             # lines for the module docstring
     metric: str
     polynomial_degree: int
@@ -89,14 +89,14 @@ class ModuleIR:
 class _Printer(NumPyPrinter):
     """NumPy printer reading parameters from ``p`` and the variable as ``x``."""
 
-    def __init__(self, variable, parameters):
+    def __init__(self, variable, parameters, name="x"):
         super().__init__({"fully_qualified_modules": True, "allow_unknown_functions": False})
-        self._variable = variable
+        self._variable, self._name = variable, name
         self._parameters = set(parameters)
 
     def _print_Symbol(self, symbol):
         if symbol == self._variable:
-            return "x"
+            return self._name
         if symbol in self._parameters:
             return f"p[{str(symbol)!r}]"
         raise ValueError(f"unexpected symbol {symbol}")
@@ -142,7 +142,7 @@ def lower(analysis):
         transform=_matrix("transform", analysis.transform, lower_value),
         exact_nodes=analysis.quadrature.exact_nodes,
         frequency=repr(analysis.quadrature.frequency),
-        min_nodes=analysis.quadrature.min_nodes, singular=analysis.quadrature.singular,
+        min_nodes=analysis.quadrature.min_nodes, singular=_singular(spec, analysis, printer),
         summary=_summary(analysis), gram_method=analysis.gram_method,
         metric=spec.metric.kind, polynomial_degree=(
             analysis.atoms.size - 1 if analysis.atoms.kind == "legendre"
@@ -154,6 +154,19 @@ def lower(analysis):
                       "to Legendre"
                       if "cholesky" in formulas else
                       "Lower-triangular R with G = R R^T (R = L D^(1/2) from the exact LDL^T)"))
+
+
+def _singular(spec, analysis, printer):
+    """Each singular end of the weight with the weight's code at distance d from it
+    (factored so that d(2 - d) replaces 1 - t^2: no cancellation next to the end)."""
+    t, d = spec.variable, sympy.Symbol("d", positive=True)
+    out = []
+    for end, alpha in analysis.quadrature.singular:
+        near = spec.metric.weight.subs(t, spec.interval[0] + d if end == 0 else spec.interval[1] - d)
+        near = near.replace(lambda e: e.is_Pow and not e.base.is_number,
+                            lambda e: sympy.Pow(sympy.factor(sympy.expand(e.base)), e.exp))
+        out.append((end, alpha, _Printer(d, [s for s, _ in spec.parameters], "d").doprint(near)))
+    return tuple(out)
 
 
 def _float_code(value):
