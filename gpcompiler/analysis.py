@@ -26,7 +26,7 @@ from .symbolic import (DIGITS, ExactMatrix, condition_number, exact_ldl, matrix_
 INTEGRATION_SECONDS = 30
 INTEGRATION = "symbolic integration of the Gram matrix"
 NUMERICAL_DIGITS = DIGITS - 10
-EIGENSOLVER_LIMIT = 60
+EIGENSOLVER_LIMIT = 40
 PROGRESS_AFTER = 2.0
 
 

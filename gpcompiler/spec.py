@@ -4,6 +4,7 @@ Every problem in a file is collected and reported at once, as one :class:`SpecEr
 whose entries name the key path (``basis.functions[2]``) and what was expected.
 """
 import hashlib
+import math
 import keyword
 import re
 import tomllib
@@ -368,8 +369,13 @@ def _family_functions(family, t, interval):
 
 def hermite_function(n, t, evaluate=True):
     """The n-th Hermite function, orthonormal on the real line."""
-    norm = 1 / sympy.sqrt(2 ** n * sympy.factorial(n) * sympy.sqrt(sympy.pi))
-    return norm * sympy.hermite(n, t, evaluate=evaluate) * sympy.exp(-t ** 2 / 2)
+    if evaluate:
+        norm = 1 / sympy.sqrt(2 ** n * sympy.factorial(n) * sympy.sqrt(sympy.pi))
+        return norm * sympy.hermite(n, t) * sympy.exp(-t ** 2 / 2)
+    norm = sympy.Pow(sympy.Integer(2 ** n * math.factorial(n)), sympy.Rational(-1, 2),
+                     evaluate=False)    # no square-factor search in a 2500-digit integer
+    return sympy.Mul(norm, sympy.pi ** sympy.Rational(-1, 4), sympy.hermite(n, t, evaluate=False),
+                     sympy.exp(-t ** 2 / 2), evaluate=False)
 
 
 def _metric(metric, symbols, family, problems):
