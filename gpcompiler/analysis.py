@@ -164,11 +164,7 @@ def _factorize(spec, gram, method, atoms, mapping, stage):
     transform = {}
     for i in range(m):
         row = {k: field.to_sympy(inverse[i][k]) for k in range(i + 1) if inverse[i][k]}
-        if mapping is None:
-            items = row.items()
-        else:
-            items = _row_times(row, mapping).items()
-        for k, v in items:
+        for k, v in (row if mapping is None else _row_times(row, mapping)).items():
             transform[i, k] = simplify_entry(v / roots[i])
     size = atoms.size
     return Analysis(spec=spec, gram=ExactMatrix.from_sympy(gram), gram_method=method,
@@ -223,7 +219,8 @@ def _certificate(spec, pivots, numerical=False):
 
 
 def _check_weight(spec):
-    """A weight must be positive inside the domain: test it exactly at rational points."""
+    """A weight must not be negative (or complex) inside the domain: test it at rational
+    points, with guaranteed-accuracy evaluation (isolated zeros are allowed)."""
     weight = spec.metric.weight
     if weight is None:
         return
@@ -232,8 +229,8 @@ def _check_weight(spec):
     b = b if b.is_finite else a + 64
     for k in range(1, 64):
         point = a + (b - a) * sympy.Rational(k, 64)
-        value = weight.subs(spec.defaults).subs(spec.variable, point)
-        if sympy.N(value, DIGITS) <= 0:
+        value = sympy.N(weight.subs(spec.defaults).subs(spec.variable, point), DIGITS)
+        if not (value.is_real and value >= 0):
             raise SpecError([("metric.weight", f"the weight {weight} is not positive on the "
                                                f"domain: w({point}) = {sympy.N(value, 6)}")],
                             spec.path)
@@ -576,17 +573,17 @@ def _diverges(function, end, other):
 def _quadrature(spec, atoms):
     if atoms.kind == "legendre" and spec.metric.weight is None:
         return Quadrature(exact_nodes=(atoms.size + 2) // 2)
-    expressions = [c for f in spec.functions for c in f]
-    if spec.metric.weight is not None:
-        expressions.append(spec.metric.weight)
-    frequency, degree = 0.0, 1
-    for expression in expressions[:64]:
-        f, d = _frequency_and_degree(expression.subs(spec.defaults), spec.variable)
-        frequency, degree = max(frequency, f), max(degree, d)
-    if atoms.kind == "fourier":
-        length = float(sympy.N((spec.interval[1] - spec.interval[0]).subs(spec.defaults)))
-        frequency = 2 * math.pi * (spec.basis_size // 2) / length
     length = sympy.N((spec.interval[1] - spec.interval[0]).subs(spec.defaults))
+    frequency, degree = 0.0, 1
+    if atoms.kind == "fourier":    # the highest harmonic, without scanning 2K+1 expressions
+        frequency = 2 * math.pi * (spec.basis_size // 2) / float(length)
+    else:
+        expressions = [c for f in spec.functions for c in f]
+        if spec.metric.weight is not None:
+            expressions.append(spec.metric.weight)
+        for expression in expressions:
+            f, d = _frequency_and_degree(expression.subs(spec.defaults), spec.variable)
+            frequency, degree = max(frequency, f), max(degree, d)
     floor = 1.0 / float(length) if length.is_finite else 1.0
     return Quadrature(frequency=max(frequency, floor), min_nodes=degree // 2 + 2,
                       singular=_weight_singularities(spec))

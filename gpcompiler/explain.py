@@ -16,8 +16,8 @@ def _latex_matrix(matrix, symbol):
         return f"$$ {symbol} = {sympy.latex(sympy.Matrix(rows, cols, lambda i, j: matrix[i, j]))} $$"
     block = sympy.Matrix(min(rows, 6), min(cols, 6), lambda i, j: matrix[i, j])
     return (f"$$ {symbol}_{{[1..6,1..6]}} = {sympy.latex(block)} $$\n\n"
-            f"({rows}x{cols}: the full exact matrix is printed entry by entry in the "
-            "generated module.)")
+            f"({rows}x{cols}: the generated module holds every entry, beside its exact value "
+            "or, for tables over 600 entries, under the formula of the exact entries.)")
 
 
 def explain(compiled):
