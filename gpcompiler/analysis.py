@@ -318,15 +318,17 @@ def _legendre_rows(spec, field, a, b):
         polys = [sympy.Poly(f[0], spec.variable) for f in spec.functions]
         degree = max(p.degree() for p in polys)
     alpha, beta = (b - a) / 2, (a + b) / 2
+    up = [alpha * field(k + 1) / field(2 * k + 1) for k in range(degree + 1)]
+    down = [alpha * field(k) / field(2 * k + 1) for k in range(degree + 1)]
     powers = [{0: field.one}]
     for _ in range(degree):
-        last, nxt = powers[-1], {}
-        for k, value in last.items():
-            for index, factor in ((k + 1, field(k + 1) / field(2 * k + 1)),
-                                  (k - 1, field(k) / field(2 * k + 1))):
-                if index >= 0 and factor:
-                    nxt[index] = nxt.get(index, field.zero) + alpha * factor * value
-            nxt[k] = nxt.get(k, field.zero) + beta * value
+        nxt = {}
+        for k, value in powers[-1].items():
+            nxt[k + 1] = nxt.get(k + 1, field.zero) + up[k] * value
+            if k:
+                nxt[k - 1] = nxt.get(k - 1, field.zero) + down[k] * value
+            if beta:
+                nxt[k] = nxt.get(k, field.zero) + beta * value
         powers.append({k: v for k, v in nxt.items() if v})
     if polys is None:
         return powers, degree + 1
@@ -368,8 +370,9 @@ def _polynomial_space(spec, stage):
     certificate = ("G = C D C^T, C the exact triangular change of basis to Legendre "
                    "(nonzero diagonal), D_k = (b - a)/(2k + 1) > 0: every LDL^T pivot "
                    "C_kk^2 D_k is positive") if constant else _certificate(spec, pivots)
-    lower = ExactMatrix((m, m), {(i, j): v / rows[j][j] for i, row in enumerate(rows)
-                                 for j, v in row.items()}, field.to_sympy)
+    lower = ExactMatrix((m, m), {(i, j): (v, j) for i, row in enumerate(rows)
+                                 for j, v in row.items()},    # L = C diag(C)^-1, on demand
+                        lambda entry: field.to_sympy(entry[0] / rows[entry[1]][entry[1]]))
     stage("orthonormal basis")
     formulas.append(("cholesky", "R[j, k] = C[j, k] sqrt((b - a)/(2k + 1)) where "
                                  "phi_j = sum_k C[j, k] P_k(u)"))

@@ -83,7 +83,7 @@ def test_orthogonal_families_have_a_diagonal_closed_form(family, option, size):
 
 def test_degree_200_monomials_gram_orthonormality_and_projection(tmp_path):
     """Gram entries against mpmath, the module's basis orthonormal to 1e-12, and the
-    projection of a piecewise-linear curve against 60-digit Legendre coefficients."""
+    projection of a piecewise-linear curve against its exact Legendre coefficients."""
     module = _module(tmp_path, "mono200", '[domain]\nintervals = [["0", "100"]]\n'
                      '[basis]\nfamily = { name = "monomial", degree = 200 }\n')
     gram = module.gram()
@@ -99,17 +99,19 @@ def test_degree_200_monomials_gram_orthonormality_and_projection(tmp_path):
     t = numpy.array([0.0, 13.0, 40.5, 41.0, 77.0, 100.0])
     y = numpy.array([1.0, -2.0, 0.5, 3.0, 0.0, 1.5])
     c = module.project(t, y)
-    with mpmath.workdps(DPS):
-        def q(v):
-            i = min(int(numpy.searchsorted(t, float(v), side="right")) - 1, len(t) - 2)
-            lam = (v - t[i]) / (t[i + 1] - t[i])
-            return y[i] * (1 - lam) + y[i + 1] * lam
-        for k in (0, 1, 7, 60, 200):
-            def psi(v, k=k):
-                return mpmath.sqrt(mpmath.mpf(2 * k + 1) / 100) * mpmath.legendre(k, v / 50 - 1)
-            points = sorted(set(numpy.linspace(0, 100, 41)) | set(t))
-            reference = mpmath.quad(lambda v: q(v) * psi(v), [mpmath.mpf(p) for p in points])
-            assert abs(c[k] - float(reference)) < 1e-12
+    u = sympy.Symbol("u")
+    knots = [sympy.Rational(v) / 50 - 1 for v in t]    # u = t/50 - 1, exact binary rationals
+    for k in (0, 1, 7, 60, 200):
+        legendre = sympy.legendre_poly(k, u, polys=True)
+        exact = 0
+        for i in range(len(t) - 1):    # int q P_k dt over the piece, exactly (dt = 50 du)
+            slope = (sympy.Rational(y[i + 1]) - sympy.Rational(y[i])) / (knots[i + 1] - knots[i])
+            line = sympy.Poly(sympy.Rational(y[i]) + slope * (u - knots[i]), u)
+            antiderivative = (line * legendre).integrate()
+            exact += 50 * (antiderivative.eval(knots[i + 1]) - antiderivative.eval(knots[i]))
+        with mpmath.workdps(DPS):
+            reference = mpmath.sqrt(mpmath.mpf(2 * k + 1) / 100) * mpmath.mpf(exact.p) / exact.q
+        assert abs(c[k] - float(reference)) < 1e-12
 
 
 def test_to_user_round_trip_where_conditioning_allows(tmp_path):
