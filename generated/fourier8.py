@@ -8,9 +8,9 @@ Basis: 1, cos(t), sin(t), cos(2*t), sin(2*t), cos(3*t), ... (17 in all)
 Domain: [-pi, pi]
 Metric: L2
 Gram matrix: closed form: orthogonality of the Fourier basis
-Certificate: every LDL^T pivot is a positive exact number
+Certificate: G is diagonal with exact positive entries: every LDL^T pivot is a diagonal entry
 Condition number of the user-basis Gram matrix (at the defaults): 2
-Orthonormal basis: e = K . atoms, atoms = expression
+Orthonormal basis: e = K . atoms, atoms = fourier
 
 Orthonormal coordinates c (f = sum_j c_j e_j) are the working representation: the
 L2 error of a privatized curve is exactly |Z|/epsilon (GP) or |N|/sqrt(2 rho) (CGP).
@@ -45,13 +45,14 @@ PARAMETERS_FIXED = False
 DOMAIN = ('-pi', 'pi')
 CURVE_INTERVAL = None
 METRIC = 'L2'
-POLYNOMIAL_DEGREE = None  # set when the basis spans all polynomials of this degree
+POLYNOMIAL_DEGREE = None  # set when the basis spans all polynomials of a degree
 GRAM_METHOD = 'closed form: orthogonality of the Fourier basis'
-CERTIFICATE = 'every LDL^T pivot is a positive exact number'
+CERTIFICATE = (
+    'G is diagonal with exact positive entries: every LDL^T pivot is a diagonal entry'
+)
 CONDITION_NUMBER = 2.0  # of the user-basis Gram matrix, at the defaults
 
 _ATOMS_SIZE = 17
-_EXACT_NODES = None
 _FREQUENCY = 8.0
 _MIN_NODES = 2
 _CHUNK = 1 << 22
@@ -139,56 +140,45 @@ def _cholesky(p):
 def _transform(p):
     """K with e = K . atoms: the orthonormal basis e = R^(-1) phi."""
     return _matrix((17, 17), (
-        (0, 0, 0.3989422804014327),  # sqrt(2)*sqrt(pi)/(2*pi)
-        (1, 1, 0.5641895835477563),  # sqrt(pi)/pi
-        (2, 2, 0.5641895835477563),  # sqrt(pi)/pi
-        (3, 3, 0.5641895835477563),  # sqrt(pi)/pi
-        (4, 4, 0.5641895835477563),  # sqrt(pi)/pi
-        (5, 5, 0.5641895835477563),  # sqrt(pi)/pi
-        (6, 6, 0.5641895835477563),  # sqrt(pi)/pi
-        (7, 7, 0.5641895835477563),  # sqrt(pi)/pi
-        (8, 8, 0.5641895835477563),  # sqrt(pi)/pi
-        (9, 9, 0.5641895835477563),  # sqrt(pi)/pi
-        (10, 10, 0.5641895835477563),  # sqrt(pi)/pi
-        (11, 11, 0.5641895835477563),  # sqrt(pi)/pi
-        (12, 12, 0.5641895835477563),  # sqrt(pi)/pi
-        (13, 13, 0.5641895835477563),  # sqrt(pi)/pi
-        (14, 14, 0.5641895835477563),  # sqrt(pi)/pi
-        (15, 15, 0.5641895835477563),  # sqrt(pi)/pi
-        (16, 16, 0.5641895835477563),  # sqrt(pi)/pi
+        (0, 0, 0.3989422804014327),  # sqrt(2)/(2*sqrt(pi))
+        (1, 1, 0.5641895835477563),  # 1/sqrt(pi)
+        (2, 2, 0.5641895835477563),  # 1/sqrt(pi)
+        (3, 3, 0.5641895835477563),  # 1/sqrt(pi)
+        (4, 4, 0.5641895835477563),  # 1/sqrt(pi)
+        (5, 5, 0.5641895835477563),  # 1/sqrt(pi)
+        (6, 6, 0.5641895835477563),  # 1/sqrt(pi)
+        (7, 7, 0.5641895835477563),  # 1/sqrt(pi)
+        (8, 8, 0.5641895835477563),  # 1/sqrt(pi)
+        (9, 9, 0.5641895835477563),  # 1/sqrt(pi)
+        (10, 10, 0.5641895835477563),  # 1/sqrt(pi)
+        (11, 11, 0.5641895835477563),  # 1/sqrt(pi)
+        (12, 12, 0.5641895835477563),  # 1/sqrt(pi)
+        (13, 13, 0.5641895835477563),  # 1/sqrt(pi)
+        (14, 14, 0.5641895835477563),  # 1/sqrt(pi)
+        (15, 15, 0.5641895835477563),  # 1/sqrt(pi)
+        (16, 16, 0.5641895835477563),  # 1/sqrt(pi)
     ))
 
 
+def _orthonormal(x, p):
+    """Orthonormal basis e = K . atoms."""
+    return _atoms(x, p) @ _transform(p).T
+
+
 def _atoms(x, p):
-    """The user's basis functions, evaluated as written."""
-    out = numpy.empty(numpy.shape(x) + (17,))
-    out[..., 0] = 1
-    out[..., 1] = numpy.cos(x)
-    out[..., 2] = numpy.sin(x)
-    out[..., 3] = numpy.cos(2*x)
-    out[..., 4] = numpy.sin(2*x)
-    out[..., 5] = numpy.cos(3*x)
-    out[..., 6] = numpy.sin(3*x)
-    out[..., 7] = numpy.cos(4*x)
-    out[..., 8] = numpy.sin(4*x)
-    out[..., 9] = numpy.cos(5*x)
-    out[..., 10] = numpy.sin(5*x)
-    out[..., 11] = numpy.cos(6*x)
-    out[..., 12] = numpy.sin(6*x)
-    out[..., 13] = numpy.cos(7*x)
-    out[..., 14] = numpy.sin(7*x)
-    out[..., 15] = numpy.cos(8*x)
-    out[..., 16] = numpy.sin(8*x)
+    """1, cos(k w t), sin(k w t) for k = 1..8, w = 2 pi/(b - a): shape (..., 17)."""
+    lo, hi = _domain(p)
+    angle = (2.0 * numpy.pi / (hi - lo)) * x[..., None] * numpy.arange(1, 9)
+    out = numpy.empty(x.shape + (17,))
+    out[..., 0] = 1.0
+    out[..., 1::2] = numpy.cos(angle)
+    out[..., 2::2] = numpy.sin(angle)
     return out
 
 
 def _user_basis(x, p):
     """The user basis: here the atoms themselves."""
     return _atoms(x, p)
-
-
-_HAS_WEIGHT = False
-_SOBOLEV = False
 
 
 def curve_interval(**params):
@@ -212,16 +202,6 @@ def orthonormal_basis(t, **params):
     """Orthonormal basis e = R^(-1) phi at points t (same shapes as basis)."""
     p = _params(params)
     return _orthonormal(_points(t, p), p)
-
-
-def _orthonormal(x, p):
-    atoms = _atoms(x, p)
-    transform = _transform(p)
-    if transform is None:
-        return atoms
-    if VECTOR_BASIS:
-        return numpy.einsum("...kr,jk->...jr", atoms, transform)
-    return atoms @ transform.T
 
 
 def _points(t, p):
@@ -251,9 +231,7 @@ def _check_times(t, p):
 
 
 def _gauss_rule(h):
-    """Sub-pieces per piece and Gauss-Legendre order (exact, or truncation <= 1e-17)."""
-    if _EXACT_NODES is not None:
-        return numpy.ones(h.shape, dtype=int), _EXACT_NODES
+    """Sub-pieces per piece and Gauss-Legendre order (truncation <= 1e-17)."""
     pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY / 8.0), 1).astype(int)
     half_width = float(numpy.max(h / pieces)) * _FREQUENCY / 2.0
     order = _MIN_NODES
@@ -263,19 +241,23 @@ def _gauss_rule(h):
     return pieces, order
 
 
+def _sub_pieces(t, h, p):
+    """Sub-pieces of the linear pieces: (piece, start, width) in s in [0, 1], Gauss order."""
+    pieces, order = _gauss_rule(h)
+    piece = numpy.repeat(numpy.arange(h.size), pieces)
+    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
+    return piece, sub / pieces[piece], 1.0 / pieces[piece], order
+
+
 def _weights(t, p):
     """(S, m) [(S, m, n) for a vector-valued basis] projection weights A: c = sum_s y_s A_s."""
     h = numpy.diff(t)
-    pieces, order = _gauss_rule(h)
+    piece, start, width, order = _sub_pieces(t, h, p)
     xi, w = numpy.polynomial.legendre.leggauss(order)
-    piece = numpy.repeat(numpy.arange(h.size), pieces)
-    first = numpy.cumsum(pieces) - pieces
-    sub = numpy.arange(piece.size) - first[piece]
-    s = (sub[:, None] + (xi + 1.0) / 2.0) / pieces[piece][:, None]
+    first = numpy.searchsorted(piece, numpy.arange(h.size))
+    s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
     x = t[piece][:, None] + s * h[piece][:, None]
-    wt = (h / pieces)[piece][:, None] * w / 2.0
-    if _HAS_WEIGHT:
-        wt = wt * _weight(x, p)
+    wt = (h[piece] * width)[:, None] * w / 2.0
     shape = (BASIS_SIZE, VALUE_DIM) if VECTOR_BASIS else (BASIS_SIZE,)
     left = numpy.empty((piece.size,) + shape)
     right = numpy.empty((piece.size,) + shape)
@@ -290,10 +272,6 @@ def _weights(t, p):
     out = numpy.zeros((t.size,) + shape)
     out[:-1] += numpy.add.reduceat(left, first, axis=0)
     out[1:] += numpy.add.reduceat(right, first, axis=0)
-    if _SOBOLEV:
-        slope_weights = numpy.diff(_orthonormal(t, p), axis=0) / h.reshape((-1,) + (1,) * len(shape))
-        out[:-1] -= slope_weights
-        out[1:] += slope_weights
     return out
 
 
@@ -560,7 +538,7 @@ def expected_error(*, epsilon=None, rho=None):
 
 
 def error_bound(beta, *, epsilon=None, rho=None):
-    """dist2(f~, f) bound holding with probability >= 1 - beta (docs/design.md, Utility)."""
+    """dist2(f~, f) bound holding with probability >= 1 - beta (docs/design.md, "Utility")."""
     budget = _budget(epsilon, rho)
     if not 0 < beta < 1:
         raise ValueError(f"beta must lie in (0, 1), got {beta}")

@@ -45,15 +45,13 @@ PARAMETERS_FIXED = False
 DOMAIN = ('0', 'T')
 CURVE_INTERVAL = None
 METRIC = 'L2'
-POLYNOMIAL_DEGREE = 1  # set when the basis spans all polynomials of this degree
+POLYNOMIAL_DEGREE = 1  # set when the basis spans all polynomials of a degree
 GRAM_METHOD = 'exact: Legendre expansion of the basis'
 CERTIFICATE = 'every LDL^T pivot is positive for all positive parameter values'
 CONDITION_NUMBER = 19.28147  # of the user-basis Gram matrix, at the defaults
 
 _ATOMS_SIZE = 2
 _EXACT_NODES = 2
-_FREQUENCY = None
-_MIN_NODES = 2
 _CHUNK = 1 << 22
 
 
@@ -118,6 +116,11 @@ def _transform(p):
     ))
 
 
+def _orthonormal(x, p):
+    """Orthonormal basis e = K . atoms."""
+    return _atoms(x, p) @ _transform(p).T
+
+
 def _atoms(x, p):
     """Normalized shifted Legendre L_k = sqrt((2k+1)/(b-a)) P_k(u) by the three-term
     recurrence (never expanded into monomials): shape (..., 2)."""
@@ -126,8 +129,6 @@ def _atoms(x, p):
     out = numpy.empty(x.shape + (2,))
     out[..., 0] = 1.0
     out[..., 1] = u
-    for k in range(1, 2 - 1):
-        out[..., k + 1] = ((2 * k + 1) * u * out[..., k] - k * out[..., k - 1]) / (k + 1)
     return out * numpy.sqrt((2.0 * numpy.arange(2) + 1.0) / (hi - lo))
 
 
@@ -137,10 +138,6 @@ def _user_basis(x, p):
     out[..., 0] = x
     out[..., 1] = 1
     return out
-
-
-_HAS_WEIGHT = False
-_SOBOLEV = False
 
 
 def curve_interval(**params):
@@ -164,16 +161,6 @@ def orthonormal_basis(t, **params):
     """Orthonormal basis e = R^(-1) phi at points t (same shapes as basis)."""
     p = _params(params)
     return _orthonormal(_points(t, p), p)
-
-
-def _orthonormal(x, p):
-    atoms = _atoms(x, p)
-    transform = _transform(p)
-    if transform is None:
-        return atoms
-    if VECTOR_BASIS:
-        return numpy.einsum("...kr,jk->...jr", atoms, transform)
-    return atoms @ transform.T
 
 
 def _points(t, p):
@@ -203,31 +190,27 @@ def _check_times(t, p):
 
 
 def _gauss_rule(h):
-    """Sub-pieces per piece and Gauss-Legendre order (exact, or truncation <= 1e-17)."""
-    if _EXACT_NODES is not None:
-        return numpy.ones(h.shape, dtype=int), _EXACT_NODES
-    pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY / 8.0), 1).astype(int)
-    half_width = float(numpy.max(h / pieces)) * _FREQUENCY / 2.0
-    order = _MIN_NODES
-    while order < 40 and (2 * order * math.log(half_width + 1e-300)
-                          - math.lgamma(2 * order + 1)) > math.log(1e-17):
-        order += 1
-    return pieces, order
+    """One Gauss-Legendre rule per piece, exact for these polynomial integrands."""
+    return numpy.ones(h.shape, dtype=int), _EXACT_NODES
+
+
+def _sub_pieces(t, h, p):
+    """Sub-pieces of the linear pieces: (piece, start, width) in s in [0, 1], Gauss order."""
+    pieces, order = _gauss_rule(h)
+    piece = numpy.repeat(numpy.arange(h.size), pieces)
+    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
+    return piece, sub / pieces[piece], 1.0 / pieces[piece], order
 
 
 def _weights(t, p):
     """(S, m) [(S, m, n) for a vector-valued basis] projection weights A: c = sum_s y_s A_s."""
     h = numpy.diff(t)
-    pieces, order = _gauss_rule(h)
+    piece, start, width, order = _sub_pieces(t, h, p)
     xi, w = numpy.polynomial.legendre.leggauss(order)
-    piece = numpy.repeat(numpy.arange(h.size), pieces)
-    first = numpy.cumsum(pieces) - pieces
-    sub = numpy.arange(piece.size) - first[piece]
-    s = (sub[:, None] + (xi + 1.0) / 2.0) / pieces[piece][:, None]
+    first = numpy.searchsorted(piece, numpy.arange(h.size))
+    s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
     x = t[piece][:, None] + s * h[piece][:, None]
-    wt = (h / pieces)[piece][:, None] * w / 2.0
-    if _HAS_WEIGHT:
-        wt = wt * _weight(x, p)
+    wt = (h[piece] * width)[:, None] * w / 2.0
     shape = (BASIS_SIZE, VALUE_DIM) if VECTOR_BASIS else (BASIS_SIZE,)
     left = numpy.empty((piece.size,) + shape)
     right = numpy.empty((piece.size,) + shape)
@@ -242,10 +225,6 @@ def _weights(t, p):
     out = numpy.zeros((t.size,) + shape)
     out[:-1] += numpy.add.reduceat(left, first, axis=0)
     out[1:] += numpy.add.reduceat(right, first, axis=0)
-    if _SOBOLEV:
-        slope_weights = numpy.diff(_orthonormal(t, p), axis=0) / h.reshape((-1,) + (1,) * len(shape))
-        out[:-1] -= slope_weights
-        out[1:] += slope_weights
     return out
 
 
@@ -512,7 +491,7 @@ def expected_error(*, epsilon=None, rho=None):
 
 
 def error_bound(beta, *, epsilon=None, rho=None):
-    """dist2(f~, f) bound holding with probability >= 1 - beta (docs/design.md, Utility)."""
+    """dist2(f~, f) bound holding with probability >= 1 - beta (docs/design.md, "Utility")."""
     budget = _budget(epsilon, rho)
     if not 0 < beta < 1:
         raise ValueError(f"beta must lie in (0, 1), got {beta}")

@@ -1,29 +1,39 @@
 """Stage 2: :class:`Spec` -> :class:`Analysis`, the exact mathematics (SymPy).
 
 Gram matrix G (paper Sec. 3.2, called Sigma^{-1} there), its exact LDL^T certificate,
-the Cholesky factor R = L D^{1/2} (G = R R^T) and the orthonormal basis e = R^{-1} phi,
-stored as e = K . atoms where the atoms are functions the generated module can evaluate
-stably (normalized shifted Legendre polynomials for polynomial spaces, the paper's
-sinc and Hermite families, or the user's own expressions).
+a factor R with G = R R^T (user coefficients a <-> orthonormal coordinates c = R^T a)
+and the orthonormal basis e = K . atoms, where the atoms are functions the generated
+module can evaluate stably (normalized shifted Legendre polynomials for polynomial
+spaces, the Fourier, sinc and Hermite families, or the user's own expressions).
+
+Closed forms come first (docs/design.md, "Exact analysis"): orthogonal families have a
+diagonal Gram matrix; a polynomial space is mapped to Legendre polynomials by an exact
+triangular change of basis C built by recurrence, so G = C D C^T with D diagonal;
+symbolic integration, then mpmath quadrature, are the last resorts.
 """
 import math
+import threading
+import time
 from dataclasses import dataclass
 
 import mpmath
 import sympy
 
-from .errors import NotPositiveDefiniteError, SymbolicLimitError
-from .symbolic import (DIGITS, condition_number, ldl, simplify_entry, time_limit,
-                       unit_lower_inverse)
+from .errors import NotPositiveDefiniteError, SpecError, SymbolicLimitError
+from .symbolic import (DIGITS, ExactMatrix, condition_number, exact_ldl, matrix_field,
+                       rational_float, simplify_entry, time_limit, unit_lower_inverse)
 
 INTEGRATION_SECONDS = 30
 INTEGRATION = "symbolic integration of the Gram matrix"
+NUMERICAL_DIGITS = DIGITS - 10
+EIGENSOLVER_LIMIT = 40
+PROGRESS_AFTER = 2.0
 
 
 @dataclass(frozen=True)
 class Atoms:
     """Reference functions the generated module evaluates; e = K . atoms."""
-    kind: str          # "legendre" | "expression" | "sinc" | "hermite"
+    kind: str          # "legendre" | "expression" | "fourier" | "sinc" | "hermite"
     size: int
     shifts: tuple = ()
 
@@ -35,77 +45,166 @@ class Quadrature:
     ``exact_nodes`` is set when the integrand is a polynomial (the rule is then exact);
     otherwise pieces are cut into sub-pieces of length <= 8/frequency and the order is
     chosen per curve so the truncation term (frequency*h/2)^(2n)/(2n)! <= 1e-17.
+    ``singular`` lists (endpoint, exponent) where the weight behaves like |t - end|^alpha:
+    pieces there are graded geometrically towards the endpoint.
     """
     exact_nodes: int = None
     frequency: float = None
     min_nodes: int = 2
+    singular: tuple = ()
 
 
 @dataclass(frozen=True)
 class Analysis:
     """Everything exact the emitter needs, with how each part was obtained."""
     spec: object
-    gram: sympy.ImmutableMatrix
+    gram: ExactMatrix
     gram_method: str
-    lower: sympy.ImmutableMatrix
+    lower: ExactMatrix
     pivots: tuple
     certificate: str
-    cholesky: sympy.ImmutableMatrix
-    transform: sympy.ImmutableMatrix
+    cholesky: ExactMatrix
+    transform: ExactMatrix
     atoms: Atoms
     quadrature: Quadrature
-    condition_number: float
+    condition_number: object
     numerical: bool
+    formulas: tuple = ()      # (matrix name, closed form of its entries)
 
     @property
     def identity(self):
         return self.atoms.kind in ("sinc", "hermite")
 
 
-def analyze(spec):
-    """Compute the exact Gram matrix, certificate and orthonormal basis of a spec."""
+class Stages:
+    """Report the current stage through ``progress`` once a compile has run > 2 s."""
+
+    def __init__(self, progress, label):
+        self.progress, self.label, self.start = progress, label, time.monotonic()
+        self.current, self.shown, self.timer = None, set(), None
+        if progress:
+            self.timer = threading.Timer(PROGRESS_AFTER, self._show)
+            self.timer.daemon = True
+            self.timer.start()
+
+    def __call__(self, stage):
+        self.current = stage
+        if self.progress and time.monotonic() - self.start > PROGRESS_AFTER:
+            self._show()
+
+    def _show(self):
+        stage = self.current
+        if stage is not None and stage not in self.shown:
+            self.shown.add(stage)
+            self.progress(f"{self.label}: {stage} ({time.monotonic() - self.start:.0f} s)")
+
+    def close(self):
+        if self.timer:
+            self.timer.cancel()
+
+
+def analyze(spec, stage=None):
+    """Compute the exact Gram matrix, certificate and orthonormal basis of a spec;
+    ``stage(name)`` (a :class:`Stages`) hears each stage as it starts."""
+    return _analyze(spec, stage or (lambda name: None))
+
+
+def _analyze(spec, stage):
+    stage("Gram matrix")
     family = spec.family.name if spec.family else None
     if family in ("sinc", "hermite"):
         return _orthonormal_family(spec, family)
+    plain = spec.metric.kind == "L2"
+    if family == "fourier" and plain:
+        return _fourier(spec)
+    if plain and _is_polynomial_space(spec):
+        return _polynomial_space(spec, stage)
+    _check_weight(spec)
     if _is_polynomial_space(spec):
         atoms, mapping, gram, method = _legendre_space(spec)
     else:
-        atoms, mapping = Atoms("expression", spec.basis_size), sympy.eye(spec.basis_size)
-        gram, method = _expression_gram(spec)
-    return _factorize(spec, gram, method, atoms, mapping)
+        atoms, mapping = Atoms("expression", spec.basis_size), None
+        gram, method = _sinc_gram(spec) or _expression_gram(spec)
+    return _factorize(spec, gram, method, atoms, mapping, stage)
 
 
 def _names(spec):
     return [", ".join(str(c) for c in f) for f in spec.functions]
 
 
-def _factorize(spec, gram, method, atoms, mapping):
+def _sparse(m, n, entries):
+    entries = {k: v for k, v in entries.items() if v != 0}
+    return ExactMatrix((m, n), entries, constant=not any(v.free_symbols for v in entries.values()))
+
+
+def _identity(m):
+    return ExactMatrix((m, m), {(k, k): sympy.Integer(1) for k in range(m)})
+
+
+def _factorize(spec, gram, method, atoms, mapping, stage):
+    """Generic route: exact LDL^T of G, R = L D^(1/2), K = R^(-1) . mapping."""
+    stage("certificate")
     numerical = method.startswith("numerical")
-    lower, pivots = ldl(gram, _names(spec))
-    certificate = _certificate(spec, pivots)
+    m = spec.basis_size
+    if numerical:
+        field = sympy.polys.domains.RealField(dps=DIGITS)
+        rows = [[field.from_sympy(gram[j, k]) for k in range(m)] for j in range(m)]
+    else:
+        field, elements = matrix_field([gram[j, k] for j in range(m) for k in range(m)])
+        rows = [elements[j * m:(j + 1) * m] for j in range(m)]
+    lower, pivots = exact_ldl(rows, field, _names(spec), NUMERICAL_DIGITS if numerical else None)
+    pivots = tuple(simplify_entry(field.to_sympy(p)) for p in pivots)
+    certificate = _certificate(spec, pivots, numerical)
+    stage("orthonormal basis")
     roots = [sympy.sqrt(p) for p in pivots]
-    cholesky = _scaled(lower, columns=roots)
-    transform = _scaled(unit_lower_inverse(lower) * mapping, rows=[1 / r for r in roots])
-    defaults = spec.defaults
-    return Analysis(spec=spec, gram=sympy.ImmutableMatrix(gram), gram_method=method,
-                    lower=lower, pivots=pivots, certificate=certificate,
-                    cholesky=sympy.ImmutableMatrix(cholesky),
-                    transform=sympy.ImmutableMatrix(transform), atoms=atoms,
-                    quadrature=_quadrature(spec, atoms),
-                    condition_number=condition_number(gram, defaults), numerical=numerical)
+    lower_sympy = {(i, j): simplify_entry(field.to_sympy(lower[i][j]))
+                   for i in range(m) for j in range(i + 1) if lower[i][j]}
+    inverse = unit_lower_inverse(lower, field)
+    cholesky = {(i, j): simplify_entry(v * roots[j]) for (i, j), v in lower_sympy.items()}
+    transform = {}
+    for i in range(m):
+        row = {k: field.to_sympy(inverse[i][k]) for k in range(i + 1) if inverse[i][k]}
+        for k, v in (row if mapping is None else _row_times(row, mapping)).items():
+            transform[i, k] = simplify_entry(v / roots[i])
+    size = atoms.size
+    return Analysis(spec=spec, gram=ExactMatrix.from_sympy(gram), gram_method=method,
+                    lower=_sparse(m, m, lower_sympy), pivots=pivots, certificate=certificate,
+                    cholesky=_sparse(m, m, cholesky), transform=_sparse(m, size, transform),
+                    atoms=atoms, quadrature=_quadrature(spec, atoms),
+                    condition_number=_condition(gram, spec), numerical=numerical)
 
 
-def _scaled(matrix, rows=None, columns=None):
-    """diag(rows) . matrix . diag(columns), entrywise (no products with zeros)."""
-    def entry(i, j):
-        value = matrix[i, j]
-        if value == 0:
-            return value
-        return simplify_entry(value * (rows[i] if rows else 1) * (columns[j] if columns else 1))
-    return sympy.Matrix(*matrix.shape, entry)
+def _row_times(row, mapping):
+    """(row vector as {k: value}) . mapping, over the mapping's nonzero entries."""
+    out = {}
+    for (k, i), value in mapping.todok().items():
+        if k in row:
+            out[i] = out.get(i, 0) + row[k] * value
+    return out
 
 
-def _certificate(spec, pivots):
+def _condition(gram, spec):
+    """kappa_2(G) at the defaults: max/min for a diagonal G, an mpmath eigensolver up to
+    EIGENSOLVER_LIMIT functions, otherwise not computed (nan)."""
+    if not isinstance(gram, ExactMatrix):
+        gram = ExactMatrix.from_sympy(gram)
+    if all(i == j for i, j in gram.keys()):
+        values = [sympy.N(v.subs(spec.defaults), DIGITS) for v in gram.todok().values()]
+        return mpmath.mpf(str(max(values) / min(values)))
+    if gram.shape[0] > EIGENSOLVER_LIMIT:
+        return mpmath.nan
+    return condition_number(sympy.Matrix(gram.to_sympy()), spec.defaults)
+
+
+def _certificate(spec, pivots, numerical=False):
+    if numerical:
+        values = [sympy.N(p, DIGITS) for p in pivots]
+        if all(v > 0 for v in values):
+            return (f"numerical, to {NUMERICAL_DIGITS} digits: every LDL^T pivot of the "
+                    "quadrature Gram matrix is positive")
+        bad = next(j for j, v in enumerate(values) if not v > 0)
+        raise NotPositiveDefiniteError(f"LDL^T pivot {bad} is {values[bad]}: the quadrature "
+                                       "Gram matrix is not positive definite")
     if all(p.is_positive for p in pivots):
         if any(p.free_symbols for p in pivots):
             return "every LDL^T pivot is positive for all positive parameter values"
@@ -119,9 +218,27 @@ def _certificate(spec, pivots):
                                    "the Gram matrix is not positive definite")
 
 
+def _check_weight(spec):
+    """A weight must not be negative (or complex) inside the domain: test it at rational
+    points, with guaranteed-accuracy evaluation (isolated zeros are allowed)."""
+    weight = spec.metric.weight
+    if weight is None:
+        return
+    a, b = (e.subs(spec.defaults) for e in spec.interval)
+    a = a if a.is_finite else (b - 64 if b.is_finite else sympy.Integer(-32))
+    b = b if b.is_finite else a + 64
+    for k in range(1, 64):
+        point = a + (b - a) * sympy.Rational(k, 64)
+        value = sympy.N(weight.subs(spec.defaults).subs(spec.variable, point), DIGITS)
+        if not (value.is_real and value >= 0):
+            raise SpecError([("metric.weight", f"the weight {weight} is not positive on the "
+                                               f"domain: w({point}) = {sympy.N(value, 6)}")],
+                            spec.path)
+
+
 def _orthonormal_family(spec, family):
     m = spec.basis_size
-    identity = sympy.ImmutableSparseMatrix.eye(m)
+    identity = _identity(m)
     if family == "sinc":
         first = spec.family.option("first", 1)
         atoms = Atoms("sinc", m, tuple(range(first, first + m)))
@@ -135,36 +252,223 @@ def _orthonormal_family(spec, family):
                     pivots=(sympy.Integer(1),) * m,
                     certificate="G = I: every pivot equals 1", cholesky=identity,
                     transform=identity, atoms=atoms, quadrature=quadrature,
-                    condition_number=1.0, numerical=False)
+                    condition_number=mpmath.mpf(1), numerical=False)
+
+
+def _diagonal_analysis(spec, diagonal, method, atoms, quadrature, transform_scaled):
+    """A diagonal Gram matrix: L = I, pivots = diagonal, R = diag(sqrt), K = R^(-1) or I."""
+    m = len(diagonal)
+    roots = [sympy.sqrt(d) for d in diagonal]
+    identity = _identity(m)
+    transform = (_sparse(m, m, {(k, k): 1 / r for k, r in enumerate(roots)})
+                 if transform_scaled else identity)
+    values = [sympy.N(d.subs(spec.defaults), DIGITS) for d in diagonal]
+    exact = all(d.is_positive for d in diagonal)
+    certificate = (f"G is diagonal with {'exact ' if exact else ''}positive entries: "
+                   "every LDL^T pivot is a diagonal entry")
+    if not exact:
+        certificate += " (positivity proven at the default parameters only)"
+    return Analysis(spec=spec, gram=_sparse(m, m, {(k, k): d for k, d in enumerate(diagonal)}),
+                    gram_method=method, lower=identity, pivots=tuple(diagonal),
+                    certificate=certificate,
+                    cholesky=_sparse(m, m, {(k, k): r for k, r in enumerate(roots)}),
+                    transform=transform, atoms=atoms, quadrature=quadrature,
+                    condition_number=mpmath.mpf(str(max(values) / min(values))),
+                    numerical=False)
+
+
+def _fourier(spec):
+    """Fourier family: G = diag(L, L/2, ..., L/2) by orthogonality, atoms evaluated as is."""
+    length = spec.interval[1] - spec.interval[0]
+    diagonal = [length] + [length / 2] * (spec.basis_size - 1)
+    analysis = _diagonal_analysis(
+        spec, diagonal, "closed form: orthogonality of the Fourier basis",
+        Atoms("fourier", spec.basis_size), None, transform_scaled=True)
+    return _with(analysis, quadrature=_quadrature(spec, analysis.atoms),
+                 formulas=(("gram", "G = diag(b - a, (b - a)/2, ..., (b - a)/2)"),))
+
+
+def _with(analysis, **changes):
+    return Analysis(**{**analysis.__dict__, **changes})
 
 
 def _is_polynomial_space(spec):
     t = spec.variable
-    return (not spec.vector_basis and all(e.is_finite for e in spec.interval)
-            and all(f[0].is_polynomial(t) for f in spec.functions))
+    if spec.vector_basis or not all(e.is_finite for e in spec.interval):
+        return False
+    if spec.family is not None:
+        return spec.family.name in ("monomial", "legendre")
+    return all(f[0].is_polynomial(t) for f in spec.functions)
+
+
+def _legendre_rows(spec, field, a, b):
+    """Rows of C: phi_j = sum_k C_jk P_k(u), u = (2t - a - b)/(b - a), over ``field``.
+
+    Built by the recurrence t^(i+1) = (alpha u + beta) t^i with
+    u P_k = ((k + 1) P_(k+1) + k P_(k-1))/(2k + 1): O(degree^2) exact operations.
+    """
+    name = spec.family.name if spec.family else None
+    m = spec.basis_size
+    if name == "legendre":
+        return [{j: field.one} for j in range(m)], m
+    if name == "monomial":
+        polys = None
+        degree = m - 1
+    else:
+        polys = [sympy.Poly(f[0], spec.variable) for f in spec.functions]
+        degree = max(p.degree() for p in polys)
+    alpha, beta = (b - a) / 2, (a + b) / 2
+    up = [alpha * field(k + 1) / field(2 * k + 1) for k in range(degree + 1)]
+    down = [alpha * field(k) / field(2 * k + 1) for k in range(degree + 1)]
+    powers = [{0: field.one}]
+    for _ in range(degree):
+        nxt = {}
+        for k, value in powers[-1].items():
+            nxt[k + 1] = nxt.get(k + 1, field.zero) + up[k] * value
+            if k:
+                nxt[k - 1] = nxt.get(k - 1, field.zero) + down[k] * value
+            if beta:
+                nxt[k] = nxt.get(k, field.zero) + beta * value
+        powers.append({k: v for k, v in nxt.items() if v})
+    if polys is None:
+        return powers, degree + 1
+    rows = []
+    for poly in polys:
+        row = {}
+        for (power,), coefficient in poly.terms():
+            c = field.from_sympy(coefficient)
+            for k, value in powers[power].items():
+                row[k] = row.get(k, field.zero) + c * value
+        rows.append({k: v for k, v in row.items() if v})
+    return rows, degree + 1
+
+
+def _polynomial_space(spec, stage):
+    """G = C D C^T, D_k = (b - a)/(2k + 1), from the exact change of basis C to Legendre.
+
+    When C is triangular with a nonzero diagonal (m functions of degrees 0..m-1), the
+    pivots of LDL^T are C_kk^2 D_k, L = C diag(C)^(-1), and e = the normalized Legendre
+    atoms (K = I) with R = C D^(1/2): no O(m^3) algebra. Otherwise the generic route.
+    """
+    m = spec.basis_size
+    field, (a, b) = matrix_field(list(spec.interval))
+    rows, size = _legendre_rows(spec, field, a, b)
+    norms = [(b - a) / field(2 * k + 1) for k in range(size)]
+    gram, formula = _polynomial_gram(spec, field, rows, norms, a, b)
+    constant = field.is_QQ
+    gram = ExactMatrix((m, m), gram, field.to_sympy, rational_float if constant else None,
+                       constant, symmetric=True)
+    change = _change_of_basis(field, rows, norms, constant, (m, size))
+    atoms = Atoms("legendre", size)
+    formulas = [("gram", formula)] if formula else []
+    if not (size == m and all(max(row) == j and row[j] for j, row in enumerate(rows))):
+        analysis = _factorize(spec, gram.to_sympy(), "exact: Legendre expansion of the basis",
+                              atoms, change.to_sympy(), stage)
+        return _with(analysis, formulas=tuple(formulas))
+    stage("certificate")
+    pivots = tuple(simplify_entry(field.to_sympy(rows[j][j] ** 2 * norms[j])) for j in range(m))
+    certificate = ("G = C D C^T, C the exact triangular change of basis to Legendre "
+                   "(nonzero diagonal), D_k = (b - a)/(2k + 1) > 0: every LDL^T pivot "
+                   "C_kk^2 D_k is positive") if constant else _certificate(spec, pivots)
+    lower = ExactMatrix((m, m), {(i, j): (v, j) for i, row in enumerate(rows)
+                                 for j, v in row.items()},    # L = C diag(C)^-1, on demand
+                        lambda entry: field.to_sympy(entry[0] / rows[entry[1]][entry[1]]))
+    stage("orthonormal basis")
+    formulas.append(("cholesky", "R[j, k] = C[j, k] sqrt((b - a)/(2k + 1)) where "
+                                 "phi_j = sum_k C[j, k] P_k(u)"))
+    return Analysis(spec=spec, gram=gram, gram_method="exact: Legendre expansion of the basis "
+                    "(triangular change of basis C, G = C D C^T)", lower=lower, pivots=pivots,
+                    certificate=certificate, cholesky=change, transform=_identity(m),
+                    atoms=atoms, quadrature=_quadrature(spec, atoms),
+                    condition_number=_condition(gram, spec), numerical=False,
+                    formulas=tuple(formulas))
+
+
+def _change_of_basis(field, rows, norms, constant, shape):
+    """R = C D^(1/2) as an ExactMatrix of (C_jk, k) pairs: phi = R . normalized atoms."""
+    roots = [sympy.sqrt(simplify_entry(field.to_sympy(n))) for n in norms]
+    with mpmath.workdps(DIGITS):
+        float_roots = [mpmath.sqrt(mpmath.mpf(int(n.numerator)) / int(n.denominator))
+                       for n in norms] if constant else None
+
+    def convert(entry):
+        value = field.to_sympy(entry[0])
+        return roots[entry[1]] if value == 1 else value * roots[entry[1]]
+
+    def as_float(entry):
+        with mpmath.workdps(DIGITS):
+            value = (mpmath.mpf(int(entry[0].numerator)) / int(entry[0].denominator)
+                     * float_roots[entry[1]])
+            return float(value) if abs(value) < 2 ** 1024 else math.copysign(math.inf, value)
+    return ExactMatrix(shape, {(j, k): (v, k) for j, row in enumerate(rows) for k, v in row.items()},
+                       convert, as_float if constant else None, constant)
+
+
+def _polynomial_gram(spec, field, rows, norms, a, b):
+    """G entries {(j, k): value}, k <= j and nonzero: moments for monomials, else C D C^T."""
+    m = spec.basis_size
+    name = spec.family.name if spec.family else None
+    if name == "legendre":
+        return {(j, j): norms[j] for j in range(m)}, "G = diag((b - a)/(2k + 1))"
+    if name == "monomial":
+        moments = [(b ** (n + 1) - a ** (n + 1)) / field(n + 1) for n in range(2 * m - 1)]
+        return ({(j, k): moments[j + k] for j in range(m) for k in range(j + 1)
+                 if moments[j + k]}, "G[j, k] = (b^(j+k+1) - a^(j+k+1))/(j + k + 1)")
+    gram = {}
+    for j in range(m):
+        for k in range(j + 1):
+            value = sum((v * rows[k][i] * norms[i] for i, v in rows[j].items() if i in rows[k]),
+                        field.zero)
+            if value:
+                gram[j, k] = value
+    return gram, None
 
 
 def _legendre_space(spec):
-    """phi = M . L with L_k = sqrt((2k+1)/(b-a)) P_k(u), u = (2t-a-b)/(b-a), exact."""
-    t, (a, b) = spec.variable, spec.interval
-    u = sympy.Symbol("u", real=True)
-    polys = [sympy.Poly(sympy.expand(f[0].subs(t, ((b - a) * u + a + b) / 2)), u)
-             for f in spec.functions]
-    size = max(p.degree() for p in polys) + 1
-    monomial = sympy.Matrix(len(polys), size, lambda j, i: polys[j].coeff_monomial(u ** i))
-    legendre = sympy.Matrix(size, size,
-                            lambda k, i: sympy.Poly(sympy.legendre(k, u), u).coeff_monomial(u ** i))
-    norms = [sympy.sqrt((b - a) / (2 * k + 1)) for k in range(size)]
-    mapping = _scaled(monomial * legendre.inv(), columns=norms)
+    """phi = M . L with L_k = sqrt((2k+1)/(b-a)) P_k(u), u = (2t-a-b)/(b-a), exact
+    (weighted or Sobolev metrics on a polynomial space)."""
+    field, (a, b) = matrix_field(list(spec.interval))
+    rows, size = _legendre_rows(spec, field, a, b)
+    lo, hi = spec.interval
+    norms = [sympy.sqrt((hi - lo) / (2 * k + 1)) for k in range(size)]
+    mapping = sympy.Matrix(len(rows), size, lambda j, k: (
+        simplify_entry(field.to_sympy(rows[j][k]) * norms[k]) if k in rows[j] else 0))
     gram, method = mapping * mapping.T, "exact: Legendre expansion of the basis"
     if spec.metric.sobolev:
         derivative = sympy.Matrix(size, size, lambda k, j: (
-            2 * sympy.sqrt((2 * k + 1) * (2 * j + 1)) / (b - a) if j < k and (k - j) % 2 else 0))
+            2 * sympy.sqrt((2 * k + 1) * (2 * j + 1)) / (hi - lo) if j < k and (k - j) % 2 else 0))
         gram = gram + mapping * derivative * derivative.T * mapping.T
         method += " plus the exact Legendre derivative matrix (H^1)"
     if spec.metric.weight is not None:
         gram, method = _expression_gram(spec)
     return Atoms("legendre", size), mapping, gram.applyfunc(simplify_entry), method
+
+
+def _sinc_gram(spec):
+    """Closed form for sinc(alpha t - beta_j) on R: G_jk = sinc(beta_j - beta_k)/|alpha|."""
+    if spec.interval != (-sympy.oo, sympy.oo) or spec.vector_basis or spec.metric.kind != "L2":
+        return None
+    t, pieces = spec.variable, []
+    for (f,) in spec.functions:
+        if not isinstance(f, sympy.sinc):
+            return None
+        argument = sympy.expand(f.args[0] / sympy.pi)
+        alpha = sympy.simplify(sympy.diff(argument, t))
+        beta = sympy.simplify(argument - alpha * t)
+        if alpha.has(t) or beta.has(t) or alpha.is_positive is not True:
+            return None
+        pieces.append((alpha, beta))
+    alpha = pieces[0][0]
+    if any(sympy.simplify(p[0] - alpha) != 0 for p in pieces):
+        return None
+    m = len(pieces)
+    entries = {}
+    for j in range(m):
+        for k in range(j + 1):
+            value = simplify_entry(sympy.sinc(sympy.pi * (pieces[j][1] - pieces[k][1])) / alpha)
+            entries[j, k] = entries[k, j] = value
+    return (sympy.Matrix(m, m, lambda j, k: entries[j, k]),
+            "closed form: int sinc(a t - b_j) sinc(a t - b_k) dt = sinc(b_j - b_k)/a on R")
 
 
 def _integrand(spec, j, k):
@@ -178,11 +482,7 @@ def _integrand(spec, j, k):
 
 
 def _expression_gram(spec):
-    """Closed form for the Fourier family, else symbolic integrals, else mpmath quadrature."""
-    if spec.family is not None and spec.family.name == "fourier" and spec.metric.kind == "L2":
-        length = spec.interval[1] - spec.interval[0]
-        diagonal = [length] + [length / 2] * (spec.basis_size - 1)
-        return sympy.diag(*diagonal), "closed form: orthogonality of the Fourier basis"
+    """Symbolic integrals, else mpmath quadrature (docs/design.md, "Exact analysis")."""
     m, (a, b) = spec.basis_size, spec.interval
     try:
         with time_limit(INTEGRATION_SECONDS, INTEGRATION):
@@ -190,44 +490,130 @@ def _expression_gram(spec):
             for j in range(m):
                 for k in range(j + 1):
                     value = sympy.integrate(_integrand(spec, j, k), (spec.variable, a, b))
-                    if value.has(sympy.Integral) or not value.is_finite and value.is_number:
+                    if value.has(sympy.Integral):
                         raise SymbolicLimitError("no closed form", limit=INTEGRATION)
+                    if value.is_number and not value.is_finite:
+                        _not_integrable(spec, j if j == k else None)
+                        raise SymbolicLimitError("infinite entry", limit=INTEGRATION)
                     entries[j, k] = entries[k, j] = simplify_entry(value)
         return sympy.Matrix(m, m, lambda j, k: entries[j, k]), "exact: symbolic integrals"
     except SymbolicLimitError as error:
         if error.limit != INTEGRATION:
             raise
-        return _numerical_gram(spec), (f"numerical: mpmath quadrature at {DIGITS} digits, "
-                                       "at the default parameters")
+        return _numerical_gram(spec), (f"numerical: mpmath quadrature (tanh-sinh) at {DIGITS} "
+                                       "digits, at the default parameters")
+
+
+def _mp_interval(spec):
+    def value(e):
+        if e in (sympy.oo, -sympy.oo):
+            return mpmath.inf if e > 0 else -mpmath.inf
+        return mpmath.mpf(sympy.Float(sympy.N(e.subs(spec.defaults), DIGITS + 10), DIGITS + 10)._mpf_)
+    return [value(e) for e in spec.interval]
 
 
 def _numerical_gram(spec):
-    m, defaults = spec.basis_size, spec.defaults
-    a, b = (sympy.N(e.subs(defaults), DIGITS) if e.is_finite else e for e in spec.interval)
+    """mpmath tanh-sinh quadrature: it maps +-oo to a finite interval and is robust to
+    integrable endpoint singularities, at twice DIGITS because a node at distance d from
+    an end carries only (precision - log10 1/d) digits of d. Each diagonal entry is first
+    checked for integrability."""
+    m = spec.basis_size
+    a, b = _mp_interval(spec)
     entries = {}
-    with mpmath.workdps(DIGITS):
+    with mpmath.workdps(2 * DIGITS):
+        for j in range(m):
+            _not_integrable(spec, j)
         for j in range(m):
             for k in range(j + 1):
-                function = sympy.lambdify(spec.variable, _integrand(spec, j, k).subs(defaults),
-                                          "mpmath")
-                value = mpmath.quad(function, [mpmath.mpf(a), mpmath.mpf(b)])
+                function = sympy.lambdify(spec.variable,
+                                          _integrand(spec, j, k).subs(spec.defaults), "mpmath")
+                value = mpmath.quad(function, _split(a, b))
                 entries[j, k] = entries[k, j] = sympy.Float(value, DIGITS)
     return sympy.Matrix(m, m, lambda j, k: entries[j, k])
+
+
+def _split(a, b):
+    """Integration points: finite intervals as they are, infinite ones cut at 0 (+-1)."""
+    if mpmath.isinf(a) and mpmath.isinf(b):
+        return [a, 0, b]
+    return [a, b]
+
+
+def _not_integrable(spec, j):
+    """Raise a one-line SpecError if basis function j is not square-integrable (naming the
+    endpoint); do nothing when it is, or when j is None and no culprit is found."""
+    candidates = range(spec.basis_size) if j is None else [j]
+    a, b = _mp_interval(spec)
+    for index in candidates:
+        function = sympy.lambdify(spec.variable, _integrand(spec, index, index).subs(spec.defaults),
+                                  "mpmath")
+        for end, other, shown in ((a, b, spec.interval[0]), (b, a, spec.interval[1])):
+            if _diverges(function, end, other):
+                key = "basis.family" if spec.family else f"basis.functions[{index}]"
+                raise SpecError([(key, f"{_names(spec)[index]} is not square-integrable "
+                                       f"near t = {shown}")], spec.path)
+
+
+def _diverges(function, end, other):
+    """Integrals over dyadic windows shrinking to a finite ``end`` (growing to +-oo) shrink
+    geometrically when the integral converges; equal or growing ones mean divergence."""
+    with mpmath.workdps(30):
+        if mpmath.isinf(end):
+            sign = 1 if end > 0 else -1
+            windows = [(sign * mpmath.mpf(2) ** n, sign * mpmath.mpf(2) ** (n + 1)) for n in (24, 40)]
+        else:
+            toward = 1 if other > end else -1
+            width = min(abs(other - end) / 2, 1)
+            windows = [(end + toward * width * mpmath.mpf(2) ** -(n + 1),
+                        end + toward * width * mpmath.mpf(2) ** -n) for n in (24, 40)]
+        try:
+            tails = [abs(mpmath.quad(function, sorted(w))) for w in windows]
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return True
+    return not all(mpmath.isfinite(v) for v in tails) or 0 < 0.9 * tails[0] <= tails[1]
 
 
 def _quadrature(spec, atoms):
     if atoms.kind == "legendre" and spec.metric.weight is None:
         return Quadrature(exact_nodes=(atoms.size + 2) // 2)
-    expressions = [c for f in spec.functions for c in f]
-    if spec.metric.weight is not None:
-        expressions.append(spec.metric.weight)
-    frequency, degree = 0.0, 1
-    for expression in expressions:
-        f, d = _frequency_and_degree(expression.subs(spec.defaults), spec.variable)
-        frequency, degree = max(frequency, f), max(degree, d)
     length = sympy.N((spec.interval[1] - spec.interval[0]).subs(spec.defaults))
+    frequency, degree = 0.0, 1
+    if atoms.kind == "fourier":    # the highest harmonic, without scanning 2K+1 expressions
+        frequency = 2 * math.pi * (spec.basis_size // 2) / float(length)
+    else:
+        expressions = [c for f in spec.functions for c in f]
+        if spec.metric.weight is not None:
+            expressions.append(spec.metric.weight)
+        for expression in expressions:
+            f, d = _frequency_and_degree(expression.subs(spec.defaults), spec.variable)
+            frequency, degree = max(frequency, f), max(degree, d)
     floor = 1.0 / float(length) if length.is_finite else 1.0
-    return Quadrature(frequency=max(frequency, floor), min_nodes=degree // 2 + 2)
+    return Quadrature(frequency=max(frequency, floor), min_nodes=degree // 2 + 2,
+                      singular=_weight_singularities(spec))
+
+
+def _weight_singularities(spec):
+    """(endpoint, alpha) for each finite endpoint where the weight ~ |t - end|^alpha, alpha < 0."""
+    weight = spec.metric.weight
+    if weight is None:
+        return ()
+    t, found = spec.variable, []
+    for index, end in enumerate(spec.interval):
+        if not end.is_finite:
+            continue
+        s = sympy.Symbol("s", positive=True)
+        local = weight.subs(spec.defaults).subs(t, end.subs(spec.defaults)
+                                                + (s if index == 0 else -s))
+        try:
+            alpha = sympy.limit(sympy.log(local) / sympy.log(s), s, 0, "+")
+        except (NotImplementedError, ValueError, TypeError):
+            continue
+        if alpha.is_number and alpha.is_finite and alpha < 0:
+            if alpha <= -1:
+                raise SpecError([("metric.weight", f"the weight {weight} is not integrable "
+                                                   f"near t = {end}")], spec.path)
+            found.append((index, float(alpha)))
+    return tuple(found)
 
 
 def _frequency_and_degree(expression, t):

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
-from .analysis import analyze
+from .analysis import Stages, analyze
 from .cdf.tables import cdf_tables
 from .curves import write_text_atomically
 from .emit import emit_cdf_module, emit_module
@@ -32,15 +32,22 @@ def compile_limit():
     return float(os.environ.get("GPCOMPILER_TIME_LIMIT", "300"))
 
 
-def compile_spec(path, root=None):
-    """Run every stage on one spec file, within :func:`compile_limit` seconds."""
+def compile_spec(path, root=None, progress=None):
+    """Run every stage on one spec file, within :func:`compile_limit` seconds
+    (``progress`` hears the stage of a compile longer than about 2 s)."""
     spec = load_spec(path, root)
-    with time_limit(compile_limit(), f"compiling {spec.path}"):
+    limit = compile_limit()
+    with time_limit(limit, f"compiling {spec.path} (GPCOMPILER_TIME_LIMIT = {limit:g} s)"):
         if spec.kind == "cdf":
             tables = cdf_tables(spec.family.option("degree"))
             return Compiled(spec, tables, emit_cdf_module(lower_cdf(spec, tables)))
-        analysis = analyze(spec)
-        return Compiled(spec, analysis, emit_module(lower(analysis)))
+        stage = Stages(progress, spec.path)
+        try:
+            analysis = analyze(spec, stage)
+            stage("emit")
+            return Compiled(spec, analysis, emit_module(lower(analysis)))
+        finally:
+            stage.close()
 
 
 def compile_files(paths, out_dir, root=None, progress=None):
@@ -49,7 +56,7 @@ def compile_files(paths, out_dir, root=None, progress=None):
     for path in paths:
         if progress:
             progress(f"compiling {path}")
-        compiled.append(compile_spec(path, root))
+        compiled.append(compile_spec(path, root, progress))
     names = [c.spec.name for c in compiled]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
@@ -72,7 +79,7 @@ def check(spec_dir="specs", generated_dir="generated", progress=None):
     for path in sorted(spec_dir.glob("*.toml")):
         if progress:
             progress(f"checking {path}")
-        item = compile_spec(path, root)
+        item = compile_spec(path, root, progress)
         target = generated_dir / f"{item.spec.name}.py"
         current = target.read_text() if target.exists() else ""
         if current != item.source:

@@ -4,7 +4,9 @@ The output is byte-reproducible: no timestamps, no absolute paths, entries in so
 order, floats printed with ``repr`` from values rounded once from the exact value.
 """
 import inspect
+import math
 import string
+import textwrap
 from importlib import resources
 
 from . import rounding, secure
@@ -24,6 +26,15 @@ _ATOMS = {
 def _atoms(x, p):
     """Normalized sinc(t - k), k = {first}..{last}: orthonormal on R (paper Sec. 3.5)."""
     return numpy.sinc(x[..., None] - _SINC_SHIFTS)''',
+    "fourier": '''def _atoms(x, p):
+    """1, cos(k w t), sin(k w t) for k = 1..{last}, w = 2 pi/(b - a): shape (..., {size})."""
+    lo, hi = _domain(p)
+    angle = (2.0 * numpy.pi / (hi - lo)) * x[..., None] * numpy.arange(1, {order})
+    out = numpy.empty(x.shape + ({size},))
+    out[..., 0] = 1.0
+    out[..., 1::2] = numpy.cos(angle)
+    out[..., 2::2] = numpy.sin(angle)
+    return out''',
     "hermite": '''def _atoms(x, p):
     """Hermite functions h_0..h_{last} by their stable three-term recurrence."""
     out = numpy.empty(x.shape + ({size},))
@@ -32,11 +43,15 @@ def _atoms(x, p):
 }
 _SECOND = {
     "legendre": """
-    out[..., 1] = u
+    out[..., 1] = u{loop}""",
+    "hermite": """
+    out[..., 1] = math.sqrt(2.0) * x * out[..., 0]{loop}""",
+}
+_LOOP = {
+    "legendre": """
     for k in range(1, {size} - 1):
         out[..., k + 1] = ((2 * k + 1) * u * out[..., k] - k * out[..., k - 1]) / (k + 1)""",
     "hermite": """
-    out[..., 1] = math.sqrt(2.0) * x * out[..., 0]
     for k in range(1, {size} - 1):
         out[..., k + 1] = (math.sqrt(2.0 / (k + 1)) * x * out[..., k]
                            - math.sqrt(k / (k + 1)) * out[..., k - 1])""",
@@ -85,7 +100,9 @@ def _placeholders(ir):
     curve = ir.curve_interval or ir.domain
     return {
         "title": ir.title, "tool_version": ir.tool_version, "spec_path": ir.spec_path,
-        "spec_sha256": ir.spec_sha256, "summary": "\n".join(ir.summary),
+        "spec_sha256": ir.spec_sha256,
+        "summary": "\n".join(textwrap.fill(line, 99, subsequent_indent="    ")
+                              for line in ir.summary),
         "name_repr": repr(ir.name), "title_repr": repr(ir.title),
         "tool_version_repr": repr(ir.tool_version), "spec_path_repr": repr(ir.spec_path),
         "spec_sha256_repr": repr(ir.spec_sha256), "basis_size": str(ir.basis_size),
@@ -99,19 +116,153 @@ def _placeholders(ir):
         "domain_lo": lo[0], "domain_hi": hi[0],
         "curve_interval_code": f"({curve[0][0]}, {curve[1][0]})",
         "metric_repr": repr(ir.metric), "polynomial_degree": repr(ir.polynomial_degree),
-        "gram_method_repr": repr(ir.gram_method), "certificate_repr": repr(ir.certificate),
-        "condition_number": repr(ir.condition_number),
-        "atoms_size": str(ir.atoms_size), "exact_nodes": str(ir.exact_nodes),
-        "frequency": ir.frequency, "min_nodes": str(ir.min_nodes),
+        "gram_method_repr": _string(ir.gram_method), "certificate_repr": _string(ir.certificate),
+        "condition_number": ir.condition_number,
+        "atoms_size": str(ir.atoms_size),
+        "quadrature_constants": _quadrature_constants(ir),
+        "gauss_rule_function": _GAUSS_RULE[ir.exact_nodes is not None],
+        "sub_pieces_function": _sub_pieces_function(ir),
         "gram_body": _matrix_body(ir.gram),
-        "cholesky_body": _matrix_body(ir.cholesky),
-        "transform_body": _matrix_body(ir.transform, identity_is_none=True),
+        "cholesky_body": _matrix_body(ir.cholesky), "cholesky_doc": ir.cholesky_doc,
+        "orthonormal_function": _orthonormal_function(ir),
         "atoms_function": _atoms_function(ir),
-        "basis_function": _basis_function(ir),
-        "weight_function": _weight_function(ir),
+        "basis_function": _basis_function(ir) + _weight_function(ir),
+        "nodes_lines": _nodes_lines(ir),
+        "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
         "secure_generator": _source(secure.SecureGenerator, secure.default_generator),
         "rounding": _source(rounding.ceil_float, rounding.ceil_sqrt),
     }
+
+
+_GAUSS_RULE = {
+    True: '''def _gauss_rule(h):
+    """One Gauss-Legendre rule per piece, exact for these polynomial integrands."""
+    return numpy.ones(h.shape, dtype=int), _EXACT_NODES''',
+    False: '''def _gauss_rule(h):
+    """Sub-pieces per piece and Gauss-Legendre order (truncation <= 1e-17)."""
+    pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY / 8.0), 1).astype(int)
+    half_width = float(numpy.max(h / pieces)) * _FREQUENCY / 2.0
+    order = _MIN_NODES
+    while order < 40 and (2 * order * math.log(half_width + 1e-300)
+                          - math.lgamma(2 * order + 1)) > math.log(1e-17):
+        order += 1
+    return pieces, order''',
+}
+_SUB_PIECES = '''def _sub_pieces(t, h, p):
+    """Sub-pieces of the linear pieces: (piece, start, width) in s in [0, 1], Gauss order."""
+    pieces, order = _gauss_rule(h)
+    piece = numpy.repeat(numpy.arange(h.size), pieces)
+    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
+    return piece, sub / pieces[piece], 1.0 / pieces[piece], order'''
+_NODES = """\
+    piece, start, width, order = _sub_pieces(t, h, p)
+    xi, w = numpy.polynomial.legendre.leggauss(order)
+    first = numpy.searchsorted(piece, numpy.arange(h.size))
+    s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
+    x = t[piece][:, None] + s * h[piece][:, None]
+    wt = (h[piece] * width)[:, None] * w / 2.0
+"""
+_GRADED_NODES = """\
+    piece, start, width, toward, order = _sub_pieces(t, h, p)
+    xi, w = numpy.polynomial.legendre.leggauss(order)
+    first = numpy.searchsorted(piece, numpy.arange(h.size))
+    u = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
+    hs = h[piece][:, None]
+    right = (toward < 0)[:, None]
+    s = numpy.where(right, 1.0 - u, u)
+    x = numpy.where(right, t[piece + 1][:, None] - u * hs, t[piece][:, None] + u * hs)
+    wt = (h[piece] * width)[:, None] * w / 2.0 * _graded_weight(x, u, hs, piece, toward, t, p)
+"""
+_GRADED_SUB_PIECES = '''_GRADES = {grades}  # per domain end: geometric levels (0: the weight is regular there)
+
+
+def _sub_pieces(t, h, p):
+    """Sub-pieces (piece, start, width, toward) and a Gauss order. The end pieces next to a
+    singular end of the weight (w ~ d^alpha at distance d) are cut at distances 2^-k from
+    it, k < G, with start and width measured from that end (toward = +1 left, -1 right);
+    the omitted last 2^-G holds a share 2^-G(1 + alpha) <= 1e-17 of the integral."""
+    pieces, order = _gauss_rule(h)
+    lo, hi = _domain(p)
+    grades = (_GRADES[0] if t[0] - lo < h[0] else 0, _GRADES[1] if hi - t[-1] < h[-1] else 0)
+    span = 0.5 if h.size == 1 and all(grades) else 1.0
+    graded = [(0, 1, grades[0]), (h.size - 1, -1, grades[1])]
+    graded = [(index, sign, g) for index, sign, g in graded if g]
+    begin = 1 if graded and graded[0][1] > 0 else 0
+    stop = h.size - 1 if graded and graded[-1][1] < 0 else h.size
+    middle = numpy.arange(begin, max(begin, stop))
+    piece = numpy.repeat(middle, pieces[middle])
+    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces[middle]) - pieces[middle])[piece - begin]
+    parts = [(piece, sub / pieces[piece], 1.0 / pieces[piece], numpy.zeros(piece.size))]
+    for index, sign, g in graded:
+        bounds = span * 2.0 ** -numpy.arange(g, -1, -1)
+        part = (numpy.full(g, index), bounds[:-1], numpy.diff(bounds), numpy.full(g, sign))
+        parts.insert(0 if sign > 0 else len(parts), part)
+    piece, start, width, toward = (numpy.concatenate(a) for a in zip(*parts))
+    return piece, start, width, toward, max(order, 24)
+
+
+def _graded_weight(x, u, hs, piece, toward, t, p):
+    """w at the nodes; at graded nodes from the exact distance to the singular end."""
+    lo, hi = _domain(p)
+    out = numpy.ones(x.shape)
+    plain = toward == 0
+    out[plain] = _weight(x[plain], p)
+{ends}    return out'''
+_END_WEIGHT = """\
+    near = toward == {sign}
+    d = ({gap})[near][:, None] + u[near] * hs[near]
+    out[near] = {code}
+"""
+_SOBOLEV_LINES = """\
+    slope_weights = numpy.diff(_orthonormal(t, p), axis=0) / h.reshape((-1,) + (1,) * len(shape))
+    out[:-1] -= slope_weights
+    out[1:] += slope_weights
+"""
+
+
+def _sub_pieces_function(ir):
+    if not ir.singular:
+        return _SUB_PIECES
+    grades, ends = [0, 0], ""
+    for end, alpha, code in ir.singular:
+        grades[end] = math.ceil(17 * math.log2(10) / (1 + alpha))
+        ends += _END_WEIGHT.format(sign=1 if end == 0 else -1, code=code,
+                                   gap="t[piece] - lo" if end == 0 else "hi - t[piece + 1]")
+    return _GRADED_SUB_PIECES.format(grades=tuple(grades), ends=ends)
+
+
+def _nodes_lines(ir):
+    if ir.singular:
+        return _GRADED_NODES
+    return _NODES + ("    wt = wt * _weight(x, p)\n" if ir.weight_code else "")
+
+
+def _quadrature_constants(ir):
+    if ir.exact_nodes is not None:
+        return f"_EXACT_NODES = {ir.exact_nodes}"
+    return f"_FREQUENCY = {ir.frequency}\n_MIN_NODES = {ir.min_nodes}"
+
+
+def _orthonormal_function(ir):
+    """_orthonormal (and _transform when K is not the identity)."""
+    if ir.transform.identity:
+        return ('def _orthonormal(x, p):\n    """The atoms are the orthonormal basis e (K = I)."""\n'
+                "    return _atoms(x, p)")
+    product = ("numpy.einsum(\"...kr,jk->...jr\", _atoms(x, p), _transform(p))"
+               if ir.vector_basis else "_atoms(x, p) @ _transform(p).T")
+    return ("def _transform(p):\n"
+            '    """K with e = K . atoms: the orthonormal basis e = R^(-1) phi."""\n'
+            f"{_matrix_body(ir.transform)}\n\n\n"
+            f'def _orthonormal(x, p):\n    """Orthonormal basis e = K . atoms."""\n'
+            f"    return {product}")
+
+
+def _string(text, width=92):
+    """A string literal, split over parenthesized lines when it would exceed 99 columns."""
+    if len(repr(text)) <= width - 14:
+        return repr(text)
+    parts = textwrap.wrap(text, width - 8, drop_whitespace=False)
+    return "(\n" + "\n".join(f"    {part!r}" for part in parts) + "\n)"
 
 
 def _source(*objects):
@@ -119,13 +270,41 @@ def _source(*objects):
     return "\n\n\n".join(inspect.getsource(obj).rstrip() for obj in objects)
 
 
-def _matrix_body(matrix, identity_is_none=False):
+def _matrix_body(matrix):
     if matrix.identity:
-        return "    return None" if identity_is_none else f"    return numpy.eye({matrix.shape[0]})"
+        return f"    return numpy.eye({matrix.shape[0]})"
+    if matrix.pattern:
+        return _packed_body(matrix)
     lines = [f"    return _matrix({matrix.shape}, ("]
     for entry in matrix.entries:
-        lines.append(f"        ({entry.row}, {entry.col}, {entry.code}),  # {entry.exact}")
+        line = f"        ({entry.row}, {entry.col}, {entry.code}),  # {entry.exact}"
+        if len(line) > 99:
+            lines += [f"        # {part}" for part in textwrap.wrap(entry.exact, 89)]
+            line = f"        ({entry.row}, {entry.col}, {entry.code}),"
+        lines.append(line)
     lines.append(f"    ){', symmetric=True' if matrix.symmetric else ''})")
+    return "\n".join(lines)
+
+
+def _packed_body(matrix):
+    """A large constant matrix: float64 values in one literal, exact entries by formula."""
+    rows, cols = matrix.shape
+    lines = [f"    # {line}" for line in textwrap.wrap(
+        f"Exact entries: {matrix.formula or 'see gpcompiler explain'}. Below: float64 "
+        f"values rounded once from them, {matrix.pattern}"
+        + (" (row by row)." if matrix.pattern != "diagonal" else "."), 90)]
+    values = textwrap.wrap(", ".join(e.code for e in matrix.entries) + ",", 91)
+    lines += ["    values = numpy.array(("] + [f"        {v}" for v in values] + ["    ))"]
+    if matrix.pattern == "diagonal":
+        lines.append("    return numpy.diag(values)" if rows == cols else
+                     f"    out = numpy.zeros({matrix.shape})\n"
+                     "    numpy.fill_diagonal(out, values)\n    return out")
+    elif matrix.pattern == "dense":
+        lines.append(f"    return values.reshape({matrix.shape})")
+    else:
+        lines += [f"    out = numpy.zeros({matrix.shape})",
+                  f"    out[numpy.tril_indices({rows})] = values",
+                  "    return out + numpy.tril(out, -1).T" if matrix.symmetric else "    return out"]
     return "\n".join(lines)
 
 
@@ -146,13 +325,27 @@ def _atoms_function(ir):
         return _expression_body("_atoms", "The user's basis functions, evaluated as written.",
                                 ir.atom_codes, shape)
     first = ir.sinc_shifts[0] if ir.sinc_shifts else 0
-    second = _SECOND.get(ir.atoms_kind, "") if ir.atoms_size > 1 else ""
-    return _ATOMS[ir.atoms_kind].format(size=ir.atoms_size, first=first,
-                                        end=first + ir.atoms_size, last=first + ir.atoms_size - 1,
-                                        second=second.format(size=ir.atoms_size))
+    size = ir.atoms_size
+    loop = _LOOP.get(ir.atoms_kind, "").format(size=size) if size > 2 else ""
+    second = _SECOND.get(ir.atoms_kind, "") if size > 1 else ""
+    if ir.atoms_kind == "fourier":
+        return _ATOMS["fourier"].format(size=size, order=size // 2 + 1, last=size // 2)
+    return _ATOMS[ir.atoms_kind].format(size=size, first=first, end=first + size,
+                                        last=first + size - 1, second=second.format(loop=loop))
+
+
+_FAMILY_BASIS = {
+    "legendre": ("P_k(u) = L_k sqrt((b - a)/(2k + 1)): the Legendre family from the atoms.",
+                 "lo, hi = _domain(p)\n    return _atoms(x, p) * numpy.sqrt((hi - lo) / "
+                 "(2.0 * numpy.arange(_ATOMS_SIZE) + 1.0))"),
+    "monomial": ("The monomials t^k, k = 0..m-1.", "return x[..., None] ** numpy.arange(BASIS_SIZE)"),
+}
 
 
 def _basis_function(ir):
+    if ir.family in _FAMILY_BASIS:
+        doc, body = _FAMILY_BASIS[ir.family]
+        return f'def _user_basis(x, p):\n    """{doc}"""\n    {body}'
     if ir.atoms_kind != "legendre":
         return ('def _user_basis(x, p):\n    """The user basis: here the atoms themselves."""\n'
                 "    return _atoms(x, p)")
@@ -162,8 +355,7 @@ def _basis_function(ir):
 
 
 def _weight_function(ir):
-    flags = f"_HAS_WEIGHT = {ir.weight_code is not None}\n_SOBOLEV = {ir.sobolev}"
     if ir.weight_code is None:
-        return flags
-    return (f"{flags}\n\n\ndef _weight(x, p):\n    \"\"\"Weight w(t) of the inner product.\"\"\"\n"
+        return ""
+    return ("\n\n\ndef _weight(x, p):\n    \"\"\"Weight w(t) of the inner product.\"\"\"\n"
             f"    return {ir.weight_code} + 0.0 * x")

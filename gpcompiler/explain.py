@@ -1,8 +1,10 @@
 """`gpcompiler explain`: the derivation of a compiled spec as Markdown with LaTeX."""
+import mpmath
 import sympy
 
 from .cdf.estimators import expected_l2_errors
 from .cdf.tables import moment_sensitivity_sup
+from .ir import condition_text
 from .symbolic import is_identity, to_float
 
 FULL_MATRIX_LIMIT = 12
@@ -11,11 +13,11 @@ FULL_MATRIX_LIMIT = 12
 def _latex_matrix(matrix, symbol):
     rows, cols = matrix.shape
     if rows <= FULL_MATRIX_LIMIT and cols <= FULL_MATRIX_LIMIT:
-        return f"$$ {symbol} = {sympy.latex(sympy.Matrix(matrix))} $$"
-    block = sympy.Matrix(matrix)[:6, :6]
+        return f"$$ {symbol} = {sympy.latex(sympy.Matrix(rows, cols, lambda i, j: matrix[i, j]))} $$"
+    block = sympy.Matrix(min(rows, 6), min(cols, 6), lambda i, j: matrix[i, j])
     return (f"$$ {symbol}_{{[1..6,1..6]}} = {sympy.latex(block)} $$\n\n"
-            f"({rows}x{cols}: the full exact matrix is printed entry by entry in the "
-            "generated module.)")
+            f"({rows}x{cols}: the generated module holds every entry, beside its exact value "
+            "or, for tables over 600 entries, under the formula of the exact entries.)")
 
 
 def explain(compiled):
@@ -39,14 +41,21 @@ def explain(compiled):
               f"Exact $G = L D L^T$; {analysis.certificate}.", "", _pivots(analysis), "",
               "## Orthonormal basis", "", _orthonormal(analysis), "",
               "## Conditioning of the user basis", "",
-              f"$\\kappa_2(G) = {analysis.condition_number:.6g}$ at the default parameters. "
+              f"$\\kappa_2(G) = {condition_text(analysis.condition_number)}$ at the default "
+              "parameters. "
               "The generated module works in orthonormal coordinates $c = R^T a$ "
               "($G = R R^T$), where the mechanism is perfectly conditioned; `to_user` "
               "solves with $R^T$ and loses about "
-              f"{max(0.0, sympy.log(analysis.condition_number, 10) / 2):.1f} "
+              f"{_digits_lost(analysis.condition_number)} "
               "significant digits to the user-basis conditioning.", "",
               "## Mechanisms and error", "", _errors(d)]
     return "\n".join(parts) + "\n"
+
+
+def _digits_lost(kappa):
+    if not mpmath.isfinite(kappa):
+        return "an unknown number of"
+    return f"{max(0.0, float(mpmath.log10(kappa)) / 2):.1f}"
 
 
 def _space(spec):

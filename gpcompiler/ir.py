@@ -4,12 +4,16 @@ Exact values are lowered once into (code, exact) pairs: a constant becomes the
 ``repr`` of its correctly rounded float64 value; a value depending on the spec's
 parameters becomes NumPy code reading them from the dict ``p``.
 """
+import math
 from dataclasses import dataclass
 
+import mpmath
 import sympy
 from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.str import StrPrinter
 
 from . import __version__
+from .analysis import EIGENSOLVER_LIMIT
 from .symbolic import is_identity, to_float
 
 
@@ -22,14 +26,23 @@ class Entry:
     exact: str
 
 
+COMPACT_LIMIT = 600
+
+
 @dataclass(frozen=True)
 class MatrixIR:
-    """A matrix as its nonzero entries (lower triangle only when symmetric)."""
+    """A matrix as its nonzero entries (lower triangle only when symmetric).
+
+    Constant matrices with more than COMPACT_LIMIT entries are ``packed``: one float64
+    literal per position of ``pattern`` ("diagonal", "lower" row by row, or "dense"),
+    with ``formula`` stating the exact entries instead of one comment per entry."""
     name: str
     shape: tuple
     entries: tuple
     symmetric: bool
     identity: bool
+    pattern: str = None
+    formula: str = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +62,7 @@ class ModuleIR:
     coef_dim: int
     coef_shape: tuple
     vector_basis: bool
+    family: str
     atoms_kind: str
     atoms_size: int
     sinc_shifts: tuple
@@ -62,25 +76,27 @@ class ModuleIR:
     exact_nodes: int
     frequency: str
     min_nodes: int
+    singular: tuple            # (end index, alpha, code of w at distance d from that end)
     summary: tuple             # lines for the module docstring
     metric: str
     polynomial_degree: int
     gram_method: str
     certificate: str
-    condition_number: float
+    condition_number: str      # Python code of the float64 value (math.inf beyond range)
+    cholesky_doc: str
 
 
 class _Printer(NumPyPrinter):
     """NumPy printer reading parameters from ``p`` and the variable as ``x``."""
 
-    def __init__(self, variable, parameters):
+    def __init__(self, variable, parameters, name="x"):
         super().__init__({"fully_qualified_modules": True, "allow_unknown_functions": False})
-        self._variable = variable
+        self._variable, self._name = variable, name
         self._parameters = set(parameters)
 
     def _print_Symbol(self, symbol):
         if symbol == self._variable:
-            return "x"
+            return self._name
         if symbol in self._parameters:
             return f"p[{str(symbol)!r}]"
         raise ValueError(f"unexpected symbol {symbol}")
@@ -99,7 +115,13 @@ def lower(analysis):
     atom_codes = ()
     if analysis.atoms.kind == "expression":
         atom_codes = tuple(tuple(_code(printer, c) for c in f) for f in spec.functions)
+    family = spec.family.name if spec.family else None
+    basis_codes = ()
+    if analysis.atoms.kind == "legendre" and family is None:
+        basis_codes = tuple(tuple(_code(printer, c) for c in f) for f in spec.functions)
     weight = spec.metric.weight
+    formulas = dict(analysis.formulas)
+    kappa = analysis.condition_number
     return ModuleIR(
         name=spec.name, title=spec.title, tool_version=__version__, spec_path=spec.path,
         spec_sha256=spec.sha256,
@@ -110,23 +132,48 @@ def lower(analysis):
                         if spec.curve_interval else None),
         basis_size=m, value_dim=spec.value_dim, coef_dim=spec.coef_dim,
         coef_shape=coef_shape, vector_basis=spec.vector_basis,
-        atoms_kind=analysis.atoms.kind, atoms_size=analysis.atoms.size,
-        sinc_shifts=analysis.atoms.shifts, atom_codes=atom_codes,
-        basis_codes=tuple(tuple(_code(printer, c) for c in f) for f in spec.functions),
+        family=family, atoms_kind=analysis.atoms.kind, atoms_size=analysis.atoms.size,
+        sinc_shifts=analysis.atoms.shifts, atom_codes=atom_codes, basis_codes=basis_codes,
         weight_code=_code(printer, weight) if weight is not None else None,
         sobolev=bool(spec.metric.sobolev),
-        gram=_matrix("gram", analysis.gram, lower_value, symmetric=True),
-        cholesky=_matrix("cholesky", analysis.cholesky, lower_value),
+        gram=_matrix("gram", analysis.gram, lower_value, True, formulas.get("gram")),
+        cholesky=_matrix("cholesky", analysis.cholesky, lower_value,
+                         formula=formulas.get("cholesky")),
         transform=_matrix("transform", analysis.transform, lower_value),
         exact_nodes=analysis.quadrature.exact_nodes,
         frequency=repr(analysis.quadrature.frequency),
-        min_nodes=analysis.quadrature.min_nodes,
+        min_nodes=analysis.quadrature.min_nodes, singular=_singular(spec, analysis, printer),
         summary=_summary(analysis), gram_method=analysis.gram_method,
         metric=spec.metric.kind, polynomial_degree=(
             analysis.atoms.size - 1 if analysis.atoms.kind == "legendre"
             and analysis.atoms.size == m else None),
         certificate=analysis.certificate,
-        condition_number=float(f"{analysis.condition_number:.6e}"))
+        condition_number=_float_code(float(f"{float(kappa):.6e}") if mpmath.isfinite(kappa)
+                                     else math.nan),
+        cholesky_doc=("R = C D^(1/2), G = R R^T, phi = R . atoms: C exact change of basis "
+                      "to Legendre"
+                      if "cholesky" in formulas else
+                      "Lower-triangular R with G = R R^T (R = L D^(1/2) from the exact LDL^T)"))
+
+
+def _singular(spec, analysis, printer):
+    """Each singular end of the weight with the weight's code at distance d from it
+    (factored so that d(2 - d) replaces 1 - t^2: no cancellation next to the end)."""
+    t, d = spec.variable, sympy.Symbol("d", positive=True)
+    out = []
+    for end, alpha in analysis.quadrature.singular:
+        near = spec.metric.weight.subs(t, spec.interval[0] + d if end == 0 else spec.interval[1] - d)
+        near = near.replace(lambda e: e.is_Pow and not e.base.is_number,
+                            lambda e: sympy.Pow(sympy.factor(sympy.expand(e.base)), e.exp))
+        out.append((end, alpha, _Printer(d, [s for s, _ in spec.parameters], "d").doprint(near)))
+    return tuple(out)
+
+
+def _float_code(value):
+    """Python source for a float64 (math.inf, -math.inf and math.nan included)."""
+    if math.isfinite(value):
+        return repr(value)
+    return "math.nan" if math.isnan(value) else ("math.inf" if value > 0 else "-math.inf")
 
 
 def _code(printer, expression):
@@ -136,29 +183,63 @@ def _code(printer, expression):
 def _value_lowering(printer, defaults):
     def lower_value(value):
         value = sympy.sympify(value)
-        exact = sympy.sstr(value, full_prec=False) if not value.is_Float else f"≈ {value}"
+        exact = _ExactPrinter().doprint(value) if not value.is_Float else f"≈ {value}"
         if value.free_symbols:
             return printer.doprint(value), exact
         if value in (sympy.oo, -sympy.oo):
             return ("numpy.inf" if value > 0 else "-numpy.inf"), exact
-        return repr(to_float(value)), exact
+        return _float_code(to_float(value)), exact
     return lower_value
 
 
-def _matrix(name, matrix, lower_value, symmetric=False):
+class _ExactPrinter(StrPrinter):
+    """sstr, with long integers ending in zeros written as d*10**k (checkable at a glance)."""
+
+    def _print_Integer(self, expr):
+        return _integer_text(expr.p)
+
+    def _print_Rational(self, expr):
+        return f"{_integer_text(expr.p)}/{_integer_text(expr.q)}"
+
+
+def _integer_text(n):
+    text = str(n)
+    zeros = len(text) - len(text.rstrip("0"))
+    if len(text) <= 15 or zeros < 6:
+        return text
+    head = text[:-zeros]
+    return f"{head[:-1]}10**{zeros}" if head.lstrip("-") == "1" else f"{head}*10**{zeros}"
+
+
+def _matrix(name, matrix, lower_value, symmetric=False, formula=None):
     rows, cols = matrix.shape
     identity = is_identity(matrix)
-    entries = () if identity else tuple(
-        Entry(i, j, *lower_value(v)) for (i, j), v in sorted(matrix.todok().items())
-        if v != 0 and (not symmetric or j <= i))
-    return MatrixIR(name, (rows, cols), entries, symmetric, identity)
+    keys = [] if identity else sorted(k for k in matrix.keys() if not symmetric or k[1] <= k[0])
+    if len(keys) > COMPACT_LIMIT and matrix.constant:
+        return _packed(name, matrix, keys, symmetric, formula)
+    entries = tuple(Entry(i, j, *lower_value(matrix[i, j])) for i, j in keys)
+    return MatrixIR(name, (rows, cols), entries, symmetric, identity, formula=formula)
+
+
+def _packed(name, matrix, keys, symmetric, formula):
+    """Float64 values at every position of the smallest pattern holding the entries."""
+    rows, cols = matrix.shape
+    if all(i == j for i, j in keys):
+        pattern, positions = "diagonal", [(k, k) for k in range(min(rows, cols))]
+    elif all(j <= i for i, j in keys) and rows == cols:
+        pattern, positions = "lower", [(i, j) for i in range(rows) for j in range(i + 1)]
+    else:
+        pattern, positions = "dense", [(i, j) for i in range(rows) for j in range(cols)]
+    entries = tuple(Entry(i, j, _float_code(matrix.float((i, j))), None) for i, j in positions)
+    return MatrixIR(name, (rows, cols), entries, symmetric, False, pattern, formula)
 
 
 def _summary(analysis):
     spec = analysis.spec
-    functions = ["[" + ", ".join(str(c) for c in f) + "]" if spec.vector_basis else str(f[0])
-                 for f in spec.functions]
-    shown = ", ".join(functions[:6]) + (f", ... ({len(functions)} in all)" if len(functions) > 6 else "")
+    functions = ["[" + ", ".join(str(c.doit()) for c in f) + "]" if spec.vector_basis
+                 else str(f[0].doit()) for f in spec.functions[:6]]
+    m = spec.basis_size
+    shown = ", ".join(functions) + (f", ... ({m} in all)" if m > 6 else "")
     lines = [f"Basis: {shown}",
              f"Domain: [{spec.interval[0]}, {spec.interval[1]}]"
              + (f"; curves live on [{spec.curve_interval[0]}, {spec.curve_interval[1]}]"
@@ -168,9 +249,18 @@ def _summary(analysis):
              f"Gram matrix: {analysis.gram_method}",
              f"Certificate: {analysis.certificate}",
              f"Condition number of the user-basis Gram matrix (at the defaults): "
-             f"{analysis.condition_number:.6g}",
+             f"{condition_text(analysis.condition_number)}",
              f"Orthonormal basis: e = K . atoms, atoms = {analysis.atoms.kind}"]
     return tuple(lines)
+
+
+def condition_text(kappa):
+    """kappa_2(G) for people: 6 digits, any magnitude, or why it was not computed."""
+    if not mpmath.isfinite(kappa):
+        return f"not computed (m > {EIGENSOLVER_LIMIT} and no triangular factor)"
+    if abs(kappa) < 1e300:
+        return f"{float(kappa):.6g}"
+    return mpmath.nstr(kappa, 6)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ Every problem in a file is collected and reported at once, as one :class:`SpecEr
 whose entries name the key path (``basis.functions[2]``) and what was expected.
 """
 import hashlib
+import math
 import keyword
 import re
 import tomllib
@@ -302,10 +303,11 @@ def _functions(basis, family, variable, interval, symbols, value_dim, problems):
     if "family" in basis:
         if family is None:
             return (), False
-        functions = _family_functions(family, variable, interval)
-        if len(functions) > MAX_BASIS_SIZE:
-            problems.add("basis.family", f"basis size {len(functions)} exceeds {MAX_BASIS_SIZE}")
-        return tuple((f,) for f in functions), False
+        size = family_size(family)
+        if size > MAX_BASIS_SIZE:
+            problems.add("basis.family", f"basis size {size} exceeds {MAX_BASIS_SIZE}")
+            return (), False
+        return tuple((f,) for f in _family_functions(family, variable, interval)), False
     if not isinstance(raw, list) or not raw:
         problems.add("basis.functions", "expected a non-empty list of expressions")
         return (), False
@@ -335,29 +337,45 @@ def _functions(basis, family, variable, interval, symbols, value_dim, problems):
     return tuple(functions), vector_basis
 
 
+def family_size(family):
+    """Number of basis functions of a family, known before any expression is built."""
+    if family.name == "sinc":
+        return family.option("count")
+    if family.name == "fourier":
+        return 2 * family.option("order") + 1
+    return family.option("degree") + 1
+
+
 def _family_functions(family, t, interval):
-    """Basis functions of a named family, as exact SymPy expressions."""
+    """Basis functions of a named family, as exact SymPy expressions (Legendre and Hermite
+    polynomials unevaluated: the analysis uses their closed forms, never their expansion)."""
     if family.name == "sinc":
         first = family.option("first", 1)
-        return [sympy.sinc(sympy.pi * (t - k)) for k in range(first, first + family.option("count"))]
+        return [sympy.sinc(sympy.pi * (t - k), evaluate=False)
+                for k in range(first, first + family.option("count"))]
     if family.name == "hermite":
-        return [hermite_function(n, t) for n in range(family.option("degree") + 1)]
+        return [hermite_function(n, t, evaluate=False) for n in range(family.option("degree") + 1)]
     lo, hi = interval if interval is not None else (-1, 1)
     if family.name == "monomial":
         return [t ** k for k in range(family.option("degree") + 1)]
     if family.name == "legendre":
         u = (2 * t - lo - hi) / (hi - lo)
-        return [sympy.legendre(k, u) for k in range(family.option("degree") + 1)]
+        return [sympy.legendre(k, u, evaluate=False) for k in range(family.option("degree") + 1)]
     angle = 2 * sympy.pi * t / (hi - lo)
     order = family.option("order")
     return [sympy.Integer(1)] + [f(k * angle) for k in range(1, order + 1)
                                  for f in (sympy.cos, sympy.sin)]
 
 
-def hermite_function(n, t):
+def hermite_function(n, t, evaluate=True):
     """The n-th Hermite function, orthonormal on the real line."""
-    norm = 1 / sympy.sqrt(2 ** n * sympy.factorial(n) * sympy.sqrt(sympy.pi))
-    return norm * sympy.hermite(n, t) * sympy.exp(-t ** 2 / 2)
+    if evaluate:
+        norm = 1 / sympy.sqrt(2 ** n * sympy.factorial(n) * sympy.sqrt(sympy.pi))
+        return norm * sympy.hermite(n, t) * sympy.exp(-t ** 2 / 2)
+    norm = sympy.Pow(sympy.Integer(2 ** n * math.factorial(n)), sympy.Rational(-1, 2),
+                     evaluate=False)    # no square-factor search in a 2500-digit integer
+    return sympy.Mul(norm, sympy.pi ** sympy.Rational(-1, 4), sympy.hermite(n, t, evaluate=False),
+                     sympy.exp(-t ** 2 / 2), evaluate=False)
 
 
 def _metric(metric, symbols, family, problems):

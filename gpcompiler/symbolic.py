@@ -1,4 +1,5 @@
 """Exact linear algebra and bounded symbolic work shared by the analysis stages."""
+import math
 import signal
 import threading
 import time
@@ -6,6 +7,7 @@ from contextlib import contextmanager
 
 import mpmath
 import sympy
+from sympy.polys.constructor import construct_domain
 
 from .errors import NotPositiveDefiniteError, SymbolicLimitError
 
@@ -55,7 +57,9 @@ def time_limit(seconds, what):
 
 def simplify_entry(value):
     """Cheap canonical form of an exact entry: cancel rational functions, keep radicals."""
-    if value.is_Rational or not value.free_symbols:
+    if value.is_Rational:
+        return value
+    if not value.free_symbols:
         return sympy.nsimplify(value) if value.is_Float else sympy.radsimp(value)
     return sympy.factor(sympy.cancel(value))
 
@@ -63,59 +67,93 @@ def simplify_entry(value):
 def is_identity(matrix):
     """True for a square matrix equal to I (checked on its nonzero entries only)."""
     rows, cols = matrix.shape
-    dok = matrix.todok()
-    return rows == cols and len(dok) == rows and all(i == j and v == 1 for (i, j), v in dok.items())
+    keys = list(matrix.keys()) if isinstance(matrix, ExactMatrix) else list(matrix.todok())
+    return (rows == cols and len(keys) == rows and all(i == j for i, j in keys)
+            and all(matrix[k] == 1 for k in keys))
 
 
 def to_float(value, substitutions=None):
-    """Correctly rounded float64 of an exact value (evaluated once at DIGITS digits)."""
+    """Correctly rounded float64 of an exact value (evaluated once at DIGITS digits).
+
+    Values beyond the float64 range give +-inf (never an exception)."""
     if substitutions:
         value = value.subs(substitutions)
+    if value.is_Rational:
+        try:
+            return value.p / value.q
+        except OverflowError:
+            return math.inf if value.p > 0 else -math.inf
     return float(sympy.N(value, DIGITS))
 
 
-def ldl(gram, function_names):
-    """Exact LDL^T of a symmetric matrix: unit lower L and pivots D.
+def exact_ldl(gram, field, function_names, numerical_digits=None):
+    """LDL^T of a symmetric matrix given as a list of rows over ``field`` (a SymPy domain).
 
-    A zero pivot means the basis is linearly dependent: raise
-    :class:`NotPositiveDefiniteError` naming the vanishing combination.
+    Exact fields: a pivot is zero only when it is exactly zero, so a dependent basis is
+    proven dependent and an independent one is never rejected (docs/design.md, "Exact
+    analysis"). ``numerical_digits`` (Gram matrices from quadrature) instead treats a pivot
+    below 10^-digits G_jj as zero. Returns (unit lower rows, pivots), both over ``field``.
     """
-    m = gram.shape[0]
-    lower = sympy.eye(m)
+    m = len(gram)
+    lower = [[field.zero] * m for _ in range(m)]
     pivots = []
     for j in range(m):
-        pivot = simplify_entry(gram[j, j] - sum(lower[j, k] ** 2 * pivots[k] for k in range(j)))
-        if pivot == 0 or (pivot.is_number and abs(to_float(pivot)) <= 1e-40 * abs(to_float(gram[j, j]))):
+        lower[j][j] = field.one
+        pivot = gram[j][j] - sum((lower[j][k] ** 2 * pivots[k] for k in range(j)), field.zero)
+        if _vanishes(pivot, gram[j][j], field, numerical_digits):
             raise NotPositiveDefiniteError(
                 "the Gram matrix is singular: the basis is linearly dependent, "
-                f"{dependent_combination(lower, j, function_names)} = 0 on the domain")
+                f"{dependent_combination(lower, j, field, function_names)} = 0 on the domain"
+                + (f" (to {numerical_digits} digits)" if numerical_digits else ""))
         pivots.append(pivot)
         for i in range(j + 1, m):
-            lower[i, j] = simplify_entry(
-                (gram[i, j] - sum(lower[i, k] * lower[j, k] * pivots[k] for k in range(j))) / pivot)
-    return sympy.ImmutableMatrix(lower), tuple(pivots)
+            lower[i][j] = (gram[i][j] - sum((lower[i][k] * lower[j][k] * pivots[k]
+                                             for k in range(j)), field.zero)) / pivot
+    return lower, pivots
 
 
-def dependent_combination(lower, j, function_names):
-    """Row j of L^{-1}: the combination of functions 0..j that has zero norm."""
-    block = lower[: j + 1, : j + 1]
-    row = block.T.solve(sympy.Matrix.eye(j + 1)[:, j]).T
+def _vanishes(pivot, diagonal, field, numerical_digits):
+    if numerical_digits:
+        value = field.to_sympy(pivot)
+        return abs(value) <= sympy.Float(10, DIGITS) ** -numerical_digits * abs(field.to_sympy(diagonal))
+    if field.is_EX:
+        return simplify_entry(field.to_sympy(pivot)).is_zero is True
+    return not pivot
+
+
+def dependent_combination(lower, j, field, function_names):
+    """Row j of L^{-1} (forward substitution): the combination of functions 0..j with zero norm."""
+    row = [field.zero] * (j + 1)
+    row[j] = field.one
+    for k in range(j - 1, -1, -1):
+        row[k] = -sum((row[i] * lower[i][k] for i in range(k + 1, j + 1)), field.zero)
     terms = []
-    for k in range(j + 1):
-        coefficient = sympy.nsimplify(simplify_entry(row[k]))
+    for k, value in enumerate(row):
+        coefficient = field.to_sympy(value)
+        coefficient = sympy.nsimplify(coefficient) if coefficient.is_Float else simplify_entry(coefficient)
         if coefficient != 0:
             terms.append(f"({coefficient})*[{function_names[k]}]")
     return " + ".join(terms)
 
 
-def unit_lower_inverse(lower):
-    """Exact inverse of a unit lower-triangular matrix by forward substitution."""
-    m = lower.shape[0]
-    inverse = sympy.eye(m)
+def matrix_field(entries):
+    """The smallest SymPy field holding every entry (QQ, QQ<sqrt(2)>, ZZ(T), ..., EX)."""
+    try:
+        field, elements = construct_domain(entries, field=True, extension=True)
+    except (NotImplementedError, sympy.polys.polyerrors.PolynomialError):
+        field, elements = construct_domain(entries, field=True)
+    return field, elements
+
+
+def unit_lower_inverse(lower, field):
+    """Exact inverse of unit lower-triangular rows over ``field`` by forward substitution."""
+    m = len(lower)
+    inverse = [[field.one if i == j else field.zero for j in range(m)] for i in range(m)]
     for i in range(m):
         for j in range(i):
-            inverse[i, j] = simplify_entry(-sum(lower[i, k] * inverse[k, j] for k in range(j, i)))
-    return sympy.ImmutableMatrix(inverse)
+            inverse[i][j] = -sum((lower[i][k] * inverse[k][j] for k in range(j, i)
+                                  if lower[i][k]), field.zero)
+    return inverse
 
 
 def condition_number(gram, substitutions):
@@ -123,6 +161,7 @@ def condition_number(gram, substitutions):
 
     The precision doubles until two successive results agree to 1e-12, so condition
     numbers far beyond float64 (2e98 for degree-32 monomials on [0, 100]) are exact.
+    Returns an mpf (it may exceed the float64 range).
     """
     exact = gram.subs(substitutions)
     previous = None
@@ -133,6 +172,68 @@ def condition_number(gram, substitutions):
             eigenvalues = mpmath.eigsy(matrix, eigvals_only=True)
             current = max(eigenvalues) / min(eigenvalues)
         if min(eigenvalues) > 0 and previous is not None and abs(current / previous - 1) < 1e-12:
-            return float(current)
+            return current
         previous = current
-    return float(previous)
+    return previous
+
+
+class ExactMatrix:
+    """A sparse exact matrix kept as raw entries, converted to SymPy only on demand.
+
+    ``convert`` maps a raw entry to its exact SymPy value and ``as_float`` to its float64
+    (correctly rounded); large tables (degree-200 change of basis: 20301 entries) thus never
+    build SymPy expressions. ``symmetric`` matrices store their lower triangle only.
+    """
+
+    def __init__(self, shape, entries, convert=None, as_float=None, constant=True,
+                 symmetric=False):
+        self.shape, self.raw, self.symmetric, self.constant = shape, entries, symmetric, constant
+        self._convert = convert or sympy.sympify
+        self._float = as_float
+
+    @classmethod
+    def from_sympy(cls, matrix):
+        """Wrap a SymPy matrix (its nonzero entries)."""
+        entries = {k: v for k, v in matrix.todok().items() if v != 0}
+        return cls(matrix.shape, entries, constant=not any(v.free_symbols for v in entries.values()))
+
+    def __getitem__(self, key):
+        i, j = key
+        if self.symmetric and j > i:
+            i, j = j, i
+        value = self.raw.get((i, j))
+        return sympy.Integer(0) if value is None else self._convert(value)
+
+    def keys(self):
+        """Positions of the stored nonzero entries."""
+        return self.raw.keys()
+
+    def float(self, key):
+        """Correctly rounded float64 of entry ``key`` (constant matrices)."""
+        value = self.raw.get(key)
+        if value is None:
+            return 0.0
+        return self._float(value) if self._float else to_float(self._convert(value))
+
+    def todok(self):
+        """{(i, j): exact value} of every nonzero entry (both triangles if symmetric)."""
+        out = {k: self._convert(v) for k, v in self.raw.items()}
+        if self.symmetric:
+            out.update({(j, i): v for (i, j), v in list(out.items())})
+        return out
+
+    def to_sympy(self):
+        """The whole matrix as a SymPy matrix (small matrices: explain, tests)."""
+        return sympy.ImmutableSparseMatrix(*self.shape, self.todok())
+
+    def subs(self, substitutions):
+        return self.to_sympy().subs(substitutions)
+
+
+def rational_float(value):
+    """Correctly rounded float64 of a rational field element (+-inf beyond the range)."""
+    numerator, denominator = int(value.numerator), int(value.denominator)
+    try:
+        return numerator / denominator
+    except OverflowError:
+        return math.inf if numerator > 0 else -math.inf

@@ -1,0 +1,270 @@
+"""Exact analysis at any size (issue 10): exact certificates, closed forms, infinite and
+singular domains, against mpmath references at >= 50 digits."""
+import math
+
+import mpmath
+import numpy
+import pytest
+import sympy
+
+from gpcompiler import build, load
+from gpcompiler.analysis import analyze
+from gpcompiler.errors import NotPositiveDefiniteError, SpecError, SymbolicLimitError
+from gpcompiler.spec import parse_spec
+
+DPS = 50
+
+
+def _spec(body, name="s"):
+    return parse_spec(f'name = "{name}"\n{body}'.encode(), f"{name}.toml")
+
+
+def _monomials(degree, lo=0, hi=100):
+    return _spec(f'[domain]\nintervals = [["{lo}", "{hi}"]]\n'
+                 f'[basis]\nfamily = {{ name = "monomial", degree = {degree} }}\n')
+
+
+def _module(tmp_path, name, body):
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f'name = "{name}"\n' + body)
+    return load(path, cache=tmp_path / "cache")
+
+
+def _leading_pivot(n, length=100):
+    """LDL^T pivot n of monomials on [0, L]: (L^n n!^2/(2n)!)^2 L/(2n+1) (t^n's P_n part)."""
+    lead = sympy.Integer(length) ** n * sympy.factorial(n) ** 2 / sympy.factorial(2 * n)
+    return lead ** 2 * sympy.Integer(length) / (2 * n + 1)
+
+
+@pytest.mark.parametrize("degree", [35, 64, 100])
+def test_high_degree_monomials_get_an_exact_certificate(degree):
+    """Degrees >= 35 were rejected as dependent by a float threshold; the pivots are exact."""
+    analysis = analyze(_monomials(degree))
+    assert analysis.pivots[degree] == _leading_pivot(degree)
+    assert all(p.is_Rational and p > 0 for p in analysis.pivots)
+    assert "exact triangular change of basis" in analysis.certificate
+    with mpmath.workdps(DPS):
+        for j, k in [(0, 0), (degree, 3), (degree, degree)]:
+            reference = mpmath.quad(lambda x: x ** (j + k), [0, 25, 50, 75, 100])
+            exact = mpmath.mpf(analysis.gram[j, k].p) / analysis.gram[j, k].q
+            assert abs(exact / reference - 1) < mpmath.mpf(10) ** -45
+
+
+def test_nearly_dependent_basis_is_not_rejected_and_dependent_one_is():
+    near = _spec('[domain]\nintervals = [["0", "1"]]\n'
+                 '[basis]\nfunctions = ["1", "t", "t + t**2/10**60"]\n')
+    assert analyze(near).pivots[2] == sympy.Rational(1, 180 * 10 ** 120)
+    dependent = _spec('[domain]\nintervals = [["0", "1"]]\n'
+                      '[basis]\nfunctions = ["1", "t", "t**2", "t**2 - 3*t + 1"]\n')
+    with pytest.raises(NotPositiveDefiniteError, match=r"\(-1\)\*\[1\] \+ \(3\)\*\[t\]"):
+        analyze(dependent)
+
+
+def test_a_weight_that_changes_sign_is_reported_as_not_positive():
+    spec = _spec('[domain]\nintervals = [["-1", "1"]]\n'
+                 '[basis]\nfunctions = ["1"]\n[metric]\nweight = "t"\n')
+    with pytest.raises(SpecError, match="metric.weight: the weight t is not positive"):
+        analyze(spec)
+
+
+@pytest.mark.parametrize("family, option, size", [("legendre", "degree", 400),
+                                                  ("fourier", "order", 200)])
+def test_orthogonal_families_have_a_diagonal_closed_form(family, option, size):
+    interval = '["-1", "1"]' if family == "legendre" else '["0", "3"]'
+    analysis = analyze(_spec(f'[domain]\nintervals = [{interval}]\n'
+                             f'[basis]\nfamily = {{ name = "{family}", {option} = {size} }}\n'))
+    assert all(i == j for i, j in analysis.gram.keys())
+    m = analysis.spec.basis_size
+    expected = ([sympy.Rational(2, 2 * k + 1) for k in range(m)] if family == "legendre"
+                else [sympy.Integer(3)] + [sympy.Rational(3, 2)] * (m - 1))
+    assert list(analysis.pivots) == expected
+    assert [analysis.gram[k, k] for k in range(m)] == expected
+
+
+def test_degree_200_monomials_gram_orthonormality_and_projection(tmp_path):
+    """Gram entries against mpmath, the module's basis orthonormal to 1e-12, and the
+    projection of a piecewise-linear curve against its exact Legendre coefficients."""
+    module = _module(tmp_path, "mono200", '[domain]\nintervals = [["0", "100"]]\n'
+                     '[basis]\nfamily = { name = "monomial", degree = 200 }\n')
+    gram = module.gram()
+    with mpmath.workdps(DPS):
+        for j, k in [(0, 0), (20, 10), (70, 80)]:
+            reference = mpmath.quad(lambda x: x ** (j + k), [0, 50, 100])
+            assert gram[j, k] == float(reference)
+    assert math.isinf(gram[200, 200])    # 100^401/401 exceeds float64, exactly so
+    nodes, weights = numpy.polynomial.legendre.leggauss(202)
+    x, w = 50 * nodes + 50, 50 * weights
+    e = module.orthonormal_basis(x)
+    assert numpy.abs(numpy.einsum("t,tj,tk->jk", w, e, e) - numpy.eye(201)).max() < 1e-12
+    t = numpy.array([0.0, 13.0, 40.5, 41.0, 77.0, 100.0])
+    y = numpy.array([1.0, -2.0, 0.5, 3.0, 0.0, 1.5])
+    c = module.project(t, y)
+    u = sympy.Symbol("u")
+    knots = [sympy.Rational(v) / 50 - 1 for v in t]    # u = t/50 - 1, exact binary rationals
+    for k in (0, 1, 7, 60, 200):
+        legendre = sympy.legendre_poly(k, u, polys=True)
+        exact = 0
+        for i in range(len(t) - 1):    # int q P_k dt over the piece, exactly (dt = 50 du)
+            slope = (sympy.Rational(y[i + 1]) - sympy.Rational(y[i])) / (knots[i + 1] - knots[i])
+            line = sympy.Poly(sympy.Rational(y[i]) + slope * (u - knots[i]), u)
+            antiderivative = (line * legendre).integrate()
+            exact += 50 * (antiderivative.eval(knots[i + 1]) - antiderivative.eval(knots[i]))
+        with mpmath.workdps(DPS):
+            reference = mpmath.sqrt(mpmath.mpf(2 * k + 1) / 100) * mpmath.mpf(exact.p) / exact.q
+        assert abs(c[k] - float(reference)) < 1e-12
+
+
+def test_to_user_round_trip_where_conditioning_allows(tmp_path):
+    """Degree 35 on [-1, 1]: a = R^(-T) c against a 60-digit solve with the exact R."""
+    module = _module(tmp_path, "mono35", '[domain]\nintervals = [["-1", "1"]]\n'
+                     '[basis]\nfamily = { name = "monomial", degree = 35 }\n')
+    analysis = analyze(_monomials(35, -1, 1))
+    c = numpy.random.default_rng(2).normal(size=36)
+    with mpmath.workdps(DPS):
+        upper = mpmath.matrix(36, 36)
+        for (j, k), value in analysis.cholesky.todok().items():
+            upper[k, j] = mpmath.mpf(sympy.N(value, DPS + 5))
+        a = mpmath.lu_solve(upper, mpmath.matrix(c.tolist()))
+        condition = mpmath.mnorm(upper, 1) * mpmath.mnorm(upper ** -1, 1)
+    a = numpy.array([float(v) for v in a])
+    assert numpy.abs(module.to_user(c) - a).max() <= 1e-15 * float(condition) * numpy.abs(a).max()
+    assert numpy.allclose(module.from_user(a), c, rtol=0, atol=1e-13 * numpy.abs(a).max())
+
+
+def test_size_cap_is_checked_before_any_expression_is_built(monkeypatch):
+    from gpcompiler import spec as spec_module
+    monkeypatch.setattr(spec_module, "_family_functions", lambda *a: pytest.fail("built"))
+    with pytest.raises(SpecError, match="basis size 3000 exceeds 2000"):
+        _spec('[domain]\nintervals = [["-oo", "oo"]]\n'
+              '[basis]\nfamily = { name = "sinc", count = 3000 }\n')
+
+
+def test_time_out_names_the_environment_variable(tmp_path, monkeypatch):
+    path = tmp_path / "slow.toml"
+    path.write_text('name = "slow"\n[domain]\nintervals = [["0", "1"]]\n[basis]\nfunctions = ["1"]\n')
+    monkeypatch.setenv("GPCOMPILER_TIME_LIMIT", "0.2")
+    monkeypatch.setattr(build, "analyze", lambda spec, stage: __import__("time").sleep(3))
+    with pytest.raises(SymbolicLimitError, match="GPCOMPILER_TIME_LIMIT = 0.2 s"):
+        build.compile_spec(path)
+
+
+def test_long_compiles_report_their_stages(tmp_path, monkeypatch):
+    from gpcompiler import analysis as analysis_module
+    monkeypatch.setattr(analysis_module, "PROGRESS_AFTER", 0.0)
+    path = tmp_path / "m.toml"
+    path.write_text('name = "m"\n[domain]\nintervals = [["0", "1"]]\n'
+                    '[basis]\nfamily = { name = "monomial", degree = 3 }\n')
+    messages = []
+    build.compile_spec(path, progress=messages.append)
+    stages = [m.split(": ")[1].split(" (")[0] for m in messages]
+    assert stages == ["Gram matrix", "certificate", "orthonormal basis", "emit"]
+
+
+def _piecewise_linear(t, y):
+    def q(v):
+        i = min(max(int(numpy.searchsorted(t, float(v), side="right")) - 1, 0), len(t) - 2)
+        lam = (v - mpmath.mpf(t[i])) / (mpmath.mpf(t[i + 1]) - mpmath.mpf(t[i]))
+        return y[i] * (1 - lam) + y[i + 1] * lam
+    return q
+
+
+def _reference_user_coefficients(functions, weight, interval, t, y, gram=None):
+    """a = G^-1 b by mpmath (tanh-sinh handles the singular ends and infinite intervals)."""
+    q, m = _piecewise_linear(t, y), len(functions)
+    with mpmath.workdps(DPS):
+        g = mpmath.matrix(m, m)
+        for j in range(m):
+            for k in range(m):
+                g[j, k] = gram(j, k) if gram else mpmath.quad(
+                    lambda v: functions[j](v) * functions[k](v) * weight(v), interval)
+        b = mpmath.matrix([mpmath.quad(lambda v: q(v) * f(v) * weight(v), [mpmath.mpf(s) for s in t])
+                           for f in functions])
+        return g, [float(v) for v in mpmath.lu_solve(g, b)]
+
+
+def test_a_basis_that_is_not_square_integrable_is_a_one_line_spec_error():
+    spec = _spec('[domain]\nintervals = [["0", "oo"]]\n[basis]\nfunctions = ["1", "t"]\n')
+    with pytest.raises(SpecError, match=r"basis.functions\[0\]: 1 is not square-integrable "
+                                        r"near t = oo$"):
+        analyze(spec)
+
+
+def test_half_line_basis_gram_orthonormality_and_projection(tmp_path, monkeypatch):
+    """exp(-2t)/(1+t) on [0, oo): no closed form, mpmath quadrature with a variable change."""
+    from gpcompiler import analysis as analysis_module
+    monkeypatch.setattr(analysis_module, "INTEGRATION_SECONDS", 2)
+    body = ('[domain]\nintervals = [["0", "oo"]]\n'
+            '[basis]\nfunctions = ["exp(-2*t)/(1+t)", "exp(-3*t)", "t*exp(-2*t)"]\n')
+    analysis = analyze(_spec(body))
+    assert analysis.certificate.startswith("numerical, to 50 digits")
+    module = _module(tmp_path, "half", body)
+    functions = [lambda v: mpmath.exp(-2 * v) / (1 + v), lambda v: mpmath.exp(-3 * v),
+                 lambda v: v * mpmath.exp(-2 * v)]
+    t = numpy.array([0.0, 0.4, 1.5, 2.0, 6.0])
+    y = numpy.array([1.0, -0.5, 2.0, 0.3, 1.0])
+    g, a = _reference_user_coefficients(functions, lambda v: 1, [0, mpmath.inf], t, y)
+    with mpmath.workdps(DPS):
+        for j in range(3):
+            for k in range(j + 1):
+                assert abs(mpmath.mpf(str(analysis.gram[j, k])) - g[j, k]) < mpmath.mpf(10) ** -45
+    x, w = numpy.polynomial.legendre.leggauss(300)
+    x, w = 20 * (x + 1), 20 * w
+    e = module.orthonormal_basis(x)
+    bound = 100 * math.sqrt(module.CONDITION_NUMBER) * 2.0 ** -52    # K carries kappa^(1/2)
+    assert numpy.abs(numpy.einsum("t,tj,tk->jk", w, e, e) - numpy.eye(3)).max() < bound < 1e-11
+    assert numpy.allclose(module.to_user(module.project(t, y)), a, rtol=1e-12, atol=0)
+
+
+def test_chebyshev_weight_gram_by_tanh_sinh_and_projection_at_the_singular_ends(
+        tmp_path, monkeypatch):
+    """w = (1 - t^2)^(-1/2), symbolic integration cut short: tanh-sinh Gram to 50 digits;
+    end pieces graded towards +-1 with the weight evaluated from the exact distance to the
+    end: the projection agrees with mpmath to 1e-13, for curves reaching the ends or not."""
+    from gpcompiler import analysis as analysis_module
+    monkeypatch.setattr(analysis_module, "INTEGRATION_SECONDS", 0.5)
+    body = ('[domain]\nintervals = [["-1", "1"]]\n[basis]\nfunctions = ["1", "t", "t**2", "t**3"]\n'
+            '[metric]\nweight = "1/sqrt(1 - t**2)"\n')
+    analysis = analyze(_spec(body))
+    assert analysis.certificate.startswith("numerical, to 50 digits")
+    module = _module(tmp_path, "cheb", body)
+    for t in ([-1.0, -0.6, 0.1, 0.5, 1.0], [-0.99999999, 0.2, 0.9999]):
+        t = numpy.array(t)
+        y = numpy.linspace(1.0, -2.0, t.size) ** 2
+        _check_chebyshev(module, analysis, t, y)
+
+
+def _check_chebyshev(module, analysis, t, y):
+    functions = [lambda v, k=k: v ** k for k in range(4)]
+
+    def moment(j, k):    # int t^n (1 - t^2)^(-1/2) dt = pi binomial(n, n/2)/2^n, n even
+        n = j + k
+        return mpmath.pi * mpmath.binomial(n, n // 2) / 2 ** n if n % 2 == 0 else mpmath.mpf(0)
+    g, a = _reference_user_coefficients(functions, lambda v: 1 / mpmath.sqrt(1 - v * v),
+                                        None, t, y, gram=moment)
+    with mpmath.workdps(DPS):
+        assert max(abs(mpmath.mpf(str(analysis.gram[j, k])) - g[j, k])
+                   for j in range(4) for k in range(4)) < mpmath.mpf(10) ** -45
+    assert numpy.abs(module.to_user(module.project(t, y)) - a).max() < 1e-13 * max(1, max(map(abs, a)))
+
+
+def test_sinc_family_with_a_width_parameter(tmp_path):
+    """sinc(t/h - k) on R: G = h I in closed form (checked by mpmath.quadosc), projection
+    against mpmath, for the default h = 1/2."""
+    body = ('[domain]\nintervals = [["-oo", "oo"]]\nparameters = { h = "1/2" }\n[basis]\n'
+            'functions = ["sinc(t/h - 1)", "sinc(t/h - 2)", "sinc(t/h - 3)", "sinc(t/h - 4)"]\n')
+    analysis = analyze(_spec(body))
+    h = sympy.Symbol("h", positive=True)
+    assert analysis.gram[0, 0] == h and analysis.gram[1, 0] == 0
+    with mpmath.workdps(20):
+        def f(v, j, k):
+            return mpmath.sinc(mpmath.pi * (2 * v - j)) * mpmath.sinc(mpmath.pi * (2 * v - k))
+        for j, k in [(2, 2), (1, 3)]:    # f is symmetric about (j + k)/4
+            value = 2 * mpmath.quadosc(lambda v: f(v, j, k), [(j + k) / 4, mpmath.inf], period=1)
+            assert abs(value - (0.5 if j == k else 0)) < 1e-15
+    module = _module(tmp_path, "sincw", body)
+    t = numpy.array([0.0, 0.3, 1.1, 1.6, 2.5])
+    y = numpy.array([0.5, -1.0, 2.0, 1.0, 0.0])
+    functions = [lambda v, k=k: mpmath.sinc(mpmath.pi * (2 * v - k)) for k in range(1, 5)]
+    _, a = _reference_user_coefficients(functions, lambda v: 1, None, t, y,
+                                        gram=lambda j, k: mpmath.mpf(0.5) * (j == k))
+    assert numpy.abs(module.to_user(module.project(t, y)) - a).max() < 1e-13
