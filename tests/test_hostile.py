@@ -92,7 +92,7 @@ def test_symbolic_work_is_time_limited(tmp_path, monkeypatch):
     monkeypatch.setenv("GPCOMPILER_TIME_LIMIT", "1")
     path = tmp_path / "slow.toml"
     path.write_text('name = "slow"\n[domain]\nintervals = [["0", "1"]]\n'
-                    '[basis]\nfamily = { name = "monomial", degree = 150 }\n')
+                    '[basis]\nfamily = { name = "monomial", degree = 1000 }\n')
     with pytest.raises(SymbolicLimitError, match="exceeded its time limit"):
         compile_spec(path)
 

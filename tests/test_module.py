@@ -14,8 +14,10 @@ from gpcompiler.build import check, compile_spec, load
 def test_generated_module_imports_only_numpy_and_the_standard_library(name):
     tree = ast.parse((ROOT / "generated" / f"{name}.py").read_text())
     imported = {alias.name.split(".")[0] for node in ast.walk(tree)
-                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
-    assert imported <= {"math", "os", "numpy"}
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom)}
+    assert imported <= {"math", "numbers", "os", "sys", "fractions", "numpy"}
 
 
 def test_check_passes_and_compiling_twice_gives_identical_bytes():
@@ -101,7 +103,7 @@ def test_bad_data_raises_value_error_naming_the_problem(t, y, message):
 
 @pytest.mark.parametrize("kwargs, message", [
     ({}, "exactly one of epsilon"), ({"epsilon": 1.0, "rho": 1.0}, "exactly one of epsilon"),
-    ({"epsilon": 0.0}, "positive and finite"), ({"rho": math.inf}, "positive and finite"),
+    ({"epsilon": 0.0}, "positive finite"), ({"rho": math.inf}, "positive finite"),
 ])
 def test_privatize_budget_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -128,11 +130,13 @@ def test_expected_error_formulas():
 
 
 def test_noise_scale_is_never_rounded_down():
+    """The smallest float >= 1/epsilon, by exact arithmetic (no extra ulp either)."""
+    from fractions import Fraction
     module = generated("linear")
-    for epsilon in (0.1, 0.3, 3.0, 7.0):
-        assert module._round_up(1.0 / epsilon) >= 1.0 / epsilon
-        from fractions import Fraction
-        assert Fraction(module._round_up(1.0 / epsilon)) >= 1 / Fraction(epsilon)
+    for epsilon in (0.1, 0.3, 3.0, 7.0, 1e-300):
+        scale = module._noise_scale(epsilon, None)
+        assert Fraction(scale) >= 1 / Fraction(epsilon)
+        assert Fraction(math.nextafter(scale, 0.0)) < 1 / Fraction(epsilon)
 
 
 def test_sinc_module_projects_the_bundled_ecg():

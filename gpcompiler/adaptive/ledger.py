@@ -32,14 +32,22 @@ class Spend:
 
 
 
+SMALLEST_BUDGET = 1e-100   # below this, noise scales leave float64 arithmetic
+
+
 def check_budget(epsilon, rho):
-    """Return ("GP", epsilon) or ("CGP", rho); exactly one must be a positive finite number."""
+    """Return ("GP", epsilon) or ("CGP", rho); exactly one must be a positive finite number,
+    at least SMALLEST_BUDGET (the shares of smaller budgets give noise scales near the
+    float64 limit, where the noise itself overflows)."""
     if (epsilon is None) == (rho is None):
         raise ValueError("pass exactly one of epsilon (GP) or rho (CGP)")
     value = epsilon if rho is None else rho
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
             math.isfinite(value) and value > 0):
         raise ValueError(f"the privacy budget must be positive and finite, got {value!r}")
+    if value < SMALLEST_BUDGET:
+        raise ValueError(f"a privacy budget below {SMALLEST_BUDGET:g} gives noise beyond float64 "
+                         f"arithmetic, got {value!r}")
     return ("GP", float(value)) if rho is None else ("CGP", float(value))
 
 
