@@ -49,7 +49,7 @@ def run(windows=30, seeds=10, progress=None):
             best = None
             for k in POINTS:
                 for window in ((k // 20, k // 10) if smoothed else (None,)):
-                    errors = [l2(baseline_points(t, curve, k, epsilon=epsilon, window=window,
+                    errors = [l2(baseline_points(t, curve, k, domain=(0.0, 800.0), epsilon=epsilon, window=window,
                                                  rng=numpy.random.default_rng(seed)).evaluate(t), curve, t)
                               for curve in y for seed in range(max(1, seeds // 5))]
                     if best is None or numpy.mean(errors) < best[0]:

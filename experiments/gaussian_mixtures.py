@@ -53,7 +53,7 @@ def run(curves=20, seeds=5, progress=None):
             best = None
             for k in POINTS:
                 window = max(1, k // 10) if smoothed else None
-                errors = [l2(baseline_points(t, y, k, epsilon=epsilon, window=window,
+                errors = [l2(baseline_points(t, y, k, domain=(0.0, 100.0), epsilon=epsilon, window=window,
                                              rng=numpy.random.default_rng(s)).evaluate(t), y)
                           for y in ys for s in range(seeds)]
                 if best is None or numpy.mean(errors) < best[0]:

@@ -14,9 +14,12 @@ Replace-one l2 sensitivities (N records, N public):
   moments mu:               sqrt((5K+8)/2)/N = sqrt(29.0)/N (paper's bound)
   orthonormal coefficients: sqrt(2)/N (Bessel; attained by a record moving from lo to hi)
 Calibrate sigma with gpcompiler.cdf.analytic_gaussian_sigma(epsilon, delta, sensitivity).
-Only NumPy and the standard library are needed at run time.
+Only NumPy and the standard library are needed at run time. Without an explicit rng,
+noise comes from os.urandom (see SecureGenerator for the floating-point caveat).
 """
 import math
+import numbers
+import os
 
 import numpy
 
@@ -179,10 +182,92 @@ def evaluate(c, x):
     return numpy.polynomial.legendre.legval(to_reference(x), scaled)
 
 
+class SecureGenerator:
+    """OS-entropy random variates with the numpy.random.Generator interface used here."""
+
+    def _words(self, count):
+        return numpy.frombuffer(os.urandom(8 * count), dtype=numpy.uint64)
+
+    def _exponents(self, words):
+        """Geometric exponents e >= 1, P[e = k] = 2^-k: one plus the leading zero bits of
+        the top 12 bits of ``words``, continued with fresh 64-bit words while they are 0."""
+        top = (words >> numpy.uint64(52)).astype(numpy.int64)
+        exponents = 12 - numpy.floor(numpy.log2(numpy.maximum(top, 1))).astype(numpy.int64)
+        pending = numpy.flatnonzero(top == 0)
+        while pending.size:
+            fresh = self._words(pending.size)
+            high = numpy.floor(numpy.log2(fresh.astype(numpy.float64) + 0.5)).astype(numpy.int64)
+            high = numpy.minimum(high, 63)
+            high -= (numpy.left_shift(numpy.uint64(1), high.astype(numpy.uint64)) > fresh)
+            exponents[pending] += numpy.where(fresh == 0, 64, 64 - high)
+            pending = pending[fresh == 0]
+        return exponents
+
+    def random(self, size=None):
+        """Uniform on (0, 1): u = (2^52 + m) 2^-(52 + e), m a uniform 52-bit mantissa and
+        e a geometric exponent, so every binade [2^-k, 2^(1-k)) has probability 2^-k."""
+        count = int(numpy.prod(size)) if size is not None else 1
+        words = self._words(count)
+        mantissa = (words & numpy.uint64((1 << 52) - 1)).astype(numpy.float64) + 2.0 ** 52
+        values = numpy.ldexp(mantissa, -(52 + self._exponents(words)))
+        return values.reshape(size) if size is not None else float(values[0])
+
+    def standard_normal(self, size=None):
+        """Box-Muller, both outputs: sqrt(-2 ln u1) (cos, sin)(2 pi u2)."""
+        count = int(numpy.prod(size)) if size is not None else 1
+        half = (count + 1) // 2
+        radius = numpy.sqrt(-2.0 * numpy.log(self.random(half)))
+        angle = 2.0 * math.pi * self.random(half)
+        values = numpy.concatenate([radius * numpy.cos(angle), radius * numpy.sin(angle)])[:count]
+        return values.reshape(size) if size is not None else float(values[0])
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        """loc + scale * sign * Exp(1): the sign is one random bit, Exp(1) = -ln u."""
+        count = int(numpy.prod(size)) if size is not None else 1
+        sign = numpy.where(self._words(count) >> numpy.uint64(63), -1.0, 1.0)
+        values = loc + scale * sign * -numpy.log(self.random(count))
+        return values.reshape(size) if size is not None else float(values[0])
+
+    def gamma(self, shape, scale=1.0, size=None):
+        """Gamma(shape, scale) for shape >= 1 by Marsaglia-Tsang (vectorized rejection)."""
+        if shape < 1:
+            raise ValueError("SecureGenerator.gamma supports shape >= 1")
+        count = int(numpy.prod(size)) if size is not None else 1
+        d = shape - 1.0 / 3.0
+        c = 1.0 / math.sqrt(9.0 * d)
+        out = numpy.empty(count)
+        missing = numpy.arange(count)
+        while missing.size:
+            x = self.standard_normal(missing.size)
+            v = (1.0 + c * x) ** 3
+            u = self.random(missing.size)
+            ok = (v > 0) & (numpy.log(u) < 0.5 * x * x + d - d * v
+                            + d * numpy.log(numpy.where(v > 0, v, 1.0)))
+            out[missing[ok]] = d * v[ok]
+            missing = missing[~ok]
+        values = out * scale
+        return values.reshape(size) if size is not None else float(values[0])
+
+
+def default_generator(rng):
+    """The noise source: None -> SecureGenerator (OS entropy, production); an int seed ->
+    numpy.random.default_rng(seed) (tests, demos); a Generator or SecureGenerator as is."""
+    if rng is None:
+        return SecureGenerator()
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"a seed must be a non-negative integer, got {rng}")
+        return numpy.random.default_rng(int(rng))
+    if not all(hasattr(rng, name) for name in ("standard_normal", "laplace", "gamma")):
+        raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {rng!r}")
+    return rng
+
+
 def privatize(vector, sigma, rng=None):
-    """vector + N(0, sigma^2 I); rng: a numpy Generator (None: OS entropy)."""
+    """vector + N(0, sigma^2 I); rng: an int seed or a numpy Generator for reproducible
+    tests; None (production) draws from the OS CSPRNG through SecureGenerator."""
     if not (math.isfinite(sigma) and sigma > 0):
         raise ValueError(f"sigma must be positive and finite, got {sigma}")
-    rng = numpy.random.default_rng() if rng is None else rng
+    rng = default_generator(rng)
     vector = numpy.asarray(vector, dtype=float)
     return vector + sigma * rng.standard_normal(vector.shape)

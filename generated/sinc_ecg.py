@@ -17,13 +17,16 @@ L2 error of a privatized curve is exactly |Z|/epsilon (GP) or |N|/sqrt(2 rho) (C
 Conversion to user-basis coefficients a (c = R^T a, G = R R^T) is explicit:
 to_user / from_user.
 
-API: gram, basis, orthonormal_basis, projection_weights, project, privatize,
+API: curve_interval, gram, basis, orthonormal_basis, projection_weights, project, privatize,
 project_and_privatize, evaluate, to_user, from_user, expected_error, error_bound.
 Only NumPy and the standard library are needed at run time. Without an explicit rng,
 noise comes from os.urandom (see SecureGenerator for the floating-point caveat).
 """
 import math
+import numbers
 import os
+import sys
+from fractions import Fraction
 
 import numpy
 
@@ -117,6 +120,12 @@ def _user_basis(x, p):
 
 _HAS_WEIGHT = False
 _SOBOLEV = False
+
+
+def curve_interval(**params):
+    """The public interval [a, b] where curves live (the domain, or the spec's curve
+    interval for a basis on the whole line), as floats at the given parameters."""
+    return tuple(float(v) for v in _curve_interval(_params(params)))
 
 
 def gram(**params):
@@ -287,10 +296,28 @@ class SecureGenerator:
     def _words(self, count):
         return numpy.frombuffer(os.urandom(8 * count), dtype=numpy.uint64)
 
+    def _exponents(self, words):
+        """Geometric exponents e >= 1, P[e = k] = 2^-k: one plus the leading zero bits of
+        the top 12 bits of ``words``, continued with fresh 64-bit words while they are 0."""
+        top = (words >> numpy.uint64(52)).astype(numpy.int64)
+        exponents = 12 - numpy.floor(numpy.log2(numpy.maximum(top, 1))).astype(numpy.int64)
+        pending = numpy.flatnonzero(top == 0)
+        while pending.size:
+            fresh = self._words(pending.size)
+            high = numpy.floor(numpy.log2(fresh.astype(numpy.float64) + 0.5)).astype(numpy.int64)
+            high = numpy.minimum(high, 63)
+            high -= (numpy.left_shift(numpy.uint64(1), high.astype(numpy.uint64)) > fresh)
+            exponents[pending] += numpy.where(fresh == 0, 64, 64 - high)
+            pending = pending[fresh == 0]
+        return exponents
+
     def random(self, size=None):
-        """Uniform on (0, 1]: (k + 1) 2^-53 with k a uniform 53-bit integer."""
+        """Uniform on (0, 1): u = (2^52 + m) 2^-(52 + e), m a uniform 52-bit mantissa and
+        e a geometric exponent, so every binade [2^-k, 2^(1-k)) has probability 2^-k."""
         count = int(numpy.prod(size)) if size is not None else 1
-        values = ((self._words(count) >> numpy.uint64(11)).astype(numpy.float64) + 1.0) * 2.0 ** -53
+        words = self._words(count)
+        mantissa = (words & numpy.uint64((1 << 52) - 1)).astype(numpy.float64) + 2.0 ** 52
+        values = numpy.ldexp(mantissa, -(52 + self._exponents(words)))
         return values.reshape(size) if size is not None else float(values[0])
 
     def standard_normal(self, size=None):
@@ -303,9 +330,9 @@ class SecureGenerator:
         return values.reshape(size) if size is not None else float(values[0])
 
     def laplace(self, loc=0.0, scale=1.0, size=None):
-        """loc + scale * (sign) * Exp(1), the sign from an independent uniform."""
+        """loc + scale * sign * Exp(1): the sign is one random bit, Exp(1) = -ln u."""
         count = int(numpy.prod(size)) if size is not None else 1
-        sign = numpy.where(self.random(count) <= 0.5, -1.0, 1.0)
+        sign = numpy.where(self._words(count) >> numpy.uint64(63), -1.0, 1.0)
         values = loc + scale * sign * -numpy.log(self.random(count))
         return values.reshape(size) if size is not None else float(values[0])
 
@@ -322,37 +349,79 @@ class SecureGenerator:
             x = self.standard_normal(missing.size)
             v = (1.0 + c * x) ** 3
             u = self.random(missing.size)
-            ok = (v > 0) & (numpy.log(u) < 0.5 * x * x + d - d * v + d * numpy.log(numpy.where(v > 0, v, 1.0)))
+            ok = (v > 0) & (numpy.log(u) < 0.5 * x * x + d - d * v
+                            + d * numpy.log(numpy.where(v > 0, v, 1.0)))
             out[missing[ok]] = d * v[ok]
             missing = missing[~ok]
         values = out * scale
         return values.reshape(size) if size is not None else float(values[0])
 
+
 def default_generator(rng):
-    """``rng`` if given (seeded, for tests), else a SecureGenerator (production)."""
-    return SecureGenerator() if rng is None else rng
+    """The noise source: None -> SecureGenerator (OS entropy, production); an int seed ->
+    numpy.random.default_rng(seed) (tests, demos); a Generator or SecureGenerator as is."""
+    if rng is None:
+        return SecureGenerator()
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"a seed must be a non-negative integer, got {rng}")
+        return numpy.random.default_rng(int(rng))
+    if not all(hasattr(rng, name) for name in ("standard_normal", "laplace", "gamma")):
+        raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {rng!r}")
+    return rng
 
 
 def _budget(epsilon, rho):
+    """The one budget given (a positive finite real, not a bool or a string)."""
     if (epsilon is None) == (rho is None):
         raise ValueError("pass exactly one of epsilon (GP) or rho (CGP)")
-    value = float(epsilon if rho is None else rho)
-    if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"the privacy budget must be positive and finite, got {value}")
-    return value
+    value = epsilon if rho is None else rho
+    real = isinstance(value, (int, float, numpy.integer, numpy.floating))
+    if isinstance(value, bool) or not (real and math.isfinite(value) and value > 0):
+        raise ValueError(f"the privacy budget must be a positive finite number, got {value!r}")
+    return float(value)
 
 
-def _round_up(value):
-    """Noise scales are never rounded down: step to the next float above."""
-    return float(numpy.nextafter(value, numpy.inf))
+def ceil_float(value):
+    """The smallest float >= an exact value (noise scales); OverflowError past float64."""
+    value = Fraction(value)
+    if value > Fraction(sys.float_info.max):
+        raise OverflowError("the value exceeds the largest float64")
+    result = float(value)
+    return math.nextafter(result, math.inf) if Fraction(result) < value else result
+
+
+def ceil_sqrt(value):
+    """The smallest float whose square is >= an exact value (Gaussian scales,
+    sensitivities); OverflowError past float64."""
+    value = Fraction(value) if isinstance(value, (int, float, Fraction)) else Fraction(str(value))
+    largest = Fraction(sys.float_info.max)
+    if value > largest ** 2:
+        raise OverflowError("the square root exceeds the largest float64")
+    result = math.ldexp(math.sqrt(float(value / 2 ** 1024)), 512) if value > largest \
+        else math.sqrt(float(value))
+    while Fraction(result) ** 2 < value:
+        result = math.nextafter(result, math.inf)
+    return result
+
+
+def _noise_scale(epsilon, rho):
+    """1/epsilon (GP) or 1/sqrt(2 rho) (CGP), rounded up to a float by exact arithmetic."""
+    budget = _budget(epsilon, rho)
+    exact = 1 / Fraction(budget) if rho is None else 1 / (2 * Fraction(budget))
+    try:
+        return ceil_float(exact) if rho is None else ceil_sqrt(exact)
+    except OverflowError:
+        raise ValueError(f"the noise scale for budget {budget!r} overflows float64") from None
 
 
 def privatize(c, *, epsilon=None, rho=None, rng=None):
     """c + Z/epsilon with Z spherical Laplace in R^d (epsilon-GP, paper Thm 3.2), or
     c + N(0, I)/sqrt(2 rho) (rho-CGP, Thm 3.3). A leading batch axis gets independent
-    noise per curve. rng: a numpy Generator for reproducible tests; None (production) draws
-    from the OS CSPRNG through SecureGenerator."""
-    budget = _budget(epsilon, rho)
+    noise per curve. rng: an int seed or a numpy Generator for reproducible tests; None
+    (production) draws from the OS CSPRNG through SecureGenerator. The noise scale is
+    rounded up by exact arithmetic (ceil_float, ceil_sqrt)."""
+    scale = _noise_scale(epsilon, rho)
     c = numpy.asarray(c, dtype=float)
     if c.shape[c.ndim - len(COEF_SHAPE):] != COEF_SHAPE or c.ndim < len(COEF_SHAPE):
         raise ValueError(f"coefficients must have shape (..., {', '.join(map(str, COEF_SHAPE))}), "
@@ -364,15 +433,18 @@ def privatize(c, *, epsilon=None, rho=None, rng=None):
     if rho is None:
         direction = rng.standard_normal(batch + (COEF_DIM,))
         direction /= numpy.linalg.norm(direction, axis=-1, keepdims=True)
-        noise = rng.gamma(COEF_DIM, size=batch)[..., None] * direction * _round_up(1.0 / budget)
+        noise = rng.gamma(COEF_DIM, size=batch)[..., None] * direction * scale
     else:
-        noise = rng.standard_normal(batch + (COEF_DIM,)) * _round_up(1.0 / math.sqrt(2.0 * budget))
-    return c + noise.reshape(c.shape)
+        noise = rng.standard_normal(batch + (COEF_DIM,)) * scale
+    released = c + noise.reshape(c.shape)
+    if not numpy.all(numpy.isfinite(released)):
+        raise ValueError("the release overflows float64: the budget is too small for float64")
+    return released
 
 
 def project_and_privatize(t, y, *, epsilon=None, rho=None, rng=None, **params):
     """Project-and-Privatize (paper Alg. 2 for GP, Alg. 6 for CGP)."""
-    _budget(epsilon, rho)
+    _noise_scale(epsilon, rho)
     return privatize(project(t, y, **params), epsilon=epsilon, rho=rho, rng=rng)
 
 
@@ -419,7 +491,7 @@ def expected_error(*, epsilon=None, rho=None):
 
 
 def error_bound(beta, *, epsilon=None, rho=None):
-    """dist2(f~, f) bound holding with probability >= 1 - beta (DESIGN.md, Utility)."""
+    """dist2(f~, f) bound holding with probability >= 1 - beta (docs/design.md, Utility)."""
     budget = _budget(epsilon, rho)
     if not 0 < beta < 1:
         raise ValueError(f"beta must lie in (0, 1), got {beta}")

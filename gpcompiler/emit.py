@@ -7,7 +7,7 @@ import inspect
 import string
 from importlib import resources
 
-from . import secure
+from . import rounding, secure
 
 _ATOMS = {
     "legendre": '''def _atoms(x, p):
@@ -61,6 +61,7 @@ def emit_cdf_module(ir):
         "hi_exact": ir.hi[1], "moment_sensitivity_squared": ir.moment_sensitivity_squared,
         "alpha": table(ir.alpha), "beta": table(ir.beta),
         "moment_matrix": table(ir.moment_matrix), "offset": table(ir.offset),
+        "secure_generator": _source(secure.SecureGenerator, secure.default_generator),
     })
 
 
@@ -108,14 +109,14 @@ def _placeholders(ir):
         "atoms_function": _atoms_function(ir),
         "basis_function": _basis_function(ir),
         "weight_function": _weight_function(ir),
-        "secure_generator": _secure_source(),
+        "secure_generator": _source(secure.SecureGenerator, secure.default_generator),
+        "rounding": _source(rounding.ceil_float, rounding.ceil_sqrt),
     }
 
 
-def _secure_source():
-    """SecureGenerator and default_generator, copied verbatim from gpcompiler.secure."""
-    return "\n\n".join(inspect.getsource(obj).rstrip()
-                         for obj in (secure.SecureGenerator, secure.default_generator))
+def _source(*objects):
+    """Runtime helpers copied verbatim from the package, so a module needs only NumPy."""
+    return "\n\n\n".join(inspect.getsource(obj).rstrip() for obj in objects)
 
 
 def _matrix_body(matrix, identity_is_none=False):

@@ -1,6 +1,7 @@
 """Directed rounding of exact values to float64: privacy parameters are rounded down,
 noise scales and sensitivities up, so a float never promises more privacy than is spent."""
 import math
+import sys
 from fractions import Fraction
 
 
@@ -12,16 +13,23 @@ def floor_float(value):
 
 
 def ceil_float(value):
-    """The smallest float >= an exact value (used for noise scales)."""
+    """The smallest float >= an exact value (noise scales); OverflowError past float64."""
     value = Fraction(value)
+    if value > Fraction(sys.float_info.max):
+        raise OverflowError("the value exceeds the largest float64")
     result = float(value)
     return math.nextafter(result, math.inf) if Fraction(result) < value else result
 
 
 def ceil_sqrt(value):
-    """The smallest float whose square is >= an exact value (Gaussian scales, sensitivities)."""
+    """The smallest float whose square is >= an exact value (Gaussian scales,
+    sensitivities); OverflowError past float64."""
     value = Fraction(value) if isinstance(value, (int, float, Fraction)) else Fraction(str(value))
-    result = math.sqrt(float(value))
+    largest = Fraction(sys.float_info.max)
+    if value > largest ** 2:
+        raise OverflowError("the square root exceeds the largest float64")
+    result = math.ldexp(math.sqrt(float(value / 2 ** 1024)), 512) if value > largest \
+        else math.sqrt(float(value))
     while Fraction(result) ** 2 < value:
         result = math.nextafter(result, math.inf)
     return result

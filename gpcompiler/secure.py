@@ -1,16 +1,20 @@
-"""Cryptographically secure noise from OS entropy, vectorized with NumPy.
+"""Cryptographically secure noise from OS entropy, vectorized with NumPy (docs/design.md,
+Secure noise).
 
-The standard library's ``os.urandom`` (the OS CSPRNG) supplies 64-bit words; NumPy turns
-them into uniforms with 53 random bits in (0, 1] (never 0), normals by Box-Muller,
-exponentials and Laplace variates by inversion, and Gamma variates by Marsaglia-Tsang
-rejection. Only the methods the mechanisms use are provided, with NumPy Generator
-signatures, so a SecureGenerator can stand wherever a seeded Generator is accepted.
+The standard library's ``os.urandom`` (the OS CSPRNG) supplies 64-bit words. Uniforms reach
+every binade of (0, 1): a geometric exponent e (P[e = k] = 2^-k) and a 52-bit mantissa give
+u = (1 + m 2^-52) 2^-e, so P[u < 2^-k] = 2^-k for every k and the tails of the samplers
+below reach the limits of float64. Normals come from Box-Muller, Laplace variates from a
+random sign and an Exp(1) by inversion, Gamma variates from Marsaglia-Tsang rejection. Only
+the methods the mechanisms use are provided, with NumPy Generator signatures, so a
+SecureGenerator can stand wherever a seeded Generator is accepted.
 
 Floating point caveat: these are continuous samplers evaluated in float64. They are not
 hardened against attacks on the low-order bits of floating-point noise (Mironov 2012); no
 snapping is applied. Noise scales are rounded up, never down.
 """
 import math
+import numbers
 import os
 
 import numpy
@@ -22,10 +26,28 @@ class SecureGenerator:
     def _words(self, count):
         return numpy.frombuffer(os.urandom(8 * count), dtype=numpy.uint64)
 
+    def _exponents(self, words):
+        """Geometric exponents e >= 1, P[e = k] = 2^-k: one plus the leading zero bits of
+        the top 12 bits of ``words``, continued with fresh 64-bit words while they are 0."""
+        top = (words >> numpy.uint64(52)).astype(numpy.int64)
+        exponents = 12 - numpy.floor(numpy.log2(numpy.maximum(top, 1))).astype(numpy.int64)
+        pending = numpy.flatnonzero(top == 0)
+        while pending.size:
+            fresh = self._words(pending.size)
+            high = numpy.floor(numpy.log2(fresh.astype(numpy.float64) + 0.5)).astype(numpy.int64)
+            high = numpy.minimum(high, 63)
+            high -= (numpy.left_shift(numpy.uint64(1), high.astype(numpy.uint64)) > fresh)
+            exponents[pending] += numpy.where(fresh == 0, 64, 64 - high)
+            pending = pending[fresh == 0]
+        return exponents
+
     def random(self, size=None):
-        """Uniform on (0, 1]: (k + 1) 2^-53 with k a uniform 53-bit integer."""
+        """Uniform on (0, 1): u = (2^52 + m) 2^-(52 + e), m a uniform 52-bit mantissa and
+        e a geometric exponent, so every binade [2^-k, 2^(1-k)) has probability 2^-k."""
         count = int(numpy.prod(size)) if size is not None else 1
-        values = ((self._words(count) >> numpy.uint64(11)).astype(numpy.float64) + 1.0) * 2.0 ** -53
+        words = self._words(count)
+        mantissa = (words & numpy.uint64((1 << 52) - 1)).astype(numpy.float64) + 2.0 ** 52
+        values = numpy.ldexp(mantissa, -(52 + self._exponents(words)))
         return values.reshape(size) if size is not None else float(values[0])
 
     def standard_normal(self, size=None):
@@ -38,9 +60,9 @@ class SecureGenerator:
         return values.reshape(size) if size is not None else float(values[0])
 
     def laplace(self, loc=0.0, scale=1.0, size=None):
-        """loc + scale * (sign) * Exp(1), the sign from an independent uniform."""
+        """loc + scale * sign * Exp(1): the sign is one random bit, Exp(1) = -ln u."""
         count = int(numpy.prod(size)) if size is not None else 1
-        sign = numpy.where(self.random(count) <= 0.5, -1.0, 1.0)
+        sign = numpy.where(self._words(count) >> numpy.uint64(63), -1.0, 1.0)
         values = loc + scale * sign * -numpy.log(self.random(count))
         return values.reshape(size) if size is not None else float(values[0])
 
@@ -57,7 +79,8 @@ class SecureGenerator:
             x = self.standard_normal(missing.size)
             v = (1.0 + c * x) ** 3
             u = self.random(missing.size)
-            ok = (v > 0) & (numpy.log(u) < 0.5 * x * x + d - d * v + d * numpy.log(numpy.where(v > 0, v, 1.0)))
+            ok = (v > 0) & (numpy.log(u) < 0.5 * x * x + d - d * v
+                            + d * numpy.log(numpy.where(v > 0, v, 1.0)))
             out[missing[ok]] = d * v[ok]
             missing = missing[~ok]
         values = out * scale
@@ -65,5 +88,14 @@ class SecureGenerator:
 
 
 def default_generator(rng):
-    """``rng`` if given (seeded, for tests), else a SecureGenerator (production)."""
-    return SecureGenerator() if rng is None else rng
+    """The noise source: None -> SecureGenerator (OS entropy, production); an int seed ->
+    numpy.random.default_rng(seed) (tests, demos); a Generator or SecureGenerator as is."""
+    if rng is None:
+        return SecureGenerator()
+    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
+        if rng < 0:
+            raise ValueError(f"a seed must be a non-negative integer, got {rng}")
+        return numpy.random.default_rng(int(rng))
+    if not all(hasattr(rng, name) for name in ("standard_normal", "laplace", "gamma")):
+        raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {rng!r}")
+    return rng

@@ -31,7 +31,7 @@ ALGORITHMS = {
     "seg_continuous": lambda t, y, rng, **b: priv_func_seg(t, y, generated("linear"), rng=rng,
                                                            continuous=True, **b),
     "unbounded": lambda t, y, rng, **b: priv_func_unbounded(t - 0.5, y, generated("linear"), rng=rng, **b),
-    "baseline": lambda t, y, rng, **b: baseline_points(t, y, 7, rng=rng, window=3, **b),
+    "baseline": lambda t, y, rng, **b: baseline_points(t, y, 7, domain=(0.0, 1.0), rng=rng, window=3, **b),
 }
 
 
@@ -162,7 +162,7 @@ def _eight_piece_curve():
 @pytest.mark.parametrize("epsilon", [50.0, 200.0, 1000.0, 3000.0])
 def test_priv_func_seg_within_twice_the_best_dyadic_segmentation(epsilon):
     t, y = _eight_piece_curve()
-    curve = make_curve(t, y)
+    curve = make_curve(t, y, (0.0, 1.0))
     errors = [_l2(priv_func_seg(t, y, generated("linear"), epsilon=epsilon,
                                 rng=numpy.random.default_rng(seed)).evaluate(t), y, t)
               for seed in range(20)]
@@ -230,9 +230,9 @@ def test_unbounded_domain_finds_a_small_clipping_interval():
 def test_baseline_smoothing_and_ledger():
     t = numpy.linspace(0, 1, 101)
     y = t.copy()
-    plain = baseline_points(t, y, 5, epsilon=1e9, rng=numpy.random.default_rng(0))
+    plain = baseline_points(t, y, 5, domain=(0.0, 1.0), epsilon=1e9, rng=numpy.random.default_rng(0))
     assert numpy.allclose(plain.evaluate(t), y, atol=1e-6)
-    smooth = baseline_points(t, y ** 2, 5, epsilon=1e9, window=3, rng=numpy.random.default_rng(0))
+    smooth = baseline_points(t, y ** 2, 5, domain=(0.0, 1.0), epsilon=1e9, window=3, rng=numpy.random.default_rng(0))
     points = numpy.linspace(0, 1, 5) ** 2
     expected = [numpy.mean(points[max(0, i - 1):i + 2]) for i in range(5)]
     assert numpy.allclose(smooth.coefficients[:, 0], expected, atol=1e-6)
@@ -255,18 +255,20 @@ def test_baseline_smoothing_and_ledger():
     ({"rho": 1.0}, "exactly one of epsilon"),
 ])
 def test_bad_input_raises_value_error(call, change, message):
-    arguments = {"t": [0.0, 1.0, 2.0], "y": [0.0, 1.0, 0.0], "epsilon": 1.0, "beta": 0.1, **change}
+    arguments = {"t": [0.0, 0.5, 1.0], "y": [0.0, 1.0, 0.0], "epsilon": 1.0, "beta": 0.1, **change}
     with pytest.raises(ValueError, match=message):
         call(**arguments)
 
 
 def test_baseline_bad_input():
     with pytest.raises(ValueError, match="k must be an integer"):
-        baseline_points([0.0, 1.0], [0.0, 1.0], 1, epsilon=1.0)
+        baseline_points([0.0, 1.0], [0.0, 1.0], 1, domain=(0, 1), epsilon=1.0)
     with pytest.raises(ValueError, match="window"):
-        baseline_points([0.0, 1.0], [0.0, 1.0], 4, epsilon=1.0, window=9)
+        baseline_points([0.0, 1.0], [0.0, 1.0], 4, domain=(0, 1), epsilon=1.0, window=9)
     with pytest.raises(ValueError, match="exactly one"):
-        baseline_points([0.0, 1.0], [0.0, 1.0], 4)
+        baseline_points([0.0, 1.0], [0.0, 1.0], 4, domain=(0, 1))
+    with pytest.raises(ValueError, match="must lie in the domain"):
+        baseline_points([0.0, 2.0], [0.0, 1.0], 4, domain=(0, 1), epsilon=1.0)
 
 
 def test_seg_needs_a_polynomial_spec():
@@ -292,17 +294,18 @@ def test_piecewise_project_and_privatize_on_given_breakpoints():
     t = numpy.linspace(0, 3, 301)
     y = numpy.stack([numpy.abs(t - 1), numpy.abs(t - 2)], axis=1)
     exact = piecewise_project_and_privatize(t, y, generated("linear"), [0, 1, 2, 3], epsilon=1e9,
-                                            rng=numpy.random.default_rng(0))
+                                            rng=numpy.random.default_rng(0), T=3)
     assert numpy.abs(exact.evaluate(t) - y).max() < 1e-7
     assert [s.label for s in exact.ledger.spends] == ["seg: final release"]
     d = 3 * 2 * 2
     radii = [numpy.linalg.norm(piecewise_project_and_privatize(
-        t, y, generated("linear"), [0, 1, 2, 3], epsilon=2.0, rng=numpy.random.default_rng(s)).coefficients
+        t, y, generated("linear"), [0, 1, 2, 3], epsilon=2.0, rng=numpy.random.default_rng(s),
+        T=3).coefficients
         - exact.coefficients) for s in range(3000)]
     from scipy import stats
     assert stats.kstest(numpy.array(radii) * 2.0, "gamma", args=(d,)).pvalue > 1e-6
     with pytest.raises(ValueError, match="strictly increasing"):
-        piecewise_project_and_privatize(t, y, generated("linear"), [0, 2, 1], epsilon=1.0)
+        piecewise_project_and_privatize(t, y, generated("linear"), [0, 2, 1], epsilon=1.0, T=3)
 
 
 def test_gaussian_mixtures_select_beats_the_best_baseline():

@@ -1,6 +1,7 @@
 """The baseline of the paper's experiments (LY23): k privatized points joined linearly.
 
-k evenly spaced points of the curve are privatized one by one (GP: n-dim spherical Laplace
+k evenly spaced points of the public domain [a, b] (never of the private sample times) are
+read off the curve (zero outside its samples) and privatized one by one (GP: n-dim spherical Laplace
 with epsilon/k each; CGP: Gaussian with rho/k each) by basic composition; this protects
 each released point (the dist_inf metric of LY23), not the L2 metric of the paper's
 mechanisms. ``window`` = s applies a centred sliding-window mean of width s.
@@ -16,10 +17,11 @@ from .noise import privatize_vector
 from .results import PrivateFunction
 
 
-def baseline_points(t, y, k, *, epsilon=None, rho=None, window=None, rng=None):
-    """Privatize k evenly spaced samples of the curve and join them linearly."""
+def baseline_points(t, y, k, *, domain, epsilon=None, rho=None, window=None, rng=None):
+    """Privatize the curve's values at k evenly spaced points of the public ``domain``
+    (a, b) and join them linearly."""
     model, budget = check_budget(epsilon, rho)
-    curve = make_curve(t, y)
+    curve = make_curve(t, y, domain)
     if isinstance(k, bool) or not isinstance(k, (int, numpy.integer)) or k < 2:
         raise ValueError(f"k must be an integer >= 2, got {k!r}")
     if window is not None and (isinstance(window, bool) or not isinstance(window, (int, numpy.integer))
@@ -28,8 +30,7 @@ def baseline_points(t, y, k, *, epsilon=None, rho=None, window=None, rng=None):
     rng = default_generator(rng)
     ledger = PrivacyLedger(budget, model)
     share = ledger.share(Fraction(1, k))
-    a, b = curve.interval
-    times = numpy.linspace(a, b, k)
+    times = numpy.linspace(*curve.domain, k)
     points = curve(times)
     noisy = numpy.stack([privatize_vector(points[i], ledger, f"baseline: point {i}", share, rng=rng)
                          for i in range(k)])

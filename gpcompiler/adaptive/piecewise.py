@@ -43,22 +43,20 @@ def local_basis(x, lo, hi, degree):
 
 
 def _pieces(curve, breakpoints):
-    """Sub-pieces of the curve split at the breakpoints, with their segment index."""
-    lo, hi = breakpoints[0], breakpoints[-1]
-    inner = breakpoints[(breakpoints > curve.t[0]) & (breakpoints < curve.t[-1])]
-    t = numpy.union1d(curve.t, inner)
-    t = t[(t >= lo) & (t <= hi)]
-    if t.size < 2:
-        return t[:0], t[:0], numpy.zeros((0, curve.value_dim)), numpy.zeros((0, curve.value_dim)), t[:0]
-    y = curve(t)
-    segment = numpy.clip(numpy.searchsorted(breakpoints, (t[:-1] + t[1:]) / 2, side="right") - 1,
+    """Linear pieces of q on [s_0, s_k] split at the breakpoints (zero pieces where q has no
+    samples), with their segment index."""
+    lo, hi, y_lo, y_hi = curve.pieces(breakpoints)
+    keep = (lo >= breakpoints[0]) & (hi <= breakpoints[-1])
+    lo, hi, y_lo, y_hi = lo[keep], hi[keep], y_lo[keep], y_hi[keep]
+    segment = numpy.clip(numpy.searchsorted(breakpoints, (lo + hi) / 2, side="right") - 1,
                          0, len(breakpoints) - 2)
-    return t[:-1], t[1:], y[:-1], y[1:], segment
+    return lo, hi, y_lo, y_hi, segment
 
 
 def project(curve, breakpoints, degree):
     """L2 projection of q.1_[s_0, s_k] onto the piecewise space; also the squared
-    residual ||q - Pq||^2 on each segment (computed directly, not by cancellation)."""
+    residual ||q - Pq||^2 on each segment, computed directly (not by cancellation) over
+    the whole segment, including where q has no samples and is zero."""
     breakpoints = numpy.asarray(breakpoints, dtype=float)
     k, m, n = len(breakpoints) - 1, degree + 1, curve.value_dim
     a, b, ya, yb, segment = _pieces(curve, breakpoints)

@@ -1,7 +1,8 @@
 """PrivFuncSeg (paper Alg. 4 / 8) with ReduceSeg (Alg. 5 / 9), and unbounded domains (Sec. 4.3).
 
 The curve q: [a, b] -> R^n is approximated by piecewise polynomials of a compiled spec's
-degree p (m = p + 1) on dyadic breakpoints. Budget (GP, epsilon): SVT eps/4 to pick 2^k
+degree p (m = p + 1) on dyadic breakpoints of the spec's public domain [a, b] (never of the
+sample times, which are private). Budget (GP, epsilon): SVT eps/4 to pick 2^k
 segments; ReduceSeg on each quarter spends at most (1 - 2^-k1) eps/16; the final
 Project-and-Privatize spends exactly what is left (>= eps/2, the privacy-filter argument
 of Sec. 4.2). CGP replaces epsilon by rho with eps0 = sqrt(rho/2) for the SVT.
@@ -23,12 +24,12 @@ from .svt import svt, svt_split
 MAX_LEVEL = 14
 
 
-def _degree(spec):
+def _polynomial_module(spec):
     module = load_module(spec)
     if module.POLYNOMIAL_DEGREE is None or module.METRIC != "L2":
         raise ValueError(f"PrivFuncSeg needs a spec spanning all polynomials of some degree "
                          f"with the L2 metric; {module.NAME} does not")
-    return module.POLYNOMIAL_DEGREE
+    return module
 
 
 def _dyadic(a, b, level):
@@ -42,7 +43,7 @@ def _tau(ledger, size, epsilon0):
 
 def choose_level(curve, degree, ledger, rng, label="seg: level"):
     """Step 1: SVT over j = 0..MAX_LEVEL with g_j = tau_j - dist2(P_{U^(j)} q, q)."""
-    a, b = curve.interval
+    a, b = curve.domain
     m, n = degree + 1, curve.value_dim
     first, second, epsilon0 = svt_split(ledger, Fraction(ledger.budget) / 4)
 
@@ -60,7 +61,7 @@ def reduce_seg(curve, lo, hi, breakpoints, level, k1, beta, share, degree, ledge
     if level > k1 or intervals < 2:
         return breakpoints
     coarse = breakpoints[::2]
-    _, residual = piecewise.project(curve.restricted(lo, hi), coarse, degree)
+    _, residual = piecewise.project(curve, coarse, degree)
     cost = Fraction(share) / 2 ** level
     noise = scalar_noise(ledger, f"seg: reduce [{lo:.6g}, {hi:.6g}) level {level}", 1.0,
                          floor_float(cost), rng=rng)
@@ -83,7 +84,7 @@ def reduce_seg(curve, lo, hi, breakpoints, level, k1, beta, share, degree, ledge
 
 
 def _segment(curve, degree, ledger, beta, rng):
-    a, b = curve.interval
+    a, b = curve.domain
     level = choose_level(curve, degree, ledger, rng)
     breakpoints = _dyadic(a, b, level)
     k1 = min(level - 2, 4)
@@ -97,25 +98,35 @@ def _segment(curve, degree, ledger, beta, rng):
     return level, breakpoints
 
 
-def priv_func_seg(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=False, rng=None):
-    """PrivFuncSeg (Alg. 4 GP / Alg. 8 CGP): dyadic segmentation by SVT, ReduceSeg on four
-    quarters, then Project-and-Privatize with all that is left; ``continuous`` applies the
-    L2-nearest continuous post-processing (Sec. 4.1.2)."""
-    curve, ledger, rng = prepare_run(t, y, epsilon, rho, beta, rng)
-    return _seg_release(curve, _degree(spec), ledger, beta, continuous, rng, "priv_func_seg")
+def priv_func_seg(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=False, rng=None,
+                  **params):
+    """PrivFuncSeg (Alg. 4 GP / Alg. 8 CGP) on the spec's domain at the public parameter
+    values ``params``: dyadic segmentation by SVT, ReduceSeg on four quarters, then
+    Project-and-Privatize with all that is left; ``continuous`` applies the L2-nearest
+    continuous post-processing (Sec. 4.1.2)."""
+    module = _polynomial_module(spec)
+    curve, ledger, rng = prepare_run(t, y, module.curve_interval(**params), epsilon, rho, beta,
+                                     rng)
+    return _seg_release(curve, module.POLYNOMIAL_DEGREE, ledger, beta, continuous, rng,
+                        "priv_func_seg")
 
 
 def piecewise_project_and_privatize(t, y, spec, breakpoints, *, epsilon=None, rho=None,
-                                    continuous=False, rng=None):
+                                    continuous=False, rng=None, **params):
     """Project-and-Privatize on the piecewise space of a polynomial spec with the given
-    breakpoints (Sec. 4.1): one spherical Laplace vector over all segments (Remark 4.1),
-    or Gaussian noise; the whole budget goes to this one release."""
-    curve, ledger, rng = prepare_run(t, y, epsilon, rho, 0.5, rng)
+    public breakpoints (Sec. 4.1), which must lie in the spec's domain: one spherical
+    Laplace vector over all segments (Remark 4.1), or Gaussian noise; the whole budget
+    goes to this one release. q is zero outside [s_0, s_k]."""
+    module = _polynomial_module(spec)
+    domain = module.curve_interval(**params)
+    curve, ledger, rng = prepare_run(t, y, domain, epsilon, rho, 0.5, rng)
     breakpoints = numpy.asarray(breakpoints, dtype=float)
     if breakpoints.ndim != 1 or breakpoints.size < 2 or numpy.any(numpy.diff(breakpoints) <= 0) \
             or not numpy.all(numpy.isfinite(breakpoints)):
         raise ValueError("breakpoints must be >= 2 finite, strictly increasing values")
-    return _release(curve, _degree(spec), ledger, breakpoints, continuous, rng,
+    if breakpoints[0] < domain[0] or breakpoints[-1] > domain[1]:
+        raise ValueError(f"breakpoints must lie in the domain [{domain[0]:.6g}, {domain[1]:.6g}]")
+    return _release(curve, module.POLYNOMIAL_DEGREE, ledger, breakpoints, continuous, rng,
                     "piecewise_project_and_privatize", ())
 
 
@@ -137,30 +148,34 @@ def _release(curve, degree, ledger, breakpoints, continuous, rng, method, detail
                            details=details + (("continuous", bool(continuous)),))
 
 
-def priv_func_unbounded(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=False, rng=None):
-    """Sec. 4.3: find T by SVT over T_j = 2^j with g_T(q) = ||q 1_[-T,T]|| - ||q||
-    (2-Lipschitz), threshold -1/eps', then PrivFuncSeg on q 1_[-T,T].
+def priv_func_unbounded(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=False,
+                        levels=20, rng=None):
+    """Sec. 4.3: q on the whole line. An SVT over the public candidates T_j = 2^j,
+    j = 0..``levels``, with g_j(q) = ||q 1_[-T_j, T_j]|| - ||q|| (2-Lipschitz) and threshold
+    -1/eps' picks T (T = 2^levels if none crosses, a public fallback); then PrivFuncSeg on
+    the exact clipping q 1_[-T, T] over the domain [-T, T].
 
     Budget split (the paper leaves it open): a quarter of the budget for the clipping SVT
     (GP eps' = eps/4; CGP eps' with eps'^2/2 = rho/4), three quarters for PrivFuncSeg.
-    If no T crosses, T is the smallest power of two covering every sample.
     """
-    curve, ledger, rng = prepare_run(t, y, epsilon, rho, beta, rng)
-    degree = _degree(spec)
+    if isinstance(levels, bool) or not isinstance(levels, (int, numpy.integer)) \
+            or not 0 <= levels <= 1000:
+        raise ValueError(f"levels must be an integer in 0..1000, got {levels!r}")
+    module = _polynomial_module(spec)
+    curve, ledger, rng = prepare_run(t, y, (-math.inf, math.inf), epsilon, rho, beta, rng)
     first, second, epsilon_prime = svt_split(ledger, Fraction(ledger.budget) / 4)
-    top = max(0, math.ceil(math.log2(max(abs(curve.t[0]), abs(curve.t[-1]), 1.0))))
     norm = math.sqrt(curve.norm_squared())
 
     def queries():
-        for j in range(top + 1):
-            clipped = curve.restricted(-2.0 ** j, 2.0 ** j)
-            yield math.sqrt(clipped.norm_squared()) - norm
+        for j in range(levels + 1):
+            yield math.sqrt(curve.restricted(-2.0 ** j, 2.0 ** j).norm_squared()) - norm
     found = svt(queries(), -1 / epsilon_prime, 2.0, first, second, rng=rng, ledger=ledger,
                 label="unbounded: clipping")
-    half_width = 2.0 ** (top if found is None else found)
+    half_width = 2.0 ** (levels if found is None else found)
     clipped = curve.restricted(-half_width, half_width)
     inner = _SubLedger(ledger, Fraction(3, 4))
-    result = _seg_release(clipped, degree, inner, beta, continuous, rng, "priv_func_unbounded")
+    result = _seg_release(clipped, module.POLYNOMIAL_DEGREE, inner, beta, continuous, rng,
+                          "priv_func_unbounded")
     return PrivateFunction(result.method, ledger, result.value_dim, result.evaluator,
                            breakpoints=result.breakpoints, coefficients=result.coefficients,
                            details=result.details + (("half_width", half_width),))

@@ -2,18 +2,23 @@
 
 U^(j) is the span of the first j basis functions of a compiled spec; in orthonormal
 coordinates c (e_j spans the same prefixes as phi_j) the projection onto U^(j) keeps
-c_1..c_j and dist2(P q, q)^2 = ||q||^2 - sum_{i<=j} |c_i|^2.
+c_1..c_j. Distances are sums of non-negative terms (Pythagoras), never differences:
+dist2(P_j q, q)^2 = ||q - P q||^2 + sum_{i>j} |c_i|^2, with the residual ||q - P q||^2 of
+the whole space integrated directly, so every SVT query is 1-Lipschitz in floating point too.
 """
 import math
 from fractions import Fraction
 
 import numpy
+from numpy.polynomial import legendre
 
 from ..build import load
 from .curve import prepare_run
 from .noise import privatize_vector
 from .results import PrivateFunction
 from .svt import svt, svt_split
+
+_CHUNK = 1 << 21
 
 
 def load_module(spec):
@@ -23,15 +28,55 @@ def load_module(spec):
     return load(spec)
 
 
-def _coordinates(module, curve):
+def _check_module(module, value_dim):
     if module.METRIC != "L2":
         raise ValueError("the adaptive algorithms need a plain L2 spec")
-    y = curve.y if module.VALUE_DIM > 1 else curve.y[:, 0]
-    if module.VECTOR_BASIS or curve.value_dim != module.VALUE_DIM:
+    if module.VECTOR_BASIS or value_dim != module.VALUE_DIM:
         raise ValueError(f"PrivFuncSelect needs a scalar basis with values in R^{module.VALUE_DIM}; "
-                         f"the curve has {curve.value_dim} components")
-    c = module.project(curve.t, y)
-    return c.reshape(module.BASIS_SIZE, -1)
+                         f"the curve has {value_dim} components")
+
+
+def _coordinates(module, curve, params):
+    """Orthonormal coordinates c of P q: (m, n)."""
+    y = curve.y if module.VALUE_DIM > 1 else curve.y[:, 0]
+    return module.project(curve.t, y, **params).reshape(module.BASIS_SIZE, -1)
+
+
+def _quadrature(module, domain):
+    """Cells and Gauss-Legendre rule for integrating (q - P q)^2 over the domain: exact for
+    a polynomial space of degree p (order p + 1 on every piece); otherwise order 16 on
+    pieces no longer than (b - a)/(4 m) (numerical)."""
+    degree = module.POLYNOMIAL_DEGREE
+    if degree is not None and module.BASIS_SIZE == degree + 1:
+        return (), degree + 1
+    return numpy.linspace(*domain, 4 * module.BASIS_SIZE + 1), 16
+
+
+def residual_squared(module, curve, c, params):
+    """||q - P q||^2 on the domain, integrated directly (q is zero outside its samples)."""
+    cuts, order = _quadrature(module, curve.domain)
+    lo, hi, y_lo, y_hi = curve.pieces(cuts)
+    nodes, weights = legendre.leggauss(order)
+    lam = (nodes + 1) / 2
+    rows = max(1, _CHUNK // (order * module.BASIS_SIZE))
+    total = 0.0
+    for start in range(0, lo.size, rows):
+        block = slice(start, start + rows)
+        h = hi[block] - lo[block]
+        x = lo[block, None] + h[:, None] * lam
+        q = y_lo[block, None, :] * (1 - lam)[:, None] + y_hi[block, None, :] * lam[:, None]
+        fitted = module.orthonormal_basis(x, **params) @ c
+        total += float(numpy.einsum("p,g,pgr->", h / 2, weights, (q - fitted) ** 2))
+    return total
+
+
+def prefix_distances(module, curve, params):
+    """(c, ||q - P q||^2, d) with d_j = dist2(P_{U^(j+1)} q, q) = sqrt(residual + sum_{i>j}
+    |c_i|^2): the step-1 queries are -d_j, each 1-Lipschitz in q."""
+    c = _coordinates(module, curve, params)
+    residual = residual_squared(module, curve, c, params)
+    energy = (c ** 2).sum(axis=1)
+    return c, residual, numpy.sqrt(residual + numpy.append(numpy.cumsum(energy[::-1])[::-1][1:], 0.0))
 
 
 def _svt_targets(model, budget, n):
@@ -43,22 +88,25 @@ def _svt_targets(model, budget, n):
     return -1 / epsilon0, lambda size: math.sqrt(n * size) / epsilon0
 
 
-def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None):
+def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None, **params):
     """Private basis selection then Project-and-Privatize (Alg. 3 / Alg. 7).
 
-    Budget: two SVTs and two releases, a quarter each. If an SVT finds no crossing the
-    largest candidate is used (post-processing of the same noisy outcome).
+    The domain is the spec's (at the public parameter values ``params``), never the
+    samples'. Budget: two SVTs and two releases, a quarter each. If an SVT finds no
+    crossing the largest candidate is used (post-processing of the same noisy outcome).
     """
-    curve, ledger, rng = prepare_run(t, y, epsilon, rho, beta, rng)
     module = load_module(spec)
-    model, budget = ledger.model, ledger.budget
-    c = _coordinates(module, curve)
+    domain = module.curve_interval(**params)
+    if not all(math.isfinite(v) for v in domain):
+        raise ValueError("PrivFuncSelect needs a spec on a bounded domain")
+    curve, ledger, rng = prepare_run(t, y, domain, epsilon, rho, beta, rng)
+    _check_module(module, curve.value_dim)
+    c, residual, tails = prefix_distances(module, curve, params)
     n, m = c.shape[1], c.shape[0]
-    norm2 = curve.norm_squared()
-    threshold, tau = _svt_targets(model, budget, n)
+    energy = (c ** 2).sum(axis=1)
+    threshold, tau = _svt_targets(ledger.model, ledger.budget, n)
     release = ledger.share(Fraction(1, 4))
-    svt_pair = svt_split(ledger, Fraction(budget) / 4)[:2]
-    tails = numpy.sqrt(numpy.maximum(norm2 - numpy.cumsum((c ** 2).sum(axis=1)), 0.0))
+    svt_pair = svt_split(ledger, Fraction(ledger.budget) / 4)[:2]
     k0 = svt((-tails[j] for j in range(m)), threshold, 1.0, *svt_pair,
              rng=rng, ledger=ledger, label="select: size")
     k0 = m if k0 is None else k0 + 1
@@ -66,20 +114,21 @@ def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None):
     order = numpy.argsort(-numpy.linalg.norm(noisy, axis=1), kind="stable")
 
     def query(r):
-        chosen = order[:r]
-        b = noisy[chosen]
-        distance = math.sqrt(max(norm2 - 2 * float((b * c[chosen]).sum()) + float((b * b).sum()), 0.0))
-        return tau(r) - distance
+        """tau(r) - dist2(q, sum over the r chosen of b_i e_i), by Pythagoras."""
+        chosen = numpy.zeros(m, dtype=bool)
+        chosen[order[:r]] = True
+        missed = (c[:k0] - noisy)[chosen[:k0]]
+        return tau(r) - math.sqrt(residual + float((missed ** 2).sum()) + float(energy[~chosen].sum()))
     k1 = svt((query(r) for r in range(1, k0 + 1)), 0.0, 1.0, *svt_pair,
              rng=rng, ledger=ledger, label="select: pruning")
     chosen = numpy.sort(order[:(k0 if k1 is None else k1 + 1)])
     final = privatize_vector(c[chosen], ledger, "select: final release", release, rng=rng)
-    return _selected(module, chosen, final, ledger, n, k0)
+    return _selected(module, chosen, final, ledger, n, k0, params)
 
 
-def _selected(module, chosen, coefficients, ledger, n, k0):
+def _selected(module, chosen, coefficients, ledger, n, k0, params):
     def evaluator(t):
-        e = module.orthonormal_basis(t)[..., chosen]
+        e = module.orthonormal_basis(t, **params)[..., chosen]
         return e @ coefficients
     return PrivateFunction("priv_func_select", ledger, n, evaluator,
                            basis_indices=tuple(int(j) for j in chosen), coefficients=coefficients,

@@ -136,7 +136,8 @@ def _check_compatible(a, b):
 @dataclass(frozen=True)
 class PrivateStatistics:
     """Noisy sums of one or more disjoint batches; merging costs no budget (post-processing,
-    parallel composition over disjoint records). ``spent`` lists (epsilon, delta, records)."""
+    parallel composition over disjoint records: the merge is (max epsilon, max delta)-DP).
+    ``spent`` lists (epsilon, delta, records)."""
     method: str
     degree: int
     lo: float
@@ -160,7 +161,7 @@ class PrivateStatistics:
             coefficients = tables[1] + tables[0] @ averages
         else:
             coefficients = averages
-        epsilon, delta, _ = max(self.spent)
+        epsilon, delta = (max(spend[i] for spend in self.spent) for i in (0, 1))
         sensitivity = Statistics.sum_sensitivity(self) / self.count
         return _from_coefficients(self, coefficients, math.sqrt(self.noise_variance) / self.count,
                                   sensitivity, epsilon, delta)

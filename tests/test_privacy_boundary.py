@@ -1,0 +1,389 @@
+"""The privacy boundary (docs/design.md, Privacy model): a release depends on a user's curve
+only through the function q (zero outside its samples, on the spec's public domain), never
+on its sample times or their number; every map applied before noise is non-expansive."""
+import ast
+import math
+import random
+from fractions import Fraction
+from pathlib import Path
+
+import numpy
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT, generated
+from gpcompiler import baseline_points, priv_func_select, priv_func_seg, priv_func_unbounded
+from gpcompiler import cdf
+from gpcompiler.adaptive import piecewise, piecewise_project_and_privatize
+from gpcompiler.adaptive.curve import make_curve
+from gpcompiler.adaptive.select import prefix_distances
+from gpcompiler.secure import SecureGenerator
+
+
+# --- curves and their exact distances ---------------------------------------------------
+
+def _bump(t, lo, hi):
+    """A curve that is zero at and beyond lo and hi (so zero samples extend it exactly)."""
+    u = numpy.clip((t - lo) / (hi - lo), 0, 1)
+    return numpy.sin(numpy.pi * u) * (1 + 3 * u) + 0.5 * numpy.sin(9 * numpy.pi * u) * u * (1 - u)
+
+
+def _grids(lo, hi, domain, size=400):
+    """The same function on four sample grids: plain; extra samples inside (interpolated
+    exactly, the function being piecewise linear on the plain grid); zero samples appended
+    up to the domain's end; a zero sample before a shifted first sample."""
+    t = numpy.linspace(lo, hi, size)
+    y = _bump(t, lo, hi)
+    dense_t = numpy.union1d(t, numpy.linspace(lo, hi, 3 * size + 7))
+    dense_y = numpy.interp(dense_t, t, y)
+    tail_t = numpy.concatenate([t, numpy.linspace(hi, domain[1], 9)[1:]])
+    tail_y = numpy.concatenate([y, numpy.zeros(8)])
+    head_t = numpy.concatenate([[domain[0] + 0.3 * (lo - domain[0])], t])
+    head_y = numpy.concatenate([[0.0], y])
+    return [(t, y), (dense_t, dense_y), (tail_t, tail_y), (head_t, head_y)]
+
+
+def exact_distance(a, b, domain):
+    """dist2 of two sampled curves (zero outside their samples) on the merged grid: both
+    are linear on every merged interval, so the integral of the squared difference is
+    exact (h (d0^2 + d0 d1 + d1^2) / 3)."""
+    (ta, ya), (tb, yb) = a, b
+    knots = numpy.union1d(numpy.union1d(ta, tb), domain)
+
+    def values(t, y, x, side):
+        inside = (x >= t[0]) & (x <= t[-1]) if side is None else side
+        return numpy.where(inside, numpy.interp(x, t, y), 0.0)
+    lo, hi = knots[:-1], knots[1:]
+    mid = (lo + hi) / 2
+    d = []
+    for x in (lo, hi):
+        d.append(values(ta, ya, x, (mid > ta[0]) & (mid < ta[-1]))
+                 - values(tb, yb, x, (mid > tb[0]) & (mid < tb[-1])))
+    return math.sqrt(float(numpy.sum((hi - lo) * (d[0] ** 2 + d[0] * d[1] + d[1] ** 2)) / 3))
+
+
+def _same(first, second, what):
+    first, second = numpy.asarray(first, dtype=float), numpy.asarray(second, dtype=float)
+    assert first.shape == second.shape, what
+    scale = max(1.0, float(numpy.abs(first).max(initial=0.0)))
+    assert numpy.allclose(first, second, rtol=1e-9, atol=1e-9 * scale), what
+
+
+# --- same function, different grids, same seed: same release ---------------------------
+
+RELEASES = {
+    "priv_func_select": lambda t, y, **k: priv_func_select(t, y, generated("monomial32"), **k),
+    "priv_func_seg": lambda t, y, **k: priv_func_seg(t, y, generated("linear"), T=100.0, **k),
+    "priv_func_seg continuous": lambda t, y, **k: priv_func_seg(
+        t, y, generated("linear"), continuous=True, T=100.0, **k),
+    "priv_func_unbounded": lambda t, y, **k: priv_func_unbounded(t - 50, y, generated("linear"),
+                                                                 **k),
+    "piecewise_project_and_privatize": lambda t, y, **k: piecewise_project_and_privatize(
+        t, y, generated("linear"), numpy.linspace(0, 100, 9), T=100.0, **k),
+    "baseline_points": lambda t, y, **k: baseline_points(t, y, 50, domain=(0.0, 100.0),
+                                                         window=3, **k),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RELEASES))
+@pytest.mark.parametrize("budget", [{"epsilon": 2.0}, {"epsilon": 200.0}, {"rho": 50.0}])
+def test_adaptive_release_does_not_depend_on_the_sample_grid(name, budget):
+    grids = _grids(20.0, 70.0, (0.0, 100.0))
+    public = numpy.linspace(0.0, 100.0, 1001)
+    releases = [RELEASES[name](t, 30 * y, rng=numpy.random.default_rng(5), **budget)
+                for t, y in grids]
+    first = releases[0]
+    for other in releases[1:]:
+        assert [s.label for s in other.ledger.spends] == [s.label for s in first.ledger.spends]
+        assert other.details == first.details
+        assert other.basis_indices == first.basis_indices
+        if first.breakpoints is not None:
+            assert numpy.array_equal(other.breakpoints, first.breakpoints)
+        _same(first.coefficients, other.coefficients, name)
+        _same(first.evaluate(public if name != "priv_func_unbounded" else public - 50),
+              other.evaluate(public if name != "priv_func_unbounded" else public - 50), name)
+
+
+def test_the_comparison_catches_a_domain_taken_from_the_samples():
+    """Negative control: the baseline on [t_0, t_last] (the rule before issue 8) gives
+    different releases on the grids above, and the comparison says so."""
+    releases = [baseline_points(t, y, 50, domain=(t[0], t[-1]), epsilon=200.0, rng=5)
+                for t, y in _grids(20.0, 70.0, (0.0, 100.0))]
+    with pytest.raises(AssertionError):
+        for other in releases[1:]:
+            _same(releases[0].evaluate(numpy.linspace(0, 100, 101)),
+                  other.evaluate(numpy.linspace(0, 100, 101)), "baseline")
+
+
+@pytest.mark.parametrize("name", ["linear", "monomial32", "fourier8", "sinc_ecg",
+                                  "trajectory_linear", "ellipse"])
+@pytest.mark.parametrize("budget", [{"epsilon": 3.0}, {"rho": 2.0}])
+def test_generated_project_and_privatize_does_not_depend_on_the_sample_grid(name, budget):
+    module = generated(name)
+    params = {"T": 100.0} if "T" in module.PARAMETERS else {}
+    domain = module.curve_interval(**params)
+    lo, hi = domain[0] + 0.2 * (domain[1] - domain[0]), domain[0] + 0.7 * (domain[1] - domain[0])
+    releases = []
+    for t, y in _grids(lo, hi, domain, size=300):
+        values = numpy.stack([y, -2 * y], axis=1) if module.VALUE_DIM == 2 else y
+        releases.append(module.project_and_privatize(t, values, rng=numpy.random.default_rng(9),
+                                                     **budget, **params))
+    for other in releases[1:]:
+        _same(releases[0], other, name)
+
+
+@pytest.mark.parametrize("method", cdf.METHODS)
+def test_cdf_release_does_not_depend_on_record_order(method):
+    data = numpy.random.default_rng(3).lognormal(6, 0.6, size=3000)
+    shuffled = numpy.random.default_rng(4).permutation(data)
+    first, second = (cdf.estimate(x, lo=0.0, hi=3000.0, epsilon=1.0, delta=1e-6, method=method,
+                                  rng=numpy.random.default_rng(8)) for x in (data, shuffled))
+    assert numpy.array_equal(first.grid, second.grid)
+    _same(first.values, second.values, method)
+
+
+def test_samples_outside_the_domain_are_an_error():
+    t = numpy.linspace(0, 120, 50)
+    with pytest.raises(ValueError, match="domain"):
+        priv_func_seg(t, numpy.sin(t), generated("linear"), epsilon=1.0, T=100.0)
+    with pytest.raises(ValueError, match="domain"):
+        priv_func_select(t, numpy.sin(t), generated("monomial32"), epsilon=1.0)
+    with pytest.raises(ValueError, match="domain"):
+        baseline_points(t, numpy.sin(t), 5, domain=(0.0, 100.0), epsilon=1.0)
+
+
+def test_unbounded_asks_a_public_number_of_queries():
+    """Zero samples far away (here at +-1000) change neither the queries nor the clipping
+    interval's distribution; the number of SVT queries is the public ``levels`` + 1 at most."""
+    t = numpy.linspace(-0.5, 0.5, 101)
+    y = numpy.cos(numpy.pi * t)
+    y[[0, -1]] = 0.0
+    far_t = numpy.concatenate([[-1000.0], t, [1000.0]])
+    far_y = numpy.concatenate([[0.0], y, [0.0]])
+    widths = [[dict(priv_func_unbounded(tt, yy, generated("linear"), epsilon=0.5, levels=6,
+                                        rng=numpy.random.default_rng(s)).details)["half_width"]
+               for s in range(40)] for tt, yy in ((t, y), (far_t, far_y))]
+    assert widths[0] == widths[1]
+    assert max(widths[0]) <= 2.0 ** 6
+
+
+# --- every pre-noise map is non-expansive -----------------------------------------------
+
+@st.composite
+def curve_pairs(draw, domain=(0.0, 1.0)):
+    """Two curves with different sample grids inside the domain."""
+    def one():
+        size = draw(st.integers(2, 30))
+        times = draw(st.lists(st.floats(domain[0], domain[1]), min_size=size, max_size=size,
+                              unique=True))
+        t = numpy.sort(numpy.array(times))
+        if numpy.any(numpy.diff(t) < 1e-9):
+            t = numpy.linspace(domain[0], domain[1], size)
+        scale = draw(st.sampled_from([1.0, 1e3, 1e8]))
+        y = numpy.array(draw(st.lists(st.floats(-1, 1), min_size=size, max_size=size))) * scale
+        return t, y
+    return one(), one()
+
+
+NONEXPANSIVE = settings(max_examples=60, deadline=None)
+
+
+@NONEXPANSIVE
+@given(curve_pairs(), st.floats(0.0, 0.5), st.floats(0.5, 1.0))
+def test_clipping_is_non_expansive(pair, lo, hi):
+    (ta, ya), (tb, yb) = pair
+    def samples(curve):
+        """A clipped curve's samples; fewer than two is the zero function."""
+        if curve.t.size >= 2:
+            return curve.t, curve.y[:, 0]
+        return numpy.array([lo, hi]), numpy.zeros(2)
+    a = make_curve(ta, ya, (0.0, 1.0)).restricted(lo, hi)
+    b = make_curve(tb, yb, (0.0, 1.0)).restricted(lo, hi)
+    before = exact_distance(pair[0], pair[1], (0.0, 1.0))
+    after = exact_distance(samples(a), samples(b), (lo, hi))
+    assert after <= before * (1 + 1e-12) + 1e-300
+
+
+def test_clipping_matches_the_indicator_exactly():
+    """The ramp of the old clipping (issue 8, finding 1): one nonzero sample at the start of
+    [-0.01, 0.01]; clipped to [-1, 1] the function must not change at all."""
+    t = numpy.linspace(-0.01, 0.01, 201)
+    y = numpy.zeros_like(t)
+    y[0] = 1.0
+    clipped = make_curve(t, y, (-math.inf, math.inf)).restricted(-1.0, 1.0)
+    assert clipped.norm_squared() == pytest.approx(make_curve(t, y, (-1, 1)).norm_squared(),
+                                                   rel=1e-15)
+    assert numpy.all(clipped(numpy.array([-0.5, -0.02, 0.5])) == 0.0)
+
+
+@NONEXPANSIVE
+@given(curve_pairs(), st.sampled_from(["linear", "monomial32", "fourier8"]))
+def test_projection_is_non_expansive(pair, name):
+    module = generated(name)
+    params = {"T": 1.0} if name == "linear" else {}
+    domain = module.curve_interval(**params)
+    scale = domain[1] - domain[0]
+    pair = tuple((domain[0] + t * scale, y) for t, y in pair)
+    ca, cb = (module.project(t, y, **params) for t, y in pair)
+    before = exact_distance(pair[0], pair[1], domain)
+    assert numpy.linalg.norm(ca - cb) <= before * (1 + 1e-9) + 1e-12 * max(
+        numpy.linalg.norm(ca), numpy.linalg.norm(cb))
+
+
+@NONEXPANSIVE
+@given(curve_pairs(), st.integers(0, 6))
+def test_piecewise_projection_is_non_expansive(pair, level):
+    breakpoints = numpy.linspace(0.0, 1.0, 2 ** level + 1)
+    (ta, ya), (tb, yb) = pair
+    pa, _ = piecewise.project(make_curve(ta, ya, (0.0, 1.0)), breakpoints, 1)
+    pb, _ = piecewise.project(make_curve(tb, yb, (0.0, 1.0)), breakpoints, 1)
+    before = exact_distance(pair[0], pair[1], (0.0, 1.0))
+    scale = max(numpy.linalg.norm(pa.coefficients), numpy.linalg.norm(pb.coefficients))
+    assert numpy.linalg.norm(pa.coefficients - pb.coefficients) <= before * (1 + 1e-12) \
+        + 1e-13 * scale
+
+
+@NONEXPANSIVE
+@given(curve_pairs(), st.integers(0, 8))
+def test_seg_level_queries_are_1_lipschitz(pair, level):
+    """g_j = tau_j - ||q - P_j q||: the residual part is 1-Lipschitz, zero pieces included."""
+    breakpoints = numpy.linspace(0.0, 1.0, 2 ** level + 1)
+    residuals = [math.sqrt(piecewise.project(make_curve(t, y, (0.0, 1.0)), breakpoints,
+                                             1)[1].sum()) for t, y in pair]
+    norms = [math.sqrt(make_curve(t, y, (0.0, 1.0)).norm_squared()) for t, y in pair]
+    before = exact_distance(pair[0], pair[1], (0.0, 1.0))
+    assert abs(residuals[0] - residuals[1]) <= before * (1 + 1e-12) + 1e-12 * max(norms)
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e4, 1e6, 1e8])
+def test_select_queries_are_1_lipschitz_with_large_offsets(offset):
+    """Finding 9: sqrt(||q||^2 - sum c^2) cancels (0.005 off at an offset of 1e6); the
+    queries are now sums of non-negative terms and 1-Lipschitz to 1e-12 of ||q||."""
+    module = generated("monomial32")
+    rng = numpy.random.default_rng(int(offset) % 1000)
+    for _ in range(6):
+        ta = numpy.sort(numpy.concatenate([[0.0, 100.0], rng.uniform(0, 100, 300)]))
+        tb = numpy.sort(numpy.concatenate([[0.0, 100.0], rng.uniform(0, 100, 200)]))
+        ya = offset + numpy.sin(ta / 7) * 3 + rng.normal(size=ta.size) * 0.1
+        yb = offset + numpy.interp(tb, ta, ya - offset) + rng.normal(size=tb.size) * 0.3
+        queries, norms = [], []
+        for t, y in ((ta, ya), (tb, yb)):
+            curve = make_curve(t, y, (0.0, 100.0))
+            queries.append(prefix_distances(module, curve, {})[2])
+            norms.append(math.sqrt(curve.norm_squared()))
+        distance = exact_distance((ta, ya), (tb, yb), (0.0, 100.0))
+        assert numpy.all(numpy.abs(queries[0] - queries[1])
+                         <= distance * (1 + 1e-12) + 1e-12 * max(norms))
+
+
+# --- findings 5, 7, 10 and 11 ------------------------------------------------------------
+
+def test_nothing_draws_from_an_unseeded_numpy_generator():
+    """Finding 5: numpy.random.default_rng() without a seed (PCG64 from OS entropy, not a
+    CSPRNG) and the legacy global numpy.random.* samplers are never used for noise, in the
+    package or in any generated module (which the templates produce)."""
+    offenders = []
+    for path in [*(ROOT / "gpcompiler").rglob("*.py"), *(ROOT / "generated").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                name = ast.unparse(node.func)
+                if name.endswith("random.default_rng") and not node.args:
+                    offenders.append(f"{path.name}:{node.lineno}")
+                if name.startswith(("numpy.random.", "np.random.")) and \
+                        not name.endswith(("default_rng", "Generator")):
+                    offenders.append(f"{path.name}:{node.lineno}")
+    assert offenders == []
+
+
+def test_generated_cdf_module_noise_comes_from_os_entropy(monkeypatch):
+    module = generated("cdf_wages")
+    calls = []
+    monkeypatch.setattr(numpy.random, "default_rng", lambda *a: calls.append(a))
+    module.privatize(numpy.zeros(4), 1.0)
+    assert calls == []
+    assert isinstance(module.default_generator(None), module.SecureGenerator)
+
+
+class _Ones:
+    """A generator whose normals are all 1, so a release shows its noise scale exactly."""
+
+    def standard_normal(self, size=None):
+        return numpy.ones(size)
+
+    laplace = gamma = None
+
+
+def test_cgp_noise_scale_is_never_below_one_over_sqrt_two_rho():
+    """Finding 7: scale^2 * 2 rho >= 1 exactly (Fractions) for 10^5 random rho, including
+    rho = 138.20202832096663, where nextafter(1/sqrt(2 rho)) was below."""
+    module = generated("linear")
+    rng = random.Random(7)
+    values = [138.20202832096663] + [math.exp(rng.uniform(-30, 30)) for _ in range(100_000)]
+    zero = numpy.zeros(2)
+    for rho in values:
+        scale = float(module.privatize(zero, rho=rho, rng=_Ones())[0])
+        assert Fraction(scale) ** 2 * 2 * Fraction(rho) >= 1, rho
+
+
+def test_uniform_reaches_every_binade():
+    """Finding 10: P[u < 2^-k] = 2^-k. The exponent is 1 + the number of leading zero bits
+    of the random stream (top 12 bits of the first word, then whole words): check it maps
+    every stream with k - 1 leading zeros to exponent k, for k up to 140, and count the
+    exponents of a large sample against their binomial distribution."""
+    class Stream(SecureGenerator):
+        def __init__(self, words):
+            self.words = list(words)
+
+        def _words(self, count):
+            taken, self.words = self.words[:count], self.words[count:]
+            return numpy.array(taken, dtype=numpy.uint64)
+    bits = random.Random(1)
+    for k in range(1, 141):
+        stream = "0" * (k - 1) + "1" + "".join(bits.choice("01") for _ in range(200))
+        first = int(stream[:12].ljust(12, "0"), 2) << 52 | bits.getrandbits(52)
+        rest = [int(stream[12 + 64 * i: 76 + 64 * i], 2) for i in range(3)]
+        if k <= 12:
+            rest = []
+        generator = Stream(rest)
+        exponent = generator._exponents(numpy.array([first], dtype=numpy.uint64))[0]
+        assert exponent == k, k
+    from scipy import stats
+    u = SecureGenerator().random(2_000_000)
+    assert u.min() > 0 and u.max() < 1
+    for k in range(1, 21):
+        count = int(numpy.sum(u < 2.0 ** -k))
+        assert stats.binomtest(count, u.size, 2.0 ** -k).pvalue > 1e-6, k
+    z = SecureGenerator().standard_normal(10)
+    assert z.shape == (10,)
+
+
+@pytest.mark.parametrize("budget", [True, "2", 1e-320, float("nan"), -1.0, None])
+def test_generated_privatize_rejects_budgets_that_are_not_usable_numbers(budget):
+    module = generated("linear")
+    with pytest.raises(ValueError):
+        module.privatize(numpy.zeros(2), epsilon=budget)
+    with pytest.raises(ValueError):
+        module.project_and_privatize([0.0, 1.0], [0.0, 1.0], epsilon=budget)
+
+
+def test_rng_accepts_an_int_seed():
+    module = generated("linear")
+    first = module.privatize(numpy.zeros(2), epsilon=1.0, rng=42)
+    assert numpy.array_equal(first, module.privatize(numpy.zeros(2), epsilon=1.0,
+                                                     rng=numpy.random.default_rng(42)))
+    t = numpy.linspace(0, 1, 20)
+    a = priv_func_seg(t, t, generated("linear"), epsilon=1.0, rng=7)
+    b = priv_func_seg(t, t, generated("linear"), epsilon=1.0, rng=numpy.random.default_rng(7))
+    assert numpy.array_equal(a.coefficients, b.coefficients)
+    with pytest.raises(ValueError, match="seed"):
+        module.privatize(numpy.zeros(2), epsilon=1.0, rng=-1)
+
+
+def test_merged_cdf_statistics_report_the_largest_delta():
+    """Finding 6: spent ((1.0, 1e-10), (0.9, 0.01)) is (1.0, 0.01)-DP, not (1.0, 1e-10)."""
+    rng = numpy.random.default_rng(0)
+    parts = [cdf.Statistics.from_data(rng.uniform(0, 1, 500), lo=0.0, hi=1.0).privatize(
+        epsilon=e, delta=d, rng=rng) for e, d in ((1.0, 1e-10), (0.9, 0.01))]
+    merged = parts[0].merge(parts[1]).estimate()
+    assert (merged.epsilon, merged.delta) == (1.0, 0.01)
