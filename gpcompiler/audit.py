@@ -1,12 +1,14 @@
-"""Black-box privacy auditor (DESIGN.md, Testing principles).
+"""Black-box privacy auditor (docs/design.md, "Auditing").
 
 For two neighbouring inputs x, x' at a known distance the auditor samples the mechanism,
 chooses a test event E on one half of the samples (thresholds on a fixed family of
 scores: a projection on the mean difference, the distance to the x-mean, the spherical
 Laplace likelihood-ratio statistic |o - m'| - |o - m|, the alignment of o - m with
-each output axis, and a logistic-regression attack fitted on those scores), then estimates P = Pr[M(x) in E] and Q = Pr[M(x') in E] on fresh
-samples with Clopper-Pearson bounds. The claim is violated when the certified P_lower
-exceeds the largest P the claim allows for Q_upper:
+each output axis, a logistic-regression attack fitted on those scores, and heavy-tail
+events beyond a radius the claimed noise almost never reaches), then estimates
+P = Pr[M(x) in E] and Q = Pr[M(x') in E] on fresh samples with Clopper-Pearson bounds.
+The claim is violated when the certified P_lower exceeds the largest P the claim allows
+for Q_upper:
 
   GP (epsilon):     P <= exp(epsilon dist) Q
   CGP (rho):        P <= min_{a > 1} exp((a - 1) rho dist^2) Q^((a - 1)/a)  (Renyi
@@ -14,10 +16,15 @@ exceeds the largest P the claim allows for Q_upper:
   DP (eps, delta):  P <= exp(eps) Q + delta                                    (hockey stick)
 
 Every evaluated event gets alpha / (2 * events) for each of its two bounds, so a correct
-mechanism is flagged with probability below alpha (1e-6 by default) over a whole audit.
+mechanism is flagged with probability below alpha over a whole audit (``AuditReport.alpha``
+is that sum, for a table's Bonferroni bound). What the black box cannot do: the loss an
+event can certify from n samples is capped near ln n, and in high dimension the events
+on which a 0.7x noise scale shows have tiny probability -- conformance
+(gpcompiler.conformance) tests the noise law itself.
 """
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy
 from scipy import optimize, special, stats
@@ -73,7 +80,8 @@ class PairAudit:
 def clopper_pearson(successes, trials, alpha):
     """One-sided (lower, upper) Clopper-Pearson bounds, each holding w.p. >= 1 - alpha."""
     lower = 0.0 if successes == 0 else stats.beta.ppf(alpha, successes, trials - successes + 1)
-    upper = 1.0 if successes == trials else stats.beta.ppf(1 - alpha, successes + 1, trials - successes)
+    upper = 1.0 if successes == trials else \
+        stats.beta.ppf(1 - alpha, successes + 1, trials - successes)
     return float(lower), float(upper)
 
 
@@ -143,7 +151,7 @@ def _mean(sampler, count, rng, chunk=20000):
     total = 0.0
     for start in range(0, count, chunk):
         size = min(chunk, count - start)
-        total = total + numpy.asarray(sampler(size, rng), dtype=float).reshape(size, -1).sum(axis=0)
+        total = total + numpy.asarray(sampler(size, rng), dtype=float).reshape(size, -1).sum(0)
     return total / count
 
 
@@ -208,7 +216,8 @@ def audit_pair(sample_x, sample_y, claim, distance, *, label="", samples=50000, 
     attack = _logistic_attack(*selection)
     selection = tuple(attack(s) for s in selection)
     event, swapped = _select_event(*selection, claim, distance, level, features.tail_events(tail))
-    fresh_x, fresh_y = (attack(_draw(sample, samples, rng, features)) for sample in (sample_x, sample_y))
+    fresh_x, fresh_y = (attack(_draw(sample, samples, rng, features))
+                        for sample in (sample_x, sample_y))
     if progress:
         progress(2 * (pilot + 2 * samples))
     if swapped:
@@ -255,13 +264,19 @@ def pair_multiples(samples):
     return (0.1, 1.0, round(math.log(samples) / 3, 2))
 
 
+@lru_cache(maxsize=None)
+def gram_eigh(module):
+    """Eigenvalues and eigenvectors of a generated module's Gram matrix (cached)."""
+    return numpy.linalg.eigh(module.gram())
+
+
 def module_pairs(module, scale, samples=50000):
     """Neighbouring user-coefficient inputs of a generated module at known L2 distances,
     symmetric about 0 (so that any sign-dependent leak differs between them): the hardest
     direction (smallest Gram eigenvalue) at ``pair_multiples``, the easiest and a random
     one at 1 (multiples of ``scale`` = 1/epsilon or 1/sqrt(rho))."""
     gram = module.gram()
-    values, vectors = numpy.linalg.eigh(gram)
+    values, vectors = gram_eigh(module)
     rng = numpy.random.default_rng(1)
     directions = [("hardest", vectors[:, 0]), ("easiest", vectors[:, -1]),
                   ("random", rng.standard_normal(gram.shape[0]))]

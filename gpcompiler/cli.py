@@ -185,35 +185,85 @@ def cmd_cdf(args):
 
 
 def cmd_audit(args):
-    """`gpcompiler audit SPEC | --suite`: black-box privacy audit."""
-    from .audit import Claim, audit_module
-    from .audit_suite import Row, format_table, run_suite
-    if args.suite:
-        rows = run_suite(samples=args.samples, progress=_progress)
-    elif args.spec:
-        from .build import import_module_file
-        if args.spec.endswith(".py"):
-            if not Path(args.spec).is_file():
-                raise UserError(f"no generated module at {args.spec}")
-            module = import_module_file(Path(args.spec))
-            if not hasattr(module, "privatize") or not hasattr(module, "gram"):
-                raise UserError(f"{args.spec} is not a generated curve mechanism")
-        else:
-            module = _mechanism(args.spec)
-        claims = ([Claim("GP", args.epsilon)] if args.epsilon else []) + \
-                 ([Claim("CGP", args.rho)] if args.rho else [])
-        rows = [Row(f"{module.NAME} ({c.model})", False,
-                    audit_module(module, c, samples=args.samples, seed=args.seed))
-                for c in claims or [Claim("GP", 1.0), Claim("CGP", 0.5)]]
+    """`gpcompiler audit SPEC | --suite | --power`: black-box audit and noise conformance."""
+    from . import audit_suite
+    from .audit import Claim
+    if args.jobs < 1 or (args.samples is not None and args.samples < 100) \
+            or (args.draws is not None and args.draws < 100) or not 0 < args.alpha < 1:
+        raise UserError("audit needs --jobs >= 1, --samples and --draws >= 100, "
+                        "0 < --alpha < 1")
+    mode = "quick" if args.quick else "full"
+    bar = _audit_bar()
+    if args.power:
+        results = audit_suite.run_power(mode, jobs=args.jobs, progress=bar.update_with,
+                                        alpha=args.alpha)
+        bar.close()
+        print(audit_suite.format_power(results))
+        audits = [audit for _, audit, _ in results]
+        failures = [a.name for _, a, mutant in results if a.violated != mutant]
     else:
-        raise UserError("give a spec to audit, or --suite for the whole audit table")
-    print(format_table(rows))
-    failures = [row.name for row in rows if not row.ok]
+        if args.suite:
+            rows = audit_suite.run_suite(mode, jobs=args.jobs, progress=bar.update_with,
+                                         alpha=args.alpha)
+        elif args.spec:
+            module = _audited_module(args.spec)
+            claims = ([Claim("GP", args.epsilon)] if args.epsilon else []) + \
+                     ([Claim("CGP", args.rho)] if args.rho else [])
+            claims = claims or [Claim("GP", 1.0), Claim("CGP", 0.5)]
+            rows = []
+            for claim in claims:
+                audit = audit_suite.audit_mechanism(
+                    module, claim.model, claim.budget, mode=mode, alpha=args.alpha / len(claims),
+                    seed=args.seed, samples=args.samples, draws=args.draws,
+                    conformant=args.conformance)
+                bar.update_with(audit)
+                rows.append(audit_suite.Row(audit.name, False, audit))
+        else:
+            raise UserError("give a spec or generated module to audit, or --suite / --power")
+        bar.close()
+        print(audit_suite.format_table(rows))
+        audits = [row.audit for row in rows]
+        failures = [row.name for row in rows if not row.ok]
+    for audit in audits:
+        if audit.conformance is not None:
+            print(audit.conformance.describe())
+    bound, tests = audit_suite.false_alarm_bound(audits)
+    print(f"false-alarm probability of the whole table <= {bound:.3g} "
+          f"(Bonferroni over the {tests} tests of {len(audits)} audits actually run)")
     if failures:
         print(f"unexpected audit outcome for: {', '.join(failures)}", file=sys.stderr)
         return 1
-    print("false-alarm probability of the whole table < 1e-6")
     return 0
+
+
+def _audited_module(spec):
+    """A spec's module, or a generated module file, checked to be a curve mechanism."""
+    from .build import import_module_file
+    if not spec.endswith(".py"):
+        return _mechanism(spec)
+    if not Path(spec).is_file():
+        raise UserError(f"no generated module at {spec}")
+    module = import_module_file(Path(spec))
+    if not hasattr(module, "privatize") or not hasattr(module, "gram"):
+        raise UserError(f"{spec} is not a generated curve mechanism")
+    return module
+
+
+def _audit_bar():
+    """A tqdm bar on stderr (silent when not a terminal) counting audits, pairs, draws."""
+    from tqdm import tqdm
+    bar = tqdm(unit=" audits", file=sys.stderr, disable=None)
+    counts = {"pairs": 0, "draws": 0}
+
+    def update_with(audit):
+        if audit.black_box:
+            counts["pairs"] += len(audit.black_box.pairs)
+        if audit.conformance:
+            counts["draws"] += audit.conformance.draws
+        bar.set_postfix(counts, refresh=False)
+        bar.update(1)
+    bar.update_with = update_with
+    return bar
 
 
 def _add_budget(parser):
@@ -258,13 +308,26 @@ def build_parser():
     p.add_argument("-o", "--output", help="write privatized curves as CSV")
     p.add_argument("--plot", help="write a PNG of original and privatized curves")
     p.set_defaults(run=cmd_privatize)
-    p = commands.add_parser("audit", help="black-box privacy audit of a spec's mechanism")
+    p = commands.add_parser("audit", help="privacy audit: black box and noise conformance",
+                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.add_argument("spec", nargs="?", help="a spec file or a generated module (.py)")
     p.add_argument("--suite", action="store_true",
                    help="the whole table: negative controls and every real mechanism")
-    p.add_argument("--epsilon", type=float)
-    p.add_argument("--rho", type=float)
-    p.add_argument("--samples", type=int, default=20000)
+    p.add_argument("--power", action="store_true",
+                   help="the power table: every shipped mechanism and its mutants")
+    p.add_argument("--epsilon", type=float, help="GP claim to audit (default: GP 1 and CGP 0.5)")
+    p.add_argument("--rho", type=float, help="CGP claim to audit")
+    p.add_argument("--samples", type=int,
+                   help="black-box samples per phase (default: 400000/d in [2000, 100000])")
+    p.add_argument("--draws", type=int,
+                   help="conformance draws (default: 4e7/d in [2000, 1000000])")
+    p.add_argument("--conformance", action=argparse.BooleanOptionalAction, default=True,
+                   help="white-box test of the noise law (SPEC)")
+    p.add_argument("--quick", action="store_true",
+                   help="the test suite's smaller sample budget (less power)")
+    p.add_argument("--alpha", type=float, default=1e-6,
+                   help="false-alarm probability of the whole table")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (--suite, --power)")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=cmd_audit)
     p = commands.add_parser("cdf", help="(epsilon, delta)-DP CDF of one column of a CSV")

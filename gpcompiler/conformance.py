@@ -13,7 +13,8 @@ Tests (each a p-value; a report is violated when one falls below alpha / #tests)
                of radii ~ Gamma(n d, s); Gaussian: sum of squares / s^2 ~ chi2(n d)), and its
                confidence interval at the same level;
   radius       Kolmogorov-Smirnov of |W|/s against Gamma(d) (GP) or chi(d) (Gaussian);
-               the KS tests use the first 200,000 draws, the scale and tail tests all;
+               the KS tests (asymptotic p-values) use the first 200,000 draws, the scale and
+               tail tests all;
   tails        count of draws whose radius lies beyond the claim's 1e-3/n quantiles
                (binomial; catches a rare leak that the KS statistic cannot see);
   directions   KS of projections on worst-case and random unit directions (the coordinate
@@ -33,6 +34,8 @@ from dataclasses import dataclass
 
 import numpy
 from scipy import stats
+
+from .audit import gram_eigh
 
 MAX_AXES = 16
 RANDOM_DIRECTIONS = 4
@@ -140,6 +143,11 @@ def collect(sample_noise, draws, dimension, directions, rng, progress=None):
     return accumulator.finish()
 
 
+def _ks(values, law, *args):
+    """Kolmogorov-Smirnov p-value (asymptotic) of ``values`` against scipy's ``law``."""
+    return float(stats.kstest(values, law, args=args, method="asymp").pvalue)
+
+
 def _two_sided(cdf, sf):
     return min(1.0, 2 * min(cdf, sf))
 
@@ -158,10 +166,11 @@ def _gp_checks(acc, scale, directions, level):
     total = float(acc.radii.sum())
     shape = n * d
     p = _two_sided(stats.gamma.cdf(total / scale, shape), stats.gamma.sf(total / scale, shape))
-    interval = (total / stats.gamma.isf(level / 2, shape), total / stats.gamma.ppf(level / 2, shape))
+    interval = (total / stats.gamma.isf(level / 2, shape),
+                total / stats.gamma.ppf(level / 2, shape))
     checks = [Check("scale (exact LR test, sum of radii ~ Gamma(n d, s))", p),
               Check("radius KS against Gamma(d)",
-                    float(stats.kstest(acc.radii[:KS_DRAWS] / scale, "gamma", args=(d,)).pvalue)),
+                    _ks(acc.radii[:KS_DRAWS] / scale, "gamma", d)),
               _tail_check(acc.radii / scale, stats.gamma(d), "radius")]
     if d > 1:
         safe = numpy.where(acc.radii > 0, acc.radii, 1.0)[:, None]
@@ -169,7 +178,7 @@ def _gp_checks(acc, scale, directions, level):
         half = (d - 1) / 2
         for (name, _), column in zip(directions, aligned.T):
             checks.append(Check(f"direction KS along {name}",
-                                float(stats.kstest(column, "beta", args=(half, half)).pvalue)))
+                                _ks(column, "beta", half, half)))
     return total / shape, interval, checks
 
 
@@ -177,20 +186,22 @@ def _gaussian_checks(acc, scale, directions, level):
     n, d = acc.radii.size, acc.matrix.shape[0]
     squares = float(acc.squares.sum())
     dof = n * d
-    p = _two_sided(stats.chi2.cdf(squares / scale ** 2, dof), stats.chi2.sf(squares / scale ** 2, dof))
+    ratio = squares / scale ** 2
+    p = _two_sided(stats.chi2.cdf(ratio, dof), stats.chi2.sf(ratio, dof))
     interval = (math.sqrt(squares / stats.chi2.isf(level / 2, dof)),
                 math.sqrt(squares / stats.chi2.ppf(level / 2, dof)))
     per = acc.squares / scale ** 2
-    coordinate_p = numpy.minimum(1.0, 2 * numpy.minimum(stats.chi2.cdf(per, n), stats.chi2.sf(per, n)))
+    coordinate_p = numpy.minimum(1.0, 2 * numpy.minimum(stats.chi2.cdf(per, n),
+                                                        stats.chi2.sf(per, n)))
     checks = [Check("scale (exact LR test, sum of squares / s^2 ~ chi2(n d))", p),
               Check("radius KS against chi(d)",
-                    float(stats.kstest(acc.radii[:KS_DRAWS] / scale, "chi", args=(d,)).pvalue)),
+                    _ks(acc.radii[:KS_DRAWS] / scale, "chi", d)),
               _tail_check(acc.radii / scale, stats.chi(d), "radius"),
               Check("per-coordinate variance (Bonferroni over d)",
                     float(min(1.0, d * coordinate_p.min())))]
     for (name, _), column in zip(directions, acc.projections[:KS_DRAWS].T):
         checks.append(Check(f"normality KS along {name}",
-                            float(stats.kstest(column / scale, "norm").pvalue)))
+                            _ks(column / scale, "norm")))
     if d > 1:
         m = acc.covariance_draws
         z = acc.covariance / (m * scale ** 2) * math.sqrt(m)
@@ -230,7 +241,7 @@ def default_draws(dimension, values=4e7, least=20000, most=1000000):
 def gram_extremes(module):
     """The Gram matrix's extreme eigenvectors v mapped to orthonormal coordinates (R^T v):
     the directions in which noise added in the user basis is largest and smallest."""
-    values, vectors = numpy.linalg.eigh(module.gram())
+    values, vectors = gram_eigh(module)
     worst = []
     for label, v in (("smallest Gram eigenvector", vectors[:, 0]),
                      ("largest Gram eigenvector", vectors[:, -1])):

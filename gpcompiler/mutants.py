@@ -71,7 +71,8 @@ class Mutant:
             c = numpy.asarray(c, dtype=float)
             noise = shipped(numpy.zeros_like(c), epsilon=epsilon, rho=rho, rng=rng)
             return module.from_user(module.to_user(c) + noise)
-        return {"scale": scaled, "leak": leak, "laplace": laplace, "user basis": user_basis}[self.kind]
+        kinds = {"scale": scaled, "leak": leak, "laplace": laplace, "user basis": user_basis}
+        return kinds[self.kind]
 
 
 def _from_user_matrix(module):
@@ -164,11 +165,16 @@ def final_release_half_charged(module):
     return patched(module, "privatize_vector", wrap)
 
 
-def ramp_clipped(t, y, lo, hi):
-    """The old clipping of the unbounded algorithm (issue 8, finding 1): q restricted to
-    [lo, hi] with (lo, 0) and (hi, 0) inserted and joined linearly to the first and last
-    samples inside -- a ramp that is not part of q 1[lo, hi]."""
-    t, y = numpy.asarray(t, dtype=float), numpy.asarray(y, dtype=float)
-    inside = (t > lo) & (t < hi)
-    return (numpy.concatenate([[lo], t[inside], [hi]]),
-            numpy.concatenate([[0.0], y[inside], [0.0]]))
+def ramp_clipping():
+    """Patch Curve.restricted back to the old clipping of the unbounded algorithm (issue 8,
+    finding 1): (lo, 0) and (hi, 0) inserted and joined linearly to the first and last
+    samples inside -- a ramp that is not part of q 1[lo, hi], so not non-expansive."""
+    from .adaptive.curve import Curve
+
+    def wrap(shipped):
+        def restricted(self, lo, hi):
+            inside = (self.t > lo) & (self.t < hi)
+            t = numpy.concatenate([[lo], self.t[inside], [hi]])
+            return Curve(t, self(t), (float(lo), float(hi)))
+        return restricted
+    return patched(Curve, "restricted", wrap)
