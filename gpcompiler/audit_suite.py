@@ -27,7 +27,7 @@ from .adaptive import seg, select
 from .audit import AuditReport, Claim, audit_module, audit_pair, black_box_samples
 from .build import import_module_file
 from .cdf import estimators
-from .conformance import conform_module, conformance, default_draws
+from .conformance import StepRecorder, conform_module, conformance, default_draws, steps_report
 
 ALPHA = 1e-6
 ROOT = Path(__file__).resolve().parent.parent
@@ -247,7 +247,9 @@ def _spike_pair():
 def adaptive_audit(algorithm, model, mutant=None, mode="full", alpha=ALPHA, seed=70):
     """End-to-end black box of an adaptive algorithm (or of a mutant patched in for the
     run), its release evaluated on 24 public points; GP epsilon = 1 / CGP rho = 0.5, except
-    the unbounded algorithm on issue 8's clipping pair at epsilon = 20 / rho = 20."""
+    the unbounded algorithm on issue 8's clipping pair at epsilon = 20 / rho = 20. Then as
+    many runs with spies on its SVTs and releases: the conformance of each noisy step with
+    the budget its ledger charged (gpcompiler.conformance.StepRecorder)."""
     spec, home, function_name, interval = ADAPTIVE[algorithm]
     module, s = generated(spec), SETTINGS[mode]
     if algorithm == "PrivFuncUnbounded":
@@ -266,13 +268,19 @@ def adaptive_audit(algorithm, model, mutant=None, mode="full", alpha=ALPHA, seed
                                 for _ in range(count)]).reshape(count, -1)
         return sample
     name = f"{algorithm} ({model})" + (f": {mutant}" if mutant else "")
+    samples = s["end_to_end"]
 
     def run():
         with ADAPTIVE_MUTANTS[mutant](home) if mutant else contextlib.nullcontext():
             pair = audit_pair(sampler(q), sampler(q_prime), claim, distance, label=name,
-                              samples=s["end_to_end"], alpha=alpha,
-                              rng=numpy.random.default_rng(seed), pilot=s["end_to_end"] // 4)
-        return AuditReport(name, claim, (pair,), alpha), None
+                              samples=samples, alpha=alpha / 2,
+                              rng=numpy.random.default_rng(seed), pilot=samples // 4)
+            recorder = StepRecorder()
+            with mutants.patched(home, "svt", recorder.svt_spy), \
+                    mutants.patched(home, "privatize_vector", recorder.release_spy):
+                sampler(q_prime)(samples, numpy.random.default_rng(seed + 1))
+        return (AuditReport(name, claim, (pair,), alpha / 2),
+                steps_report(name, recorder, alpha / 2))
     return _timed(name, claim.describe(distance), run)
 
 

@@ -149,7 +149,7 @@ def _ks(values, law, *args):
 
 
 def _two_sided(cdf, sf):
-    return min(1.0, 2 * min(cdf, sf))
+    return float(min(1.0, 2 * min(cdf, sf)))
 
 
 def _tail_check(radii, law, name):
@@ -271,3 +271,91 @@ def conform_module(module, model, budget, *, draws=None, alpha=1e-6, seed=0, pri
     return conformance(f"{module.NAME} ({model})", noise, "GP" if model == "GP" else "Gaussian",
                        scale, d, draws=draws or default_draws(d), alpha=alpha,
                        worst=gram_extremes(module), seed=seed, progress=progress)
+
+
+class _Recording:
+    """A generator proxy recording the Laplace variates drawn through it (minus loc)."""
+
+    def __init__(self, rng):
+        self.rng, self.values = rng, []
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        value = self.rng.laplace(loc, scale, size)
+        self.values.extend(numpy.ravel(numpy.asarray(value) - loc))
+        return value
+
+    def __getattr__(self, name):
+        return getattr(self.rng, name)
+
+
+class StepRecorder:
+    """Spies on the noisy steps of an adaptive algorithm, installed from the audit side
+    around its ``svt`` and ``privatize_vector``: each SVT variate divided by the scale its
+    charge pays for (lipschitz/epsilon1 for the threshold, 2 lipschitz/epsilon2 per query)
+    and each release's noise in units of the share it was charged."""
+
+    def __init__(self):
+        self.svt, self.gp, self.gaussian = [], [], []
+
+    def svt_spy(self, svt):
+        def spied(queries, threshold, lipschitz, epsilon1, epsilon2, *, rng, ledger, label):
+            recording = _Recording(rng)
+            result = svt(queries, threshold, lipschitz, epsilon1, epsilon2, rng=recording,
+                         ledger=ledger, label=label)
+            scales = [lipschitz / epsilon1] + [2 * lipschitz / epsilon2] * len(recording.values)
+            self.svt.extend(v / b for v, b in zip(recording.values, scales))
+            return result
+        return spied
+
+    def release_spy(self, privatize_vector):
+        def spied(vector, ledger, label, share, *, rng):
+            out = privatize_vector(vector, ledger, label, share, rng=rng)
+            noise = numpy.ravel(numpy.asarray(out, dtype=float)
+                                - numpy.asarray(vector, dtype=float))
+            if ledger.model == "GP":
+                self.gp.append((float(numpy.linalg.norm(noise)) * float(share), noise.size))
+            else:
+                self.gaussian.append(noise * math.sqrt(2 * float(share)))
+            return out
+        return spied
+
+
+def steps_report(name, recorder, alpha):
+    """Conformance of recorded adaptive steps: SVT variates ~ Laplace(1) and release noise
+    ~ the law its charged share requires (GP radius x share ~ Gamma(d, 1); CGP noise x
+    sqrt(2 share) ~ N(0, 1)), each with an exact scale test and a KS test."""
+    checks = []
+    if recorder.svt:
+        v = numpy.abs(numpy.asarray(recorder.svt))
+        checks += [Check("SVT noise scale (sum |V|/b ~ Gamma(N, 1))",
+                         _two_sided(stats.gamma.cdf(v.sum(), v.size),
+                                    stats.gamma.sf(v.sum(), v.size))),
+                   Check("SVT noise KS against Laplace(b)", _ks(v, "expon"))]
+    level = alpha / (len(checks) + 2)
+    if recorder.gp:
+        radii = numpy.array([r for r, _ in recorder.gp])
+        sizes = numpy.array([d for _, d in recorder.gp])
+        total, shape = float(radii.sum()), float(sizes.sum())
+        p = _two_sided(stats.gamma.cdf(total, shape), stats.gamma.sf(total, shape))
+        checks += [Check("release radius x share (sum ~ Gamma(sum d, 1))", p),
+                   Check("release radius KS (Gamma(d) CDF values ~ U(0, 1))",
+                         _ks(stats.gamma.cdf(radii, sizes), "uniform"))]
+        estimate = total / shape
+        interval = (total / stats.gamma.isf(level / 2, shape),
+                    total / stats.gamma.ppf(level / 2, shape))
+        model, units = "GP", shape
+    else:
+        z = numpy.concatenate(recorder.gaussian)
+        squares, shape = float(numpy.sum(z * z)), z.size
+        checks += [Check("release noise scale (sum z^2 ~ chi2(N))",
+                         _two_sided(stats.chi2.cdf(squares, shape),
+                                    stats.chi2.sf(squares, shape))),
+                   Check("release noise KS against N(0, 1)", _ks(z, "norm"))]
+        estimate = math.sqrt(squares / shape)
+        interval = (math.sqrt(squares / stats.chi2.isf(level / 2, shape)),
+                    math.sqrt(squares / stats.chi2.ppf(level / 2, shape)))
+        model, units = "Gaussian", 2 * shape
+    detectable = stats.norm.isf(alpha / len(checks) / 2) / math.sqrt(units)
+    runs = len(recorder.gp) or len(recorder.gaussian)
+    return ConformanceReport(name, model, int(shape / max(runs, 1)), runs, 1.0, estimate,
+                             interval, detectable, tuple(checks), alpha)
