@@ -78,16 +78,10 @@ class Mutant:
 def _from_user_matrix(module):
     """The matrix R^T of from_user on flattened coordinates (first value column)."""
     d = module.BASIS_SIZE
-    columns = []
-    for j in range(d):
-        a = numpy.zeros(module.COEF_SHAPE)
-        if len(module.COEF_SHAPE) == 2:
-            a[j, 0] = 1.0
-        else:
-            a[j] = 1.0
-        c = numpy.asarray(module.from_user(a))
-        columns.append(c[:, 0] if c.ndim == 2 else c)
-    return numpy.stack(columns, axis=1)
+    a = numpy.zeros((d,) + tuple(module.COEF_SHAPE))
+    a.reshape(d, d, -1)[numpy.arange(d), numpy.arange(d), 0] = 1.0
+    c = numpy.asarray(module.from_user(a)).reshape(d, d, -1)[:, :, 0]
+    return c.T
 
 
 def module_mutants(model):
