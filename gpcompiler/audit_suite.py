@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = {
     "full": {"black_box": 4e5, "conformance": 4e7, "least": 2000, "most": 1000000,
              "end_to_end": 2000},
-    "quick": {"black_box": 5e4, "conformance": 2e6, "least": 500, "most": 200000,
-              "end_to_end": 300},
+    "quick": {"black_box": 2e4, "conformance": 5e5, "least": 500, "most": 50000,
+              "end_to_end": 150},
 }
 
 

@@ -127,3 +127,18 @@ def test_power_study_flags_every_mutant_and_passes_every_mechanism(capsys):
         [a.name for _, a, m in results if a.violated != m]
     bound, _ = audit_suite.false_alarm_bound([a for _, a, _ in results])
     assert bound <= 1e-6 * (1 + 1e-12)
+
+
+def test_audit_command_prints_the_bound_of_the_tests_it_ran(capsys):
+    from gpcompiler.cli import main
+    status = main(["audit", "specs/linear.toml", "--quick", "--draws", "5000", "--samples", "2000",
+                   "--alpha", "1e-4"])
+    out = capsys.readouterr().out
+    assert status == 0 and "| linear (GP) |" in out and "| linear (CGP) |" in out
+    line = next(x for x in out.splitlines() if x.startswith("false-alarm probability"))
+    # 2 audits x (10 black-box bounds + 11 or 13 conformance tests), sharing 1e-4 in all
+    assert "<= 0.0001 (Bonferroni over the 44 tests of 2 audits actually run)" in line
+    status = main(["audit", "specs/linear.toml", "--epsilon", "1", "--no-conformance",
+                   "--samples", "2000"])
+    out = capsys.readouterr().out
+    assert status == 0 and "<= 1e-06 (Bonferroni over the 10 tests of 1 audits" in out
