@@ -318,11 +318,11 @@ def build_parser():
     p.add_argument("--epsilon", type=float, help="GP claim to audit (default: GP 1 and CGP 0.5)")
     p.add_argument("--rho", type=float, help="CGP claim to audit")
     p.add_argument("--samples", type=int,
-                   help="black-box samples per phase (default: 400000/d in [2000, 100000])")
+                   help="SPEC: black-box samples per phase (default: 400000/d in [2000, 100000])")
     p.add_argument("--draws", type=int,
-                   help="conformance draws (default: 4e7/d in [2000, 1000000])")
+                   help="SPEC: conformance draws (default: 4e7/d in [2000, 1000000])")
     p.add_argument("--conformance", action=argparse.BooleanOptionalAction, default=True,
-                   help="white-box test of the noise law (SPEC)")
+                   help="SPEC: white-box test of the noise law")
     p.add_argument("--quick", action="store_true",
                    help="the test suite's smaller sample budget (less power)")
     p.add_argument("--alpha", type=float, default=1e-6,

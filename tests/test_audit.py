@@ -62,11 +62,11 @@ def _spherical(scale, d):
 
 
 def test_conformance_interval_covers_the_true_scale_and_detects_two_percent():
-    exact = conformance("exact", _spherical(2.0, 5), "GP", 2.0, 5, draws=200000, alpha=1e-6)
+    exact = conformance("exact", _spherical(2.0, 5), "GP", 2.0, 5, draws=60000, alpha=1e-6)
     lo, hi = exact.interval
     assert not exact.violated and lo < 2.0 < hi
-    assert abs(exact.detectable - stats.norm.isf(1e-6 / exact.tests / 2) / math.sqrt(1e6)) < 1e-12
-    small = conformance("x0.98", _spherical(1.96, 5), "GP", 2.0, 5, draws=200000, alpha=1e-6)
+    assert abs(exact.detectable - stats.norm.isf(1e-6 / exact.tests / 2) / math.sqrt(3e5)) < 1e-12
+    small = conformance("x0.98", _spherical(1.96, 5), "GP", 2.0, 5, draws=60000, alpha=1e-6)
     assert small.violated and small.failed[0].startswith("scale") and small.interval[1] < 2.0
 
 
@@ -75,12 +75,12 @@ def test_conformance_sees_a_correlated_gaussian_and_anisotropic_directions():
         z = rng.standard_normal((count, 3))
         z[:, 1] = 0.97 * z[:, 1] + 0.243 * z[:, 0]
         return z
-    report = conformance("corr", correlated, "Gaussian", 1.0, 3, draws=100000, alpha=1e-6)
+    report = conformance("corr", correlated, "Gaussian", 1.0, 3, draws=30000, alpha=1e-6)
     assert any(name.startswith("covariance") for name in report.failed)
 
     def squashed(count, rng):
         return _spherical(1.0, 3)(count, rng) * numpy.array([1.1, 1.0, 0.9])
-    report = conformance("squashed", squashed, "GP", 1.0, 3, draws=100000, alpha=1e-6)
+    report = conformance("squashed", squashed, "GP", 1.0, 3, draws=30000, alpha=1e-6)
     assert any(name.startswith("direction KS along axis") for name in report.failed)
 
 
