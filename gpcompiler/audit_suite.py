@@ -217,8 +217,8 @@ ADAPTIVE = {
     "PrivFuncUnbounded": ("linear", seg, "priv_func_unbounded", (-1.0, 1.0)),
 }
 ADAPTIVE_MUTANTS = {
-    "SVT noise halved": lambda home: mutants.first_svt_noise_halved(home),
-    "final release charged half": lambda home: mutants.final_release_half_charged(home),
+    "SVT noise halved": mutants.first_svt_noise_halved,
+    "final release charged half": mutants.final_release_half_charged,
     "ramp clipping": lambda home: mutants.ramp_clipping(),
 }
 
