@@ -308,8 +308,7 @@ def build_parser():
     p.add_argument("-o", "--output", help="write privatized curves as CSV")
     p.add_argument("--plot", help="write a PNG of original and privatized curves")
     p.set_defaults(run=cmd_privatize)
-    p = commands.add_parser("audit", help="privacy audit: black box and noise conformance",
-                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = commands.add_parser("audit", help="privacy audit: black box and noise conformance")
     p.add_argument("spec", nargs="?", help="a spec file or a generated module (.py)")
     p.add_argument("--suite", action="store_true",
                    help="the whole table: negative controls and every real mechanism")
@@ -318,17 +317,20 @@ def build_parser():
     p.add_argument("--epsilon", type=float, help="GP claim to audit (default: GP 1 and CGP 0.5)")
     p.add_argument("--rho", type=float, help="CGP claim to audit")
     p.add_argument("--samples", type=int,
-                   help="SPEC: black-box samples per phase (default: 400000/d in [2000, 100000])")
+                   help="SPEC: black-box samples per phase (default: 400000/d in "
+                        "[2000, 100000]; --quick: 20000/d in [500, 100000])")
     p.add_argument("--draws", type=int,
-                   help="SPEC: conformance draws (default: 4e7/d in [2000, 1000000])")
+                   help="SPEC: conformance draws (default: 1000000; --quick: 500000/d "
+                        "in [500, 50000])")
     p.add_argument("--conformance", action=argparse.BooleanOptionalAction, default=True,
-                   help="SPEC: white-box test of the noise law")
+                   help="SPEC: white-box test of the noise law (default: on)")
     p.add_argument("--quick", action="store_true",
                    help="the test suite's smaller sample budget (less power)")
     p.add_argument("--alpha", type=float, default=1e-6,
-                   help="false-alarm probability of the whole table")
-    p.add_argument("--jobs", type=int, default=1, help="worker processes (--suite, --power)")
-    p.add_argument("--seed", type=int, default=0)
+                   help="false-alarm probability of the whole table (default: 1e-6)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="worker processes for --suite and --power (default: 1)")
+    p.add_argument("--seed", type=int, default=0, help="SPEC: seed of the audit (default: 0)")
     p.set_defaults(run=cmd_audit)
     p = commands.add_parser("cdf", help="(epsilon, delta)-DP CDF of one column of a CSV")
     p.add_argument("file", nargs="?", default="bundled:cps1988",

@@ -233,8 +233,10 @@ def conformance(name, sample_noise, model, scale, dimension, *, draws, alpha=1e-
                              estimate, interval, detectable, tuple(checks), alpha)
 
 
-def default_draws(dimension, values=4e7, least=20000, most=1000000):
-    """Draws for a row: ``values`` noise scalars in all, clipped to [least, most]."""
+def default_draws(dimension, values=4e7, least=1000000, most=1000000):
+    """Draws for a row: ``values`` noise scalars in all, clipped to [least, most]. The
+    default is 10^6 draws whatever d: a leak of probability p shows in about n p draws, so
+    p = 1e-5 is missed with probability e^-10."""
     return int(min(most, max(least, values // dimension)))
 
 
