@@ -30,7 +30,7 @@ class Atoms:
 
 @dataclass(frozen=True)
 class Quadrature:
-    """Gauss-Legendre rule per linear piece of a curve (DESIGN.md, Projection).
+    """Gauss-Legendre rule per linear piece of a curve (docs/design.md, "Exact analysis").
 
     ``exact_nodes`` is set when the integrand is a polynomial (the rule is then exact);
     otherwise pieces are cut into sub-pieces of length <= 8/frequency and the order is

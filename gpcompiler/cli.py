@@ -1,47 +1,145 @@
-"""Command line: compile, check, explain, privatize (user errors: one line, exit 2)."""
+"""Command line: compile, check, explain, privatize, cdf, audit.
+
+User errors print one line (naming the file, key or curve) and exit 2; nothing is
+half-written. Releases contain only what the mechanism released (docs/design.md,
+"Privacy model"); comparisons with the true data are opt-in (--compare), go to standard
+error and say "not private".
+"""
 import argparse
+import io
+import json
+import math
+import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy
 
+from . import __version__
 from .errors import DataError, UserError
+
+# A noise scale above this overflows float64 arithmetic on its squares (norms, variances).
+MAX_NOISE_SCALE = 1e100
+# At least this many low-order bits of every released coordinate must be noise: a curve
+# whose L2 norm exceeds noise scale * 2**FLOAT_HEADROOM would have its noise rounded away.
+FLOAT_HEADROOM = 40
+# Released numbers are written to 10 significant digits: far finer than any noise, and
+# coarse enough that the same function sampled on different grids gives the same bytes.
+DIGITS = 10
+DEFAULT_GRID = 1000
 
 
 def _progress(message):
     print(message, file=sys.stderr, flush=True)
 
 
+def _say(args, message):
+    """Informational output on stdout, unless --quiet."""
+    if not args.quiet:
+        print(message)
+
+
+def _not_private(message):
+    """A comparison with the true data (--compare): standard error, labelled."""
+    print(f"not private: {message}", file=sys.stderr)
+
+
+def _bar(args, total, unit):
+    """A tqdm progress bar on stderr; silent with --quiet or when stderr is not a terminal."""
+    from tqdm import tqdm
+    return tqdm(total=total, unit=unit, file=sys.stderr, leave=False,
+                disable=True if args.quiet else None)
+
+
+class _Steps:
+    """Progress callback of the pipeline (called once per spec, before its work): advances a
+    progress bar and remembers the spec at work, so that an error can name it."""
+
+    def __init__(self, args, total):
+        self.bar = _bar(args, total, "spec")
+        self.current = None
+
+    def __call__(self, message):
+        if self.current is not None:
+            self.bar.update()
+        self.current = message.split(" ", 1)[-1]
+        self.bar.set_postfix_str(self.current)
+
+    def named(self, error):
+        """``error`` as a UserError whose message names the spec at work."""
+        return _named(self.current, error)
+
+
+def _named(path, error):
+    message = str(error)
+    if path is None or str(path) in message:
+        return error
+    return UserError(f"{path}: {message}")
+
+
 def cmd_compile(args):
     """`gpcompiler compile SPEC... -o DIR`: write the generated modules."""
     from .build import compile_files
-    for path in compile_files(args.specs, args.output, progress=_progress):
-        print(f"wrote {path}")
+    steps = _Steps(args, len(args.specs))
+    try:
+        written = compile_files(args.specs, args.output, progress=steps)
+    except UserError as error:
+        raise steps.named(error) from None
+    finally:
+        steps.bar.close()
+    for path in written:
+        _say(args, f"wrote {path}")
     return 0
 
 
 def cmd_check(args):
-    """`gpcompiler check`: regenerate every spec and diff against generated/."""
+    """`gpcompiler check`: regenerate every spec, diff against generated/, report modules
+    of generated/ that no spec makes (stale)."""
     from .build import check
-    problems = check(args.specs, args.generated, progress=_progress)
+    from .spec import load_spec
+    spec_dir, generated = Path(args.specs), Path(args.generated)
+    if not spec_dir.is_dir():
+        raise UserError(f"no spec directory {spec_dir}")
+    specs = sorted(spec_dir.glob("*.toml"))
+    if not specs:
+        raise UserError(f"no spec (*.toml) in {spec_dir}")
+    steps = _Steps(args, len(specs))
+    try:
+        problems = check(spec_dir, generated, progress=steps)
+        names = {load_spec(path).name for path in specs}
+    except UserError as error:
+        raise steps.named(error) from None
+    finally:
+        steps.bar.close()
     for diff in problems:
         sys.stdout.write(diff)
+    stale = sorted(p for p in generated.glob("*.py") if p.stem not in names)
+    for path in stale:
+        print(f"stale: {path} is made by no spec in {spec_dir}/: remove it")
     if problems:
         print(f"{len(problems)} generated module(s) differ from their specs: "
-              f"run `gpcompiler compile {args.specs}/*.toml -o {args.generated}`", file=sys.stderr)
+              f"run `gpcompiler compile {spec_dir}/*.toml -o {generated}`", file=sys.stderr)
+    if problems or stale:
         return 1
-    print(f"all generated modules in {args.generated}/ match {args.specs}/")
+    _say(args, f"all {len(specs)} generated modules in {generated}/ match {spec_dir}/")
     return 0
 
 
 def cmd_explain(args):
     """`gpcompiler explain SPEC`: the exact derivation as Markdown with LaTeX."""
     from .build import compile_spec
+    from .curves import check_writable, write_text_atomically
     from .explain import explain
-    text = explain(compile_spec(args.spec))
     if args.output:
-        Path(args.output).write_text(text)
-        print(f"wrote {args.output}")
+        check_writable(args.output)
+    try:
+        text = explain(compile_spec(args.spec))
+    except UserError as error:
+        raise _named(args.spec, error) from None
+    if args.output:
+        write_text_atomically(args.output, text)
+        _say(args, f"wrote {args.output}")
     else:
         sys.stdout.write(text)
     return 0
@@ -51,42 +149,31 @@ def _budget(args):
     return {"epsilon": args.epsilon} if args.epsilon is not None else {"rho": args.rho}
 
 
-def _release(module, args, t, y, rng):
-    """One curve through the chosen method: (released values at t, one-line summary)."""
-    from . import adaptive
-    budget = _budget(args)
-    if args.method == "project":
-        params = _parameters(args.param)
-        c = module.project(t, y, **params)
-        private = module.privatize(c, rng=rng, **budget)
-        return module.evaluate(private, t, **params), (
-            f"L2 noise {float(numpy.linalg.norm(private - c)):.4g} "
-            f"(expected {module.expected_error(**budget):.4g})")
-    if args.method == "baseline":
-        result = adaptive.baseline_points(t, y, args.k, window=args.window, rng=rng, **budget)
-    elif args.method == "select":
-        result = adaptive.priv_func_select(t, y, module, beta=args.beta, rng=rng, **budget)
-    else:
-        algorithm = adaptive.priv_func_seg if args.method == "seg" else adaptive.priv_func_unbounded
-        result = algorithm(t, y, module, beta=args.beta, continuous=args.continuous, rng=rng, **budget)
-    chosen = (f"{len(result.basis_indices)} basis functions" if result.basis_indices is not None
-              else f"{len(result.breakpoints) - 1} segments" if args.method != "baseline"
-              else f"{args.k} points")
-    return result.evaluate(t), f"{chosen}, ledger total {result.ledger.total:.6g}"
+def _noise_floor(budget):
+    """A lower bound on the noise per coordinate of every mechanism at this budget:
+    1/epsilon (GP) or 1/sqrt(2 rho) (CGP)."""
+    if "epsilon" in budget:
+        return 1 / budget["epsilon"]
+    return 1 / math.sqrt(2 * budget["rho"])
 
 
 def _mechanism(spec):
-    """The generated module of a mechanism spec (a cdf spec is refused with a pointer)."""
+    """The generated module of a mechanism spec (a cdf spec is refused with a pointer);
+    every error names the spec."""
     from .build import load
-    module = load(spec)
+    try:
+        module = load(spec)
+    except UserError as error:
+        raise _named(spec, error) from None
     if not hasattr(module, "privatize") or not hasattr(module, "project"):
         raise UserError(f"{spec} compiles CDF tables, not a curve mechanism: "
-                        "use `gpcompiler cdf` for distribution estimation")
+                        "use `gpcompiler cdf --spec` for distribution estimation")
     return module
 
 
-def _parameters(items):
-    """--param NAME=VALUE options as keyword arguments of the generated module."""
+def _parameters(items, module, method):
+    """--param NAME=VALUE options: public keyword arguments of the spec (checked before any
+    data is read)."""
     params = {}
     for item in items or ():
         name, _, value = item.partition("=")
@@ -94,32 +181,237 @@ def _parameters(items):
             params[name] = float(value)
         except ValueError:
             raise UserError(f"--param expects NAME=VALUE with a number, got {item!r}") from None
+        if name not in module.PARAMETERS:
+            raise UserError(f"--param: unknown parameter {name!r} of {module.SPEC_PATH} "
+                            f"(parameters: {', '.join(sorted(module.PARAMETERS)) or 'none'})")
+        if not (math.isfinite(params[name]) and params[name] > 0):
+            raise UserError(f"--param: {name} must be positive and finite, got {value}")
+    if params and method == "unbounded":
+        raise UserError("--param does not apply to --method unbounded: its domain is the "
+                        "real line, clipped to a privately chosen [-T, T]")
     return params
 
 
+def curve_domain(module, params):
+    """The spec's curve interval [a, b] at these parameter values, from the module's public
+    constants CURVE_INTERVAL (or DOMAIN) and PARAMETERS."""
+    import sympy
+    from .expressions import parse_expression
+    values = {**module.PARAMETERS, **params}
+    symbols = {name: sympy.Symbol(name, positive=True) for name in values}
+    substitution = {symbols[name]: sympy.Float(value) for name, value in values.items()}
+    return tuple(float(parse_expression(bound, symbols).subs(substitution))
+                 for bound in module.CURVE_INTERVAL or module.DOMAIN)
+
+
+@dataclass(frozen=True)
+class _Release:
+    """One curve's release: the function (evaluable anywhere), what the file records
+    (coefficients, breakpoints...), a summary of released or public facts only, and the
+    public interval its grid spans."""
+    evaluate: object
+    record: dict
+    summary: str
+    support: tuple
+
+
+def _release(module, args, params, t, y, rng):
+    """One curve through the chosen method (paper Alg. 2/6, 3/7, 4/8, Sec. 4.3, LY23)."""
+    from . import adaptive
+    budget = _budget(args)
+    domain = curve_domain(module, params)
+    if args.method == "project":
+        private = module.privatize(module.project(t, y, **params), rng=rng, **budget)
+        return _Release(lambda x: module.evaluate(private, x, **params),
+                        {"coefficients": private},
+                        f"{module.COEF_DIM} orthonormal coefficients, expected L2 noise "
+                        f"{module.expected_error(**budget):.4g}", domain)
+    if args.method == "baseline":
+        result = adaptive.baseline_points(t, y, args.k, domain=domain, window=args.window,
+                                          rng=rng, **budget)
+    elif args.method == "select":
+        result = adaptive.priv_func_select(t, y, module, beta=args.beta, rng=rng,
+                                           **budget, **params)
+    elif args.method == "seg":
+        result = adaptive.priv_func_seg(t, y, module, beta=args.beta,
+                                        continuous=args.continuous, rng=rng, **budget, **params)
+    else:
+        result = adaptive.priv_func_unbounded(t, y, module, beta=args.beta,
+                                              continuous=args.continuous, rng=rng, **budget)
+    chosen = (f"{len(result.basis_indices)} basis functions" if result.basis_indices is not None
+              else f"{args.k} points" if args.method == "baseline"
+              else f"{len(result.breakpoints) - 1} segments")
+    record = {"coefficients": result.coefficients, "breakpoints": result.breakpoints,
+              "basis_indices": result.basis_indices, **dict(result.details)}
+    support = ((float(result.breakpoints[0]), float(result.breakpoints[-1]))
+               if args.method == "unbounded" else domain)
+    return _Release(result.evaluate, {k: v for k, v in record.items() if v is not None},
+                    f"{chosen}, ledger total {result.ledger.total:.6g}", support)
+
+
+def _check_values(key, t, y, budget):
+    """Refuse a curve whose norm would round the noise away or overflow (before any file
+    is written): ||q||_2 of the piecewise-linear curve must be finite and below
+    noise floor * 2**FLOAT_HEADROOM."""
+    y = numpy.asarray(y, dtype=float).reshape(len(t), -1)
+    with numpy.errstate(over="ignore", invalid="ignore"):
+        y0, y1 = y[:-1], y[1:]
+        pieces = numpy.diff(t)[:, None] * (y0 * y0 + y0 * y1 + y1 * y1)
+        norm = math.sqrt(float(numpy.sum(pieces)) / 3)
+    limit = _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM
+    if not norm <= limit:
+        raise DataError(f"curve {key!r}: its values are too large for float64 noise at this "
+                        f"budget (L2 norm {norm:.3g} > {limit:.3g} = noise scale x 2^"
+                        f"{FLOAT_HEADROOM}): rescale the data")
+
+
+def _value_dim(curves):
+    shapes = {1 if y.ndim == 1 else y.shape[1] for y in curves.values}
+    return shapes.pop() if len(shapes) == 1 else None
+
+
+def _grid(args, support):
+    """The public evaluation grid: --at FILE, else --grid N points over the support."""
+    if args.at is not None:
+        return args.at
+    a, b = support
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise UserError(f"the curve domain [{a}, {b}] is unbounded: give public times with --at")
+    return numpy.linspace(a, b, args.grid)
+
+
+def _rounded(values):
+    """Released numbers to DIGITS significant digits (see DIGITS)."""
+    array = numpy.asarray(values, dtype=float)
+    return numpy.vectorize(lambda v: float(f"{v:.{DIGITS}g}"), otypes=[float])(array) \
+        if array.size else array
+
+
+def _jsonable(value):
+    """``value`` with arrays as lists and floats rounded to DIGITS significant digits."""
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
+    if isinstance(value, numpy.ndarray) and value.dtype.kind == "f":
+        return _rounded(value).tolist()
+    if isinstance(value, (numpy.ndarray, tuple, list)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (numpy.integer, numpy.bool_)):
+        return value.item()
+    if isinstance(value, float):
+        return float(_rounded(value))
+    return value
+
+
+def _release_format(path):
+    """The release file format from its suffix (checked before any noise is drawn)."""
+    from .curves import check_writable
+    suffix = Path(path).suffix.lower()
+    if suffix not in (".csv", ".json"):
+        raise UserError(f"cannot write {path}: a release is .csv (released values on a public "
+                        "grid) or .json (coefficients and the grid)")
+    check_writable(path)
+    return suffix
+
+
+def _metadata(args, **extra):
+    if args.epsilon is None:
+        budget = {"rho": args.rho}
+    else:
+        budget = {"epsilon": args.epsilon, **({"delta": args.delta} if "delta" in args else {})}
+    return {"gpcompiler": __version__, **extra, "method": args.method, "budget": budget}
+
+
+def _csv_text(metadata, header, rows):
+    """A release as CSV: ``#`` lines with the metadata, then the header and the rows."""
+    lines = [f"# {key}: {json.dumps(value)}" for key, value in metadata.items()]
+    lines.append(",".join(header))
+    lines.extend(",".join(row) for row in rows)
+    return "\n".join(lines) + "\n"
+
+
+def _number(value):
+    return f"{value:.{DIGITS}g}"
+
+
+def _privatize_file(args, module, curves, releases, grids):
+    """The release file: metadata (spec name, sha256, method, budget), and per curve the
+    released coefficients (JSON) and the released function on its public grid."""
+    metadata = _metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256)
+    values = [numpy.asarray(r.evaluate(g)).reshape(len(g), -1) for r, g in zip(releases, grids)]
+    if args.output_format == ".json":
+        return json.dumps({**metadata, "value_names": list(curves.value_names), "curves": [
+            {"curve": key, **_jsonable(release.record), "grid": _jsonable(grid),
+             "values": _jsonable(v)}
+            for key, release, grid, v in zip(curves.ids, releases, grids, values)]}) + "\n"
+    metadata["grid"] = (f"--at {args.at_path}" if args.at is not None
+                        else f"{args.grid} points over the curve domain")
+    rows = ([key, repr(float(ti)), *map(_number, vi)]
+            for key, grid, v in zip(curves.ids, grids, values) for ti, vi in zip(grid, v))
+    return _csv_text(metadata, ["curve", "t", *curves.value_names], rows)
+
+
 def cmd_privatize(args):
-    """`gpcompiler privatize SPEC [INPUT]`: privatize curves with the chosen method."""
-    from .curves import Curves, read_curves, write_curves
+    """`gpcompiler privatize SPEC INPUT`: privatize curves with the chosen method."""
+    from .curves import read_curves, write_text_atomically
+    args.output_format = _release_format(args.output) if args.output else None
+    _check_plot(args.plot)
     module = _mechanism(args.spec)
+    params = _parameters(args.param, module, args.method)
     curves = read_curves(args.input)
+    dimension = _value_dim(curves)
+    if dimension != module.VALUE_DIM:
+        raise DataError(f"{args.input}: {len(curves.value_names)} value column(s) "
+                        f"({', '.join(curves.value_names)}) but {module.SPEC_PATH} has values in "
+                        f"R^{module.VALUE_DIM}: refusing to guess (several columns could be read "
+                        "as a batch of curves)")
+    budget = _budget(args)
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
-    outputs = []
+    releases, grids = [], []
+    bar = _bar(args, len(curves.ids), "curve")
     for key, t, y in zip(curves.ids, curves.times, curves.values):
+        _check_values(key, t, y, budget)
         try:
-            released, summary = _release(module, args, t, y, rng)
+            release = _release(module, args, params, t, y, rng)
+            grid = _grid(args, release.support)
+            released = numpy.asarray(release.evaluate(grid), dtype=float)
         except (ValueError, TypeError) as error:
             raise DataError(f"curve {key!r}: {error}") from None
-        rms = float(numpy.sqrt(numpy.mean((released - y) ** 2)))
-        print(f"{key}: {t.size} samples, {args.method}: {summary}, RMS error {rms:.4g}")
-        outputs.append(released)
-    result = Curves(curves.ids, curves.times, tuple(outputs), curves.value_names)
+        if not numpy.all(numpy.isfinite(released)):
+            raise DataError(f"curve {key!r}: the release overflows float64: rescale the data")
+        releases.append(release)
+        grids.append(grid)
+        bar.update()
+    bar.close()
+    for key, release in zip(curves.ids, releases):
+        _say(args, f"{key}: {args.method}: {release.summary}")
+    if args.compare:
+        for key, t, y, release in zip(curves.ids, curves.times, curves.values, releases):
+            error = numpy.asarray(release.evaluate(t)) - y
+            _not_private(f"{key}: {t.size} samples; RMS error of the release at the samples "
+                         f"{float(numpy.sqrt(numpy.mean(error ** 2))):.4g}")
+    files = []
     if args.output:
-        write_curves(args.output, result)
-        print(f"wrote {args.output}")
+        files.append((args.output, _privatize_file(args, module, curves, releases, grids)))
     if args.plot:
-        _plot(args.plot, curves, result, module.TITLE)
-        print(f"wrote {args.plot}")
+        title = f"{module.TITLE}\n{args.method}, " + (
+            f"ε = {args.epsilon:g}" if args.epsilon is not None else f"ρ = {args.rho:g}")
+        files.append((args.plot, _png(release_figure(curves, releases, grids, title,
+                                                     args.compare))))
+    for path, content in files:
+        write_text_atomically(path, content)
+        _say(args, f"wrote {path}")
     return 0
+
+
+def _check_plot(path):
+    """--plot: a writable .png path, and matplotlib installed (checked before any noise)."""
+    from .curves import check_writable
+    if path is None:
+        return
+    if not path.lower().endswith(".png"):
+        raise UserError(f"--plot {path}: expected a .png file name")
+    check_writable(path)
+    _pyplot()
 
 
 def _pyplot():
@@ -132,69 +424,149 @@ def _pyplot():
     return plt
 
 
-def _plot(path, original, private, title):
-    """Curves against t; two-component curves (trajectories) as paths in the plane."""
-    figure, axis = _pyplot().subplots(figsize=(10, 4) if original.values[0].ndim == 1 else (7, 6))
-    for number, (t, y, z) in enumerate(zip(original.times, original.values, private.values)):
-        labels = ("original", "privatized") if number == 0 else (None, None)
-        if y.ndim == 1:
-            axis.plot(t, y, lw=0.8, color="C0", label=labels[0])
-            axis.plot(t, z, lw=0.8, color="C1", label=labels[1])
-        else:
-            axis.plot(y[:, 0], y[:, 1], lw=1.0, color="C0", label=labels[0])
-            axis.plot(z[:, 0], z[:, 1], lw=0.8, color="C1", label=labels[1])
-    axis.set_title(title, fontsize=9)
-    axis.set_xlabel("t" if original.values[0].ndim == 1 else original.value_names[0])
+def _png(figure):
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=120)
+    _pyplot().close(figure)
+    return buffer.getvalue()
+
+
+def release_figure(curves, releases, grids, title, compare=False):
+    """The releases on their public grids; with ``compare`` the true curves beneath them
+    (then the title says "not private"). Two-component curves are paths in the plane."""
+    plane = curves.values[0].ndim == 2
+    figure, axis = _pyplot().subplots(figsize=(7, 6) if plane else (10, 4))
+    labels = curves.value_labels or curves.value_names
+    for number, (t, y, release, grid) in enumerate(zip(curves.times, curves.values, releases,
+                                                        grids)):
+        first = number == 0
+        z = numpy.asarray(release.evaluate(grid))
+        if compare:
+            path = (y[:, 0], y[:, 1]) if plane else (t, y)
+            axis.plot(*path, lw=1.6, color="0.6", label="original (true data)" if first else None)
+        path = (z[:, 0], z[:, 1]) if plane else (grid, z)
+        axis.plot(*path, lw=0.8, color="C1", label="private release" if first else None)
+    if plane:
+        axis.set_xlabel(labels[0])
+        axis.set_ylabel(labels[1])
+        axis.set_aspect("equal", adjustable="datalim")
+    else:
+        axis.set_xlabel(curves.time_label)
+        axis.set_ylabel(labels[0])
+        if curves.seconds_per_unit:
+            scale = curves.seconds_per_unit
+            axis.secondary_xaxis("top", functions=(lambda x: x * scale, lambda s: s / scale)
+                                 ).set_xlabel("time (s)")
+    axis.set_title(title + ("\nnot private: shows the true data" if compare else ""), fontsize=9)
     axis.legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    return figure
 
 
 def cmd_cdf(args):
-    """`gpcompiler cdf FILE ...`: (epsilon, delta)-DP CDF of one column."""
+    """`gpcompiler cdf FILE ...`: (epsilon, delta)-DP CDF of one column (second paper)."""
     from . import cdf
-    from .curves import read_column
+    from .curves import read_column, write_text_atomically
+    args.output_format = _release_format(args.output) if args.output else None
+    _check_plot(args.plot)
+    lo, hi, degree, spec = _cdf_setup(args)
+    args.column = args.column or ("wage" if args.file == "bundled:cps1988" else None)
     data = read_column(args.file, args.column)
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     try:
-        result = cdf.estimate(data, lo=args.lo, hi=args.hi, epsilon=args.epsilon, delta=args.delta,
-                              degree=args.degree, method=args.method, rng=rng)
+        if args.method in ("moments", "direct"):
+            noisy = cdf.Statistics.from_data(data, lo=lo, hi=hi, degree=degree, method=args.method
+                                             ).privatize(epsilon=args.epsilon, delta=args.delta,
+                                                         rng=rng)
+            result = noisy.estimate()
+            released = {"coefficients" if args.method == "direct" else "moments":
+                        noisy.noisy_sums / noisy.count}
+        else:
+            result = cdf.estimate(data, lo=lo, hi=hi, epsilon=args.epsilon, delta=args.delta,
+                                  degree=degree, method=args.method, rng=rng)
+            released = {"points": result.grid, "point_values": result.values}
     except ValueError as error:
         raise DataError(str(error)) from None
-    kolmogorov, l2 = cdf.distances(result, data)
-    print(f"{args.method}: N = {data.size}, sigma = {result.sigma:.4g}, sensitivity = "
-          f"{result.sensitivity:.4g}, budget (epsilon, delta) = ({args.epsilon}, {args.delta})")
-    print("      p   private quantile   true quantile")
-    for p in (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95):
-        print(f"  {p:5.2f}   {float(result.quantile(p)):16.4f}   {numpy.quantile(data, p):13.4f}")
-    print(f"Kolmogorov distance {kolmogorov:.4f}, L2 distance {l2:.4f} (on the [-1, 1] scale)")
+    grid = args.at if args.at is not None else numpy.linspace(lo, hi, args.grid)
+    probabilities = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
+    _say(args, f"{args.method}: N = {data.size}, sigma = {result.sigma:.4g}, sensitivity = "
+               f"{result.sensitivity:.4g}, budget (epsilon, delta) = "
+               f"({args.epsilon}, {args.delta})")
+    _say(args, "      p   private quantile")
+    for p in probabilities:
+        _say(args, f"  {p:5.2f}   {float(result.quantile(p)):16.4f}")
+    if args.compare:
+        kolmogorov, l2 = cdf.distances(result, data)
+        _not_private("true quantiles " + ", ".join(
+            f"{p:g}: {numpy.quantile(data, p):.4f}" for p in probabilities)
+            + f"; Kolmogorov distance {kolmogorov:.4f}, L2 distance {l2:.4f} "
+              "(on the [-1, 1] scale)")
+    files = []
+    if args.output:
+        smooth = {"degree": degree} if args.method in ("moments", "direct") else {}
+        metadata = _metadata(args, **spec, lo=lo, hi=hi, **smooth, records=int(data.size))
+        values = result.cdf(grid)
+        files.append((args.output, json.dumps(
+            {**metadata, **_jsonable(released), "grid": _jsonable(grid),
+             "cdf": _jsonable(values)}) + "\n" if args.output_format == ".json" else
+            _csv_text(metadata, ["x", "cdf"],
+                      ([repr(float(x)), _number(v)] for x, v in zip(grid, values)))))
     if args.plot:
-        plt = _pyplot()
-        figure, axis = plt.subplots(figsize=(8, 4))
-        x = numpy.linspace(args.lo, args.hi, 2000)
+        files.append((args.plot, _png(_cdf_figure(args, result, data, lo, hi, degree))))
+    for path, content in files:
+        write_text_atomically(path, content)
+        _say(args, f"wrote {path}")
+    return 0
+
+
+def _cdf_setup(args):
+    """Public bounds and degree: from a kind = "cdf" spec (--spec) or --lo/--hi/--degree."""
+    degree = args.degree
+    if args.spec is None:
+        if args.lo is None or args.hi is None:
+            raise UserError("give the public bounds --lo and --hi, or a kind = \"cdf\" --spec")
+        return args.lo, args.hi, 10 if degree is None else degree, {}
+    from .build import load
+    try:
+        module = load(args.spec)
+    except UserError as error:
+        raise _named(args.spec, error) from None
+    if not all(hasattr(module, name) for name in ("LO", "HI", "DEGREE")):
+        raise UserError(f"{args.spec} is a curve mechanism, not a kind = \"cdf\" spec: "
+                        "use `gpcompiler privatize`")
+    for option, value, declared in (("--lo", args.lo, module.LO), ("--hi", args.hi, module.HI),
+                                    ("--degree", degree, module.DEGREE)):
+        if value is not None and value != declared:
+            raise UserError(f"{option} {value:g} differs from {declared:g} in {args.spec}")
+    return module.LO, module.HI, module.DEGREE, {"spec": module.NAME,
+                                                  "spec_sha256": module.SPEC_SHA256}
+
+
+def _cdf_figure(args, result, data, lo, hi, degree):
+    """The private CDF; with --compare the empirical CDF beneath it ("not private")."""
+    figure, axis = _pyplot().subplots(figsize=(8, 4))
+    x = numpy.linspace(lo, hi, 2000)
+    if args.compare:
         ordered = numpy.sort(data)
         axis.step(x, numpy.searchsorted(ordered, x, side="right") / data.size, where="post",
-                  label="empirical CDF", lw=1)
-        axis.plot(x, result.cdf(x), label=f"private ({args.method}, K={args.degree})", lw=1)
-        axis.set_title(f"(epsilon, delta) = ({args.epsilon}, {args.delta}), N = {data.size}")
-        axis.legend()
-        figure.tight_layout()
-        figure.savefig(args.plot, dpi=120)
-        print(f"wrote {args.plot}")
-    return 0
+                  color="0.6", lw=1.6, label="empirical CDF (true data)")
+    axis.plot(x, result.cdf(x), color="C1", lw=1,
+              label=f"private ({args.method}" + (f", K={degree})" if degree is not None else ")"))
+    axis.set_xlabel(args.column + (" (USD per week)" if args.file == "bundled:cps1988" else ""))
+    axis.set_ylabel("cumulative probability")
+    axis.set_title(f"(ε, δ) = ({args.epsilon:g}, {args.delta:g}), N = {data.size}"
+                   + ("\nnot private: shows the true data" if args.compare else ""), fontsize=9)
+    axis.legend()
+    figure.tight_layout()
+    return figure
 
 
 def cmd_audit(args):
     """`gpcompiler audit SPEC | --suite | --power`: black-box audit and noise conformance."""
     from . import audit_suite
-    from .audit import Claim
-    if args.jobs < 1 or (args.samples is not None and args.samples < 100) \
-            or (args.draws is not None and args.draws < 100) or not 0 < args.alpha < 1:
-        raise UserError("audit needs --jobs >= 1, --samples and --draws >= 100, "
-                        "0 < --alpha < 1")
     mode = "quick" if args.quick else "full"
-    bar = _audit_bar()
     if args.power:
+        bar = _audit_bar(args, len(audit_suite.power_tasks(mode)))
         results = audit_suite.run_power(mode, jobs=args.jobs, progress=bar.update_with,
                                         alpha=args.alpha)
         bar.close()
@@ -202,25 +574,7 @@ def cmd_audit(args):
         audits = [audit for _, audit, _ in results]
         failures = [a.name for _, a, mutant in results if a.violated != mutant]
     else:
-        if args.suite:
-            rows = audit_suite.run_suite(mode, jobs=args.jobs, progress=bar.update_with,
-                                         alpha=args.alpha)
-        elif args.spec:
-            module = _audited_module(args.spec)
-            claims = ([Claim("GP", args.epsilon)] if args.epsilon else []) + \
-                     ([Claim("CGP", args.rho)] if args.rho else [])
-            claims = claims or [Claim("GP", 1.0), Claim("CGP", 0.5)]
-            rows = []
-            for claim in claims:
-                audit = audit_suite.audit_mechanism(
-                    module, claim.model, claim.budget, mode=mode, alpha=args.alpha / len(claims),
-                    seed=args.seed, samples=args.samples, draws=args.draws,
-                    conformant=args.conformance)
-                bar.update_with(audit)
-                rows.append(audit_suite.Row(audit.name, False, audit))
-        else:
-            raise UserError("give a spec or generated module to audit, or --suite / --power")
-        bar.close()
+        rows = _audit_rows(args, mode)
         print(audit_suite.format_table(rows))
         audits = [row.audit for row in rows]
         failures = [row.name for row in rows if not row.ok]
@@ -236,6 +590,33 @@ def cmd_audit(args):
     return 0
 
 
+def _audit_rows(args, mode):
+    """Rows of `audit --suite` or of `audit SPEC` (one per claim, sharing --alpha)."""
+    from . import audit_suite
+    from .audit import Claim
+    if args.suite:
+        bar = _audit_bar(args, len(audit_suite.suite_tasks(mode)))
+        rows = audit_suite.run_suite(mode, jobs=args.jobs, progress=bar.update_with,
+                                     alpha=args.alpha)
+        bar.close()
+        return rows
+    if not args.spec:
+        raise UserError("give a spec or generated module to audit, or --suite / --power")
+    module = _audited_module(args.spec)
+    claims = ([Claim("GP", args.epsilon)] if args.epsilon else []) + \
+             ([Claim("CGP", args.rho)] if args.rho else [])
+    claims = claims or [Claim("GP", 1.0), Claim("CGP", 0.5)]
+    bar, rows = _audit_bar(args, len(claims)), []
+    for claim in claims:
+        audit = audit_suite.audit_mechanism(
+            module, claim.model, claim.budget, mode=mode, alpha=args.alpha / len(claims),
+            seed=args.seed, samples=args.samples, draws=args.draws, conformant=args.conformance)
+        bar.update_with(audit)
+        rows.append(audit_suite.Row(audit.name, False, audit))
+    bar.close()
+    return rows
+
+
 def _audited_module(spec):
     """A spec's module, or a generated module file, checked to be a curve mechanism."""
     from .build import import_module_file
@@ -249,10 +630,9 @@ def _audited_module(spec):
     return module
 
 
-def _audit_bar():
-    """A tqdm bar on stderr (silent when not a terminal) counting audits, pairs, draws."""
-    from tqdm import tqdm
-    bar = tqdm(unit=" audits", file=sys.stderr, disable=None)
+def _audit_bar(args, total):
+    """The progress bar of an audit: audits done, pairs and draws so far, time left."""
+    bar = _bar(args, total, " audits")
     counts = {"pairs": 0, "draws": 0}
 
     def update_with(audit):
@@ -266,100 +646,217 @@ def _audit_bar():
     return bar
 
 
-def _add_budget(parser):
-    group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--epsilon", type=float, help="GP budget")
-    group.add_argument("--rho", type=float, help="CGP budget")
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (exit 2)."""
+
+    def error(self, message):
+        self.exit(2, f"gpcompiler: error: {message} (see `{self.prog} --help`)\n")
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Help text with every option's default."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if (action.option_strings and "default" not in text
+                and action.default not in (None, False, argparse.SUPPRESS)):
+            text += " (default: %(default)s)"
+        return text
+
+
+def _typed(convert, accept, expected):
+    """argparse type: ``convert(text)`` satisfying ``accept``, else a one-line error."""
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not accept(value):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return value
+    parse.__name__ = expected
+    return parse
+
+
+_positive = _typed(float, lambda v: math.isfinite(v) and v > 0, "a positive finite number")
+_probability = _typed(float, lambda v: 0 < v < 1, "a number in (0, 1)")
+
+
+def _count(low):
+    return _typed(int, lambda v: v >= low, f"an integer >= {low}")
+
+
+def _budget_value(name):
+    """argparse type of --epsilon/--rho: positive, finite, with a noise scale (1/epsilon,
+    1/sqrt(2 rho)) that float64 can carry (checked before any data is read)."""
+    def parse(text):
+        value = _positive(text)
+        scale = _noise_floor({name: value})
+        if not scale <= MAX_NOISE_SCALE:
+            raise argparse.ArgumentTypeError(
+                f"{text} gives a noise scale of {scale:.3g}, whose noise overflows float64 "
+                f"arithmetic (at most {MAX_NOISE_SCALE:g})")
+        return value
+    parse.__name__ = name
+    return parse
+
+
+class _Times(argparse.Action):
+    """--at FILE: read the public evaluation times at once (before any data)."""
+
+    def __call__(self, parser, namespace, value, option_string=None):
+        from .curves import read_times
+        try:
+            setattr(namespace, self.dest, read_times(value))
+        except DataError as error:
+            parser.error(f"argument --at: {error}")
+        namespace.at_path = value
+
+
+def _common(parser, grid_help):
+    """Options of both releasing commands: seed, output grid, files, comparison."""
+    parser.add_argument("--seed", type=_count(0),
+                        help="seed of a NumPy generator, for tests and demos only "
+                             "(default: OS entropy, see docs/design.md \"Secure noise\")")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--grid", type=_count(2), default=DEFAULT_GRID, metavar="N",
+                       help=grid_help)
+    where.add_argument("--at", action=_Times, metavar="FILE",
+                       help="evaluate the release at the public times in FILE (one per line; "
+                            "default: use --grid)")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="write the release: .csv (released values on the public grid) "
+                             "or .json (also the coefficients) (default: none)")
+    parser.add_argument("--plot", metavar="PNG", help="write a PNG of the release (default: none)")
+    parser.add_argument("--compare", action="store_true",
+                        help="NOT PRIVATE: compare with the true data on stderr and in the plot")
 
 
 def build_parser():
     """The argparse parser of every subcommand."""
-    parser = argparse.ArgumentParser(prog="gpcompiler", description=__doc__)
+    parser = _Parser(prog="gpcompiler", description=__doc__, formatter_class=_Help)
+    parser.add_argument("--version", action="version", version=f"gpcompiler {__version__}")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="print errors only (no progress, no summaries)")
+    quiet = _Parser(add_help=False)
+    quiet.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                       help="print errors only (no progress, no summaries)")
     commands = parser.add_subparsers(dest="command", required=True)
-    p = commands.add_parser("compile", help="compile spec files into NumPy modules")
-    p.add_argument("specs", nargs="+")
-    p.add_argument("-o", "--output", default="generated")
+
+    def command(name, text):
+        return commands.add_parser(name, help=text, description=text, parents=[quiet],
+                                   formatter_class=_Help)
+    p = command("compile", "compile spec files into NumPy modules")
+    p.add_argument("specs", nargs="+", metavar="SPEC", help="spec files (TOML)")
+    p.add_argument("-o", "--output", default="generated", metavar="DIR",
+                   help="directory of the generated modules")
     p.set_defaults(run=cmd_compile)
-    p = commands.add_parser("check", help="regenerate every spec and diff against generated/")
-    p.add_argument("--specs", default="specs")
-    p.add_argument("--generated", default="generated")
+    p = command("check", "regenerate every spec and diff against the generated modules")
+    p.add_argument("--specs", default="specs", metavar="DIR", help="directory of the specs")
+    p.add_argument("--generated", default="generated", metavar="DIR",
+                   help="directory of the committed generated modules")
     p.set_defaults(run=cmd_check)
-    p = commands.add_parser("explain", help="print the exact derivation as Markdown")
-    p.add_argument("spec")
-    p.add_argument("-o", "--output")
+    p = command("explain", "print the exact derivation as Markdown")
+    p.add_argument("spec", help="spec file (TOML)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
     p.set_defaults(run=cmd_explain)
-    p = commands.add_parser("privatize", help="project and privatize curves")
-    p.add_argument("spec")
-    p.add_argument("input", nargs="?", default="bundled:ecg",
-                   help="CSV (t,y1..yn, optional leading curve id), bundled:ecg[:WINDOW] "
-                        "or bundled:ais[:COUNT]")
+    p = command("privatize", "privatize curves (GP or CGP) and write the release")
+    p.add_argument("spec", help="spec file (TOML) of a curve mechanism")
+    p.add_argument("input", help="CSV file (optionally gzip): header t,y1[,y2...] (or time,...), "
+                                 "optionally a leading curve/id column, # comments allowed; or "
+                                 "bundled:ecg[:WINDOW] or bundled:ais[:COUNT]")
     p.add_argument("--param", action="append", metavar="NAME=VALUE",
-                   help="spec parameter for the project method (e.g. T=400)")
-    _add_budget(p)
+                   help="spec parameter, public (e.g. T=400) (default: the spec's values)")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--epsilon", type=_budget_value("epsilon"), help="GP budget (required: "
+                       "this or --rho; no default)")
+    group.add_argument("--rho", type=_budget_value("rho"), help="CGP budget (required: this "
+                       "or --epsilon; no default)")
     p.add_argument("--method", default="project",
                    choices=["project", "select", "seg", "unbounded", "baseline"],
-                   help="Project-and-Privatize (default), PrivFuncSelect, PrivFuncSeg, "
-                        "PrivFuncSeg on an unbounded domain, or the LY23 baseline")
-    p.add_argument("--beta", type=float, default=0.1, help="failure probability (select/seg)")
-    p.add_argument("--continuous", action="store_true", help="continuous output (seg)")
-    p.add_argument("--k", type=int, default=100, help="points of the baseline")
-    p.add_argument("--window", type=int, help="sliding-window width of the baseline")
-    p.add_argument("--seed", type=int, help="seed (tests and demos only; default: OS entropy)")
-    p.add_argument("-o", "--output", help="write privatized curves as CSV")
-    p.add_argument("--plot", help="write a PNG of original and privatized curves")
+                   help="Project-and-Privatize, PrivFuncSelect, PrivFuncSeg, PrivFuncSeg on an "
+                        "unbounded domain, or the LY23 baseline")
+    p.add_argument("--beta", type=_probability, default=0.1,
+                   help="failure probability (select, seg, unbounded)")
+    p.add_argument("--continuous", action="store_true",
+                   help="continuous output (seg, unbounded)")
+    p.add_argument("--k", type=_count(2), default=100, help="points of the baseline")
+    p.add_argument("--window", type=_count(1),
+                   help="sliding-window width of the baseline (default: no smoothing)")
+    _common(p, "evaluate the release at N evenly spaced points of the spec's curve domain "
+               "(unbounded: of the released support)")
     p.set_defaults(run=cmd_privatize)
-    p = commands.add_parser("audit", help="privacy audit: black box and noise conformance")
+    p = command("audit", "privacy audit: black box and white-box noise conformance")
     p.add_argument("spec", nargs="?", help="a spec file or a generated module (.py)")
     p.add_argument("--suite", action="store_true",
                    help="the whole table: negative controls and every real mechanism")
     p.add_argument("--power", action="store_true",
                    help="the power table: every shipped mechanism and its mutants")
-    p.add_argument("--epsilon", type=float, help="GP claim to audit (default: GP 1 and CGP 0.5)")
-    p.add_argument("--rho", type=float, help="CGP claim to audit")
-    p.add_argument("--samples", type=int,
+    p.add_argument("--epsilon", type=_positive,
+                   help="SPEC: GP claim to audit (default: GP 1 and CGP 0.5)")
+    p.add_argument("--rho", type=_positive,
+                   help="SPEC: CGP claim to audit (default: see --epsilon)")
+    p.add_argument("--samples", type=_count(100),
                    help="SPEC: black-box samples per phase (default: 400000/d in "
                         "[2000, 100000]; --quick: 20000/d in [500, 100000])")
-    p.add_argument("--draws", type=int,
+    p.add_argument("--draws", type=_count(100),
                    help="SPEC: conformance draws (default: 1000000; --quick: 500000/d "
                         "in [500, 50000])")
     p.add_argument("--conformance", action=argparse.BooleanOptionalAction, default=True,
-                   help="SPEC: white-box test of the noise law (default: on)")
+                   help="SPEC: white-box test of the noise law")
     p.add_argument("--quick", action="store_true",
                    help="the test suite's smaller sample budget (less power)")
-    p.add_argument("--alpha", type=float, default=1e-6,
-                   help="false-alarm probability of the whole table (default: 1e-6)")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="worker processes for --suite and --power (default: 1)")
-    p.add_argument("--seed", type=int, default=0, help="SPEC: seed of the audit (default: 0)")
+    p.add_argument("--alpha", type=_probability, default=1e-6,
+                   help="false-alarm probability of the whole table")
+    p.add_argument("--jobs", type=_count(1), default=1,
+                   help="worker processes for --suite and --power")
+    p.add_argument("--seed", type=_count(0), default=0, help="SPEC: seed of the audit")
     p.set_defaults(run=cmd_audit)
-    p = commands.add_parser("cdf", help="(epsilon, delta)-DP CDF of one column of a CSV")
+    p = command("cdf", "(epsilon, delta)-DP CDF of one column of a CSV file")
     p.add_argument("file", nargs="?", default="bundled:cps1988",
-                   help="CSV or CSV.gz with a header, or bundled:cps1988 (weekly wages)")
-    p.add_argument("--column", default="wage")
-    p.add_argument("--lo", type=float, required=True)
-    p.add_argument("--hi", type=float, required=True)
-    p.add_argument("--epsilon", type=float, required=True)
-    p.add_argument("--delta", type=float, required=True)
-    p.add_argument("--degree", type=int, default=10)
+                   help="CSV or CSV.gz file with a header, or bundled:cps1988 (CPS 1988 weekly "
+                        "wages, USD) (default: bundled:cps1988)")
+    p.add_argument("--column", help="column to estimate (default: wage for bundled:cps1988; "
+                                    "required for other files)")
+    p.add_argument("--spec", help="a kind = \"cdf\" spec giving the public bounds and degree "
+                                  "(default: none, use --lo/--hi/--degree)")
+    p.add_argument("--lo", type=float, help="public lower bound (default: from --spec)")
+    p.add_argument("--hi", type=float, help="public upper bound (default: from --spec)")
+    p.add_argument("--epsilon", type=_positive, required=True,
+                   help="DP epsilon (required; no default)")
+    p.add_argument("--delta", type=_probability, required=True,
+                   help="DP delta in (0, 1) (required; no default)")
+    p.add_argument("--degree", type=_count(0),
+                   help="Legendre degree K (default: from --spec, else 10)")
     p.add_argument("--method", default="direct",
-                   choices=["moments", "direct", "histogram", "adaptive-quantiles"])
-    p.add_argument("--plot")
-    p.add_argument("--seed", type=int)
+                   choices=["moments", "direct", "histogram", "adaptive-quantiles"],
+                   help="estimator (docs/design.md, \"CDF estimation\")")
+    _common(p, "evaluate the private CDF at N evenly spaced points of [lo, hi]")
     p.set_defaults(run=cmd_cdf)
     return parser
 
 
 def main(argv=None):
     """Entry point; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
     try:
-        return args.run(args)
+        args = parser.parse_args(argv)
+        status = args.run(args)
+        sys.stdout.flush()
+        return status
     except UserError as error:
         print(f"gpcompiler: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`... | head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except OSError as error:
-        print(f"gpcompiler: error: {error.strerror or error}: {error.filename or ''}", file=sys.stderr)
+        print(f"gpcompiler: error: {error.strerror or error}: {error.filename or ''}",
+              file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":

@@ -18,11 +18,18 @@ ECG_TIME_SCALE = 80.0   # paper Sec. 5.1: 10 s -> T = 800
 
 @dataclass(frozen=True)
 class Curves:
-    """Sampled curves: ids, and per curve times (S,) and values (S,) or (S, n)."""
+    """Sampled curves: ids, and per curve times (S,) and values (S,) or (S, n).
+
+    ``time_label`` and ``value_labels`` name the axes with their units (for plots);
+    ``seconds_per_unit`` converts the time to seconds where it is physical (else None).
+    """
     ids: tuple
     times: tuple
     values: tuple
     value_names: tuple
+    time_label: str = "t"
+    value_labels: tuple = None
+    seconds_per_unit: float = None
 
 
 def bundled_ecg(window=0):
@@ -36,7 +43,9 @@ def bundled_ecg(window=0):
         raise DataError(f"ECG window must be in 0..{windows - 1}, got {window}")
     millivolts = (raw[window * samples:(window + 1) * samples].astype(float) - 1024.0) / 200.0
     t = numpy.arange(samples) / ECG_RATE * ECG_TIME_SCALE
-    return Curves((f"ecg208_w{window}",), (t,), (millivolts,), ("mV",))
+    return Curves((f"ecg208_w{window}",), (t,), (millivolts,), ("mV",),
+                  f"t (1/{ECG_TIME_SCALE:g} s: the 10 s window is [0, 800], paper Sec. 5.1)",
+                  ("ECG lead MLII (mV)",), 1 / ECG_TIME_SCALE)
 
 
 def read_curves(source):
@@ -59,30 +68,57 @@ def read_curves(source):
         if not 1 <= count <= len(trajectories.ids):
             raise DataError(f"bundled:ais count must be in 1..{len(trajectories.ids)}, got {count}")
         return Curves(*(field[:count] for field in (trajectories.ids, trajectories.times,
-                                                     trajectories.values)), trajectories.value_names)
+                                                     trajectories.values)),
+                      *(trajectories.value_names, trajectories.time_label,
+                        trajectories.value_labels, trajectories.seconds_per_unit))
+    return parse_csv(read_text(source), source)
+
+
+def read_text(source):
+    """The text of a UTF-8 file (a leading byte-order mark is dropped), gunzipped first when
+    it is gzip; anything else is a :class:`DataError` naming the file."""
     try:
-        with open(source, newline="") as handle:
-            text = handle.read()
+        with open(source, "rb") as handle:
+            raw = handle.read()
     except OSError as error:
         raise DataError(f"cannot read {source}: {error.strerror}") from None
-    return parse_csv(text, source)
+    return decode_text(raw, source)
+
+
+def decode_text(raw, source):
+    """Bytes of a UTF-8 (optionally gzip-compressed) text file as text, without a BOM."""
+    try:
+        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8-sig")
+    except (OSError, EOFError, UnicodeDecodeError):
+        text = "\0"
+    if "\0" in text:
+        raise DataError(f"{source}: not a UTF-8 CSV file (or a gzip of one)")
+    return text
+
+
+TIME_NAMES = ("t", "time")
+ID_NAMES = ("curve", "id")
 
 
 def parse_csv(text, source="<csv>"):
-    """Parse CSV text into :class:`Curves`, with a message naming any bad row."""
-    rows = list(csv.reader(io.StringIO(text)))
-    if not rows:
-        raise DataError(f"{source}: empty file")
-    header = [h.strip() for h in rows[0]]
-    id_column = header[0] if header and header[0] in ("curve", "id") else None
+    """Parse CSV text into :class:`Curves`, with a message naming any bad row.
+
+    The header is ``t,y1[,y2...]`` (``time`` for ``t``), optionally preceded by a curve id
+    column ``curve`` or ``id``; lines starting with ``#`` are comments.
+    """
+    numbered = [(number, row) for number, row in
+                enumerate(csv.reader(io.StringIO(text)), start=1)
+                if row and not row[0].lstrip().startswith("#")]
+    if not numbered:
+        raise DataError(f"{source}: no header and no data")
+    header = [h.strip() for h in numbered[0][1]]
+    id_column = header[0] if header and header[0].lower() in ID_NAMES else None
     names = header[1:] if id_column else header
-    if not names or names[0] != "t" or len(names) < 2:
-        raise DataError(f"{source}: header must be t,y1[,y2...] optionally preceded by curve/id, "
-                        f"got {','.join(header)}")
+    if not names or names[0].lower() not in TIME_NAMES or len(names) < 2:
+        raise DataError(f"{source}: header must be t,y1[,y2...] (or time,...) optionally "
+                        f"preceded by curve or id, got {ascii(','.join(header))}")
     groups = {}
-    for number, row in enumerate(rows[1:], start=2):
-        if not row:
-            continue
+    for number, row in numbered[1:]:
         if len(row) != len(header):
             raise DataError(f"{source}: line {number} has {len(row)} fields, expected {len(header)}")
         key = row[0] if id_column else "curve"
@@ -106,24 +142,46 @@ def parse_csv(text, source="<csv>"):
     return Curves(tuple(groups), tuple(times), tuple(values), tuple(names[1:]))
 
 
+def check_writable(path):
+    """Fail early (before any noise is drawn) when ``path`` cannot be written."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise DataError(f"cannot write {path}: no directory {directory}")
+    if os.path.isdir(path):
+        raise DataError(f"cannot write {path}: it is a directory")
+    if not os.access(directory, os.W_OK):
+        raise DataError(f"cannot write {path}: directory {directory} is not writable")
+
+
 def write_text_atomically(path, text):
-    """Write ``text`` to ``path`` through a temporary file: never half-written."""
+    """Write ``text`` (str or bytes) to ``path`` through a temporary file: never
+    half-written; an error names ``path``, never the temporary file."""
     temporary = f"{path}.tmp"
-    with open(temporary, "w", newline="") as handle:
-        handle.write(text)
-    os.replace(temporary, path)
+    try:
+        with open(temporary, "wb" if isinstance(text, bytes) else "w",
+                  **({} if isinstance(text, bytes) else {"newline": ""})) as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    except OSError as error:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise DataError(f"cannot write {path}: {error.strerror}") from None
 
 
-def write_curves(path, curves):
-    """Write curves in long CSV format (curve,t,values...), atomically."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["curve", "t", *curves.value_names])
-    for key, t, y in zip(curves.ids, curves.times, curves.values):
-        y = numpy.asarray(y).reshape(len(t), -1)
-        for ti, yi in zip(t, y):
-            writer.writerow([key, repr(float(ti)), *(repr(float(v)) for v in yi)])
-    write_text_atomically(path, buffer.getvalue())
+def read_times(source):
+    """Public evaluation times: the first column of a CSV file (a ``t``/``time`` header
+    and ``#`` comment lines allowed), strictly increasing and finite."""
+    rows = [row for row in csv.reader(io.StringIO(read_text(source)))
+            if row and not row[0].lstrip().startswith("#")]
+    if rows and rows[0][0].strip().lower() in TIME_NAMES:
+        rows = rows[1:]
+    try:
+        times = numpy.array([float(row[0]) for row in rows])
+    except ValueError:
+        raise DataError(f"{source}: expected one number per line (the public times)") from None
+    if not (times.size and numpy.all(numpy.isfinite(times)) and numpy.all(numpy.diff(times) > 0)):
+        raise DataError(f"{source}: expected finite, strictly increasing times")
+    return times
 
 
 def read_column(source, column):
@@ -131,19 +189,14 @@ def read_column(source, column):
     if source == "bundled:cps1988":
         handle = resources.files("gpcompiler").joinpath("data/AER__CPS1988.csv.gz").open("rb")
         source_name = "CPS 1988"
+        with handle:
+            text = decode_text(handle.read(), source_name)
     else:
-        try:
-            handle = open(source, "rb")
-        except OSError as error:
-            raise DataError(f"cannot read {source}: {error.strerror}") from None
-        source_name = source
-    with handle:
-        raw = handle.read()
-    try:
-        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        raise DataError(f"{source_name}: not a UTF-8 CSV (or gzip of one)") from None
-    reader = csv.DictReader(io.StringIO(text))
+        text, source_name = read_text(source), source
+    reader = csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#"))
+    if column is None:
+        raise DataError(f"{source_name}: no column chosen (columns: "
+                        f"{', '.join(reader.fieldnames or [])})")
     if not reader.fieldnames or column not in reader.fieldnames:
         raise DataError(f"{source_name}: no column {column!r} (columns: "
                         f"{', '.join(reader.fieldnames or [])})")
@@ -184,4 +237,5 @@ def bundled_trajectories(minimum_points=100):
             ids.append(f"ais{key}")
             times.append(t[keep])
             values.append(numpy.stack([x[index][keep], y[index][keep]], axis=1))
-    return Curves(tuple(ids), tuple(times), tuple(values), ("x_m", "y_m"))
+    return Curves(tuple(ids), tuple(times), tuple(values), ("x_m", "y_m"),
+                  "t (minutes from the trajectory's start)", ("x (m)", "y (m)"), 60.0)

@@ -1,13 +1,22 @@
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import configuration, settings
 
+# Tests write only to temporary directories: hypothesis's storage (its database and its
+# constants cache) and the build cache of gpcompiler.load go to one removed at exit.
+SCRATCH = tempfile.mkdtemp(prefix="gpcompiler-tests-")
+atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
+configuration.set_hypothesis_home_dir(os.path.join(SCRATCH, "hypothesis"))
+os.environ["GPCOMPILER_CACHE"] = os.path.join(SCRATCH, "build-cache")
+settings.register_profile("local", database=None)
 settings.register_profile("ci", derandomize=True, database=None)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+settings.load_profile("ci" if os.environ.get("CI") else "local")
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

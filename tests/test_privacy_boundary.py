@@ -105,6 +105,14 @@ def test_adaptive_release_does_not_depend_on_the_sample_grid(name, budget):
               other.evaluate(public if name != "priv_func_unbounded" else public - 50), name)
 
 
+def test_every_public_releasing_function_is_covered():
+    """A new releasing function cannot be exported without joining the test above."""
+    import gpcompiler.adaptive as adaptive
+    releasing = {name for name in adaptive.__all__
+                 if name.startswith(("priv_func", "piecewise", "baseline"))}
+    assert releasing == {name.split()[0] for name in RELEASES}
+
+
 def test_the_comparison_catches_a_domain_taken_from_the_samples():
     """Negative control: the baseline on [t_0, t_last] (the rule before issue 8) gives
     different releases on the grids above, and the comparison says so."""
@@ -387,3 +395,66 @@ def test_merged_cdf_statistics_report_the_largest_delta():
         epsilon=e, delta=d, rng=rng) for e, d in ((1.0, 1e-10), (0.9, 0.01))]
     merged = parts[0].merge(parts[1]).estimate()
     assert (merged.epsilon, merged.delta) == (1.0, 0.01)
+
+
+# --- the adversary's findings (review of issue 8) ----------------------------------------
+
+def _compiled(tmp_path_factory, name, basis, interval):
+    import gpcompiler
+    path = tmp_path_factory.mktemp("specs") / f"{name}.toml"
+    path.write_text(f'name = "{name}"\n[domain]\nintervals = [{interval}]\n'
+                    f'[basis]\nfunctions = {basis}\n')
+    return gpcompiler.load(path, cache=tmp_path_factory.mktemp("cache"))
+
+
+def test_degree_zero_residual_is_exact(tmp_path_factory):
+    """(q - Pq)^2 has degree 2 on a linear piece even for a constant basis: a midpoint rule
+    would call every linear piece a perfect fit and make the queries depend on the grid."""
+    constant = _compiled(tmp_path_factory, "constant", '["1"]', '["0", "1"]')
+    coarse = (numpy.array([0.0, 1.0]), numpy.array([0.0, 1.0]))
+    fine_t = numpy.linspace(0.0, 1.0, 1025)
+    distances = [prefix_distances(constant, make_curve(t, y, (0.0, 1.0)), {})[2][0]
+                 for t, y in (coarse, (fine_t, fine_t))]
+    assert distances == pytest.approx([math.sqrt(1 / 12)] * 2, rel=1e-14)
+    levels = [[dict(priv_func_seg(t, y, constant, epsilon=30.0, rng=s).details)["level"]
+               for s in range(10)] for t, y in (coarse, (fine_t, fine_t))]
+    assert levels[0] == levels[1]
+
+
+def test_select_residual_resolves_the_basis_frequency(tmp_path_factory):
+    highfreq = _compiled(tmp_path_factory, "highfreq", '["1", "sin(80*t)", "cos(80*t)"]',
+                         '["-pi", "pi"]')
+    period = 2 * math.pi / 80
+    sparse_t = numpy.linspace(0.0, 4 * period, 801)
+    sparse_y = 1e4 * numpy.sin(80 * sparse_t)
+    dense_t = numpy.concatenate([sparse_t, numpy.linspace(4 * period, math.pi, 2000)[1:]])
+    dense_y = numpy.concatenate([sparse_y, numpy.zeros(1999)])
+    queries = [prefix_distances(highfreq, make_curve(t, y, (-math.pi, math.pi)), {})[2]
+               for t, y in ((sparse_t, sparse_y), (dense_t, dense_y))]
+    norm = math.sqrt(make_curve(sparse_t, sparse_y, (-math.pi, math.pi)).norm_squared())
+    assert numpy.abs(queries[0] - queries[1]).max() <= 1e-12 * norm
+
+
+def test_nearly_coincident_sample_times_give_finite_releases():
+    """Two samples 2 subnormals apart: a slope (y1 - y0)/(t1 - t0) would overflow to inf."""
+    t = numpy.array([-1.0, -5e-324, 5e-324, 1.0])
+    for y in ([0.0, 1.0, 1.0, 0.0], [0.0, 1.0, 1.0 + 1e-14, 0.0]):
+        curve = make_curve(t, y, (-1.0, 1.0))
+        assert numpy.isfinite(curve(numpy.array([0.0]))).all()
+        release = piecewise_project_and_privatize(t, y, generated("legendre10"), [-1.0, 0.0, 1.0],
+                                                  epsilon=1.0, rng=0)
+        assert numpy.isfinite(release.coefficients).all()
+
+
+def test_short_curves_and_jumps_are_released_not_refused():
+    """The number of samples never decides whether there is a release: fewer than two
+    samples is the zero function; a repeated time is a jump."""
+    zero = [priv_func_seg(t, y, generated("linear"), epsilon=2.0, rng=4).coefficients
+            for t, y in (([], []), ([0.5], [3.0]), ([0.2, 0.7], [0.0, 0.0]))]
+    for other in zero[1:]:
+        _same(zero[0], other, "zero function")
+    jump = ([0.0, 0.5, 0.5, 1.0], [1.0, 1.0, -1.0, -1.0])
+    split = ([0.0, 0.5 - 1e-300, 0.5, 1.0], [1.0, 1.0, -1.0, -1.0])
+    for algorithm in (lambda t, y: priv_func_seg(t, y, generated("linear"), epsilon=50.0, rng=1),
+                      lambda t, y: baseline_points(t, y, 9, domain=(0, 1), epsilon=50.0, rng=1)):
+        _same(algorithm(*jump).coefficients, algorithm(*split).coefficients, "jump")

@@ -15,7 +15,8 @@ from .ledger import PrivacyLedger, check_budget
 
 @dataclass(frozen=True)
 class Curve:
-    """q on ``domain``: ``y`` is (S, n); fewer than two samples is the zero function."""
+    """q on ``domain``: ``y`` is (S, n); fewer than two samples is the zero function, and a
+    repeated sample time is a jump."""
     t: numpy.ndarray
     y: numpy.ndarray
     domain: tuple
@@ -29,13 +30,23 @@ class Curve:
         y0, y1 = self.y[:-1], self.y[1:]
         return float(numpy.sum(numpy.diff(self.t)[:, None] * (y0 * y0 + y0 * y1 + y1 * y1)) / 3)
 
+    def _interval_values(self, x, index):
+        """q on sample interval ``index`` at x, as a convex combination (no slope, so no
+        overflow however close two sample times are)."""
+        t0, t1 = self.t[index], self.t[index + 1]
+        width = t1 - t0
+        share = numpy.where(width > 0, (x - t0) / numpy.where(width > 0, width, 1.0), 0.0)
+        share = numpy.clip(share, 0.0, 1.0)[..., None]
+        return self.y[index] * (1 - share) + self.y[index + 1] * share
+
     def __call__(self, x):
-        """q(x): (X, n), zero outside the samples."""
+        """q(x): (X, n), zero outside the samples, right-continuous at a repeated time."""
         x = numpy.asarray(x, dtype=float)
         if self.t.size < 2:
             return numpy.zeros(x.shape + (self.value_dim,))
-        return numpy.stack([numpy.interp(x, self.t, self.y[:, r], left=0.0, right=0.0)
-                            for r in range(self.value_dim)], axis=-1)
+        index = numpy.clip(numpy.searchsorted(self.t, x, side="right") - 1, 0, self.t.size - 2)
+        inside = ((x >= self.t[0]) & (x <= self.t[-1]))[..., None]
+        return numpy.where(inside, self._interval_values(x, index), 0.0)
 
     def pieces(self, cuts=()):
         """Linear pieces (lo, hi, q(lo+), q(hi-)) covering the domain, cut at ``cuts`` and at
@@ -44,12 +55,15 @@ class Curve:
         cuts = numpy.asarray(cuts, dtype=float)
         knots = numpy.unique(numpy.concatenate([[a, b], self.t, cuts[(cuts > a) & (cuts < b)]]))
         lo, hi = knots[:-1], knots[1:]
-        values_lo, values_hi = self(lo), self(hi)
-        if self.t.size >= 2:
-            inside = ((lo >= self.t[0]) & (hi <= self.t[-1]))[:, None]
-        else:
-            inside = numpy.zeros((lo.size, 1), dtype=bool)
-        return lo, hi, numpy.where(inside, values_lo, 0.0), numpy.where(inside, values_hi, 0.0)
+        if self.t.size < 2:
+            zeros = numpy.zeros((lo.size, self.value_dim))
+            return lo, hi, zeros, zeros
+        middle = lo + (hi - lo) / 2
+        index = numpy.searchsorted(self.t, middle, side="right") - 1
+        inside = ((index >= 0) & (index <= self.t.size - 2))[:, None]
+        index = numpy.clip(index, 0, self.t.size - 2)
+        return (lo, hi, numpy.where(inside, self._interval_values(lo, index), 0.0),
+                numpy.where(inside, self._interval_values(hi, index), 0.0))
 
     def restricted(self, lo, hi):
         """q . 1_[lo, hi] on the domain [lo, hi]: samples inside, plus q at a cut point that
@@ -65,22 +79,22 @@ class Curve:
 
 
 def make_curve(t, y, domain):
-    """Validate samples against the public domain [a, b]: >= 2 finite, strictly increasing
-    times inside it, and finite values of one shape."""
+    """Validate samples against the public domain [a, b]: finite, non-decreasing times inside
+    it (a repeated time is a jump; fewer than two samples is the zero function, so the
+    number of samples never decides whether there is a release) and finite values of one
+    shape."""
     t = numpy.asarray(t, dtype=float)
     y = numpy.asarray(y, dtype=float)
     if t.ndim != 1:
         raise ValueError(f"t must be 1-D, got shape {t.shape}")
-    if t.size < 2:
-        raise ValueError("a curve needs at least 2 samples")
     if not numpy.all(numpy.isfinite(t)):
         raise ValueError("sample times contain NaN or infinite values")
-    if numpy.any(numpy.diff(t) <= 0):
-        raise ValueError("sample times must be strictly increasing")
+    if numpy.any(numpy.diff(t) < 0):
+        raise ValueError("sample times must be in increasing order (a repeated time is a jump)")
     a, b = (float(v) for v in domain)
     if not a < b:
         raise ValueError(f"the domain needs a < b, got [{a}, {b}]")
-    if t[0] < a or t[-1] > b:
+    if t.size and (t[0] < a or t[-1] > b):
         raise ValueError(f"sample times must lie in the domain [{a:.6g}, {b:.6g}]")
     if y.ndim == 1:
         y = y[:, None]

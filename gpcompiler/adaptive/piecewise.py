@@ -3,7 +3,8 @@
 Each segment [s_i, s_{i+1}] carries the normalized Legendre basis
 L_k = sqrt((2k+1)/h) P_k(u) mapped to it: one reference orthonormal basis scaled to every
 segment, so the whole space has an orthonormal basis and projections are exact (Gauss-
-Legendre of order p+1 on each piece of the piecewise-linear curve).
+Legendre of order max(p, 1) + 1 on each piece of the piecewise-linear curve, which also
+integrates the squared residual (degree 2 max(p, 1)) exactly).
 """
 from dataclasses import dataclass
 
@@ -60,7 +61,7 @@ def project(curve, breakpoints, degree):
     breakpoints = numpy.asarray(breakpoints, dtype=float)
     k, m, n = len(breakpoints) - 1, degree + 1, curve.value_dim
     a, b, ya, yb, segment = _pieces(curve, breakpoints)
-    nodes, weights = legendre.leggauss(degree + 1)
+    nodes, weights = legendre.leggauss(max(degree, 1) + 1)   # (q - Pq)^2: degree 2 max(p, 1)
     lam = (nodes + 1) / 2
     x = a[:, None] + (b - a)[:, None] * lam
     w = (b - a)[:, None] * weights / 2

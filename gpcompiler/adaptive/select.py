@@ -44,12 +44,17 @@ def _coordinates(module, curve, params):
 
 def _quadrature(module, domain):
     """Cells and Gauss-Legendre rule for integrating (q - P q)^2 over the domain: exact for
-    a polynomial space of degree p (order p + 1 on every piece); otherwise order 16 on
-    pieces no longer than (b - a)/(4 m) (numerical)."""
+    a polynomial space of degree p (order max(p, 1) + 1 on every piece: the integrand has
+    degree 2 max(p, 1)); otherwise order 16 on pieces no longer than (b - a)/(4 m) nor than
+    1/omega for a basis of frequency omega (phase <= 2 per piece; numerical)."""
     degree = module.POLYNOMIAL_DEGREE
     if degree is not None and module.BASIS_SIZE == degree + 1:
-        return (), degree + 1
-    return numpy.linspace(*domain, 4 * module.BASIS_SIZE + 1), 16
+        return (), max(degree, 1) + 1
+    cells = 4 * module.BASIS_SIZE
+    frequency = getattr(module, "_FREQUENCY", None)
+    if frequency:
+        cells = max(cells, math.ceil((domain[1] - domain[0]) * frequency))
+    return numpy.linspace(*domain, cells + 1), 16
 
 
 def residual_squared(module, curve, c, params):

@@ -1,4 +1,4 @@
-"""Exact Legendre tables for CDF estimation (second paper; DESIGN.md "DP CDF estimation").
+"""Exact Legendre tables for CDF estimation (second paper; docs/design.md, "CDF estimation").
 
 On [-1, 1] with e_k = sqrt((2k+1)/2) P_k, the coefficients of the empirical CDF are
 (F|e_k) = int_{-1}^{1} F e_k = (1/N) sum_n int_{x_n}^{1} e_k = alpha_k sum_i beta_{k,i}

@@ -1,0 +1,103 @@
+"""The installed package, not the source tree: build the wheel, check that it ships every
+module, template and data file, install it into a fresh virtual environment and run its
+console script from a directory outside the repository (issue 9)."""
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "gpcompiler"
+
+
+def _offline_build():
+    """True when the environment's setuptools can build a wheel without fetching anything
+    (setuptools >= 70.1 has bdist_wheel built in; older ones need the wheel package)."""
+    try:
+        version = importlib.metadata.version("setuptools")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    major, minor = (int(part) for part in version.split(".")[:2])
+    return (major, minor) >= (70, 1) or importlib.util.find_spec("wheel") is not None
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """The wheel built from a copy of the project (the build writes nothing in the repo)."""
+    base = tmp_path_factory.mktemp("wheel")
+    source = base / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(PACKAGE, source / "gpcompiler",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    command = [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q",
+               "-w", str(base / "dist")]
+    if _offline_build():
+        command.append("--no-build-isolation")
+    result = subprocess.run(command, capture_output=True, text=True, cwd=base)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (path,) = (base / "dist").glob("gpcompiler-*.whl")
+    return path
+
+
+def shipped_files():
+    """Every file of the package that must be installed: modules, templates, data."""
+    files = [p for p in PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+             and p.suffix != ".pyc"]
+    return sorted(p.relative_to(ROOT).as_posix() for p in files)
+
+
+def test_wheel_ships_every_module_template_and_data_file(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = shipped_files()
+    assert any(name.startswith("gpcompiler/adaptive/") for name in expected)
+    assert any(name.startswith("gpcompiler/templates/") for name in expected)
+    assert any(name.startswith("gpcompiler/data/") for name in expected)
+    missing = [name for name in expected if name not in names]
+    assert not missing, f"not in the wheel: {missing}"
+    stray = [n for n in names if not n.startswith(("gpcompiler/", "gpcompiler-"))]
+    assert not stray, f"files outside the package in the wheel: {stray}"
+
+
+def test_console_script_of_the_installed_wheel(wheel, tmp_path):
+    environment = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                    str(environment)], check=True)
+    python = environment / "bin" / "python"
+    result = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
+                             "--no-deps", "--no-index", "-q", str(wheel)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    shutil.copy2(ROOT / "specs" / "linear.toml", work / "linear.toml")
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env["GPCOMPILER_CACHE"] = str(tmp_path / "cache")
+    script = str(environment / "bin" / "gpcompiler")
+
+    def run(*args):
+        done = subprocess.run([script, *args], cwd=work, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done
+
+    located = subprocess.run([str(python), "-c", "import gpcompiler; print(gpcompiler.__file__)"],
+                             cwd=work, env=env, capture_output=True, text=True)
+    assert str(environment) in located.stdout, located.stdout + located.stderr
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert run("--version").stdout.strip() == f"gpcompiler {version}"
+    run("compile", "linear.toml", "-o", "out")
+    assert "NAME = 'linear'" in (work / "out" / "linear.py").read_text()
+    run("privatize", "linear.toml", "bundled:ecg", "--param", "T=800", "--epsilon", "1",
+        "--seed", "1", "--grid", "11", "-o", "release.csv")
+    rows = [line for line in (work / "release.csv").read_text().splitlines()
+            if not line.startswith("#")]
+    assert rows[0] == "curve,t,mV" and len(rows) == 12
