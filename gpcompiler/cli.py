@@ -810,7 +810,7 @@ def build_parser():
                    help="false-alarm probability of the whole table")
     p.add_argument("--jobs", type=_count(1), default=1,
                    help="worker processes for --suite and --power")
-    p.add_argument("--seed", type=_count(0), default=0, help="SPEC: seed of the audit")
+    p.add_argument("--seed", type=_count(0), default=0, help="SPEC: seed of the audit (default: 0)")
     p.set_defaults(run=cmd_audit)
     p = command("cdf", "(epsilon, delta)-DP CDF of one column of a CSV file")
     p.add_argument("file", nargs="?", default="bundled:cps1988",
