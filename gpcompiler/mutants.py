@@ -136,10 +136,11 @@ def patched(module, name, wrap):
 
 
 def first_svt_noise_halved(module):
-    """Patch ``module.svt`` so that the first SVT of each run draws half its noise."""
+    """Patch ``module.svt`` so that the first SVT of PrivFuncSelect (the size) or of
+    PrivFuncSeg (the level) draws half its noise."""
     def wrap(svt):
         def mutated(*args, rng, ledger, label, **keywords):
-            halved = label.endswith(("size", "level", "clipping"))
+            halved = label.endswith(("size", "level"))
             return svt(*args, rng=ScaledGenerator(rng, laplace=0.5) if halved else rng,
                        ledger=ledger, label=label, **keywords)
         return mutated
