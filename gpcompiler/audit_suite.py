@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = {
     "full": {"black_box": 4e5, "least": 2000, "conformance": 4e7, "fewest": 1000000,
              "most": 1000000, "end_to_end": 2000},
-    "quick": {"black_box": 2e4, "least": 500, "conformance": 5e5, "fewest": 500,
-              "most": 50000, "end_to_end": 150},
+    "quick": {"black_box": 1e4, "least": 500, "conformance": 2e5, "fewest": 500,
+              "most": 20000, "end_to_end": 100},
 }
 
 
@@ -337,10 +337,10 @@ CONTROLS = 5
 def control_audit(index, mode="full", alpha=ALPHA):
     """The black box of negative control ``index`` (0..CONTROLS-1)."""
     name, claim, x, y, distance = _controls()[index]
-    samples = black_box_samples(2, SETTINGS[mode]["black_box"], SETTINGS[mode]["least"])
+    samples = 20000 if mode == "full" else 10000
 
     def run():
-        pair = audit_pair(x, y, claim, distance, label=name, samples=min(samples, 20000),
+        pair = audit_pair(x, y, claim, distance, label=name, samples=samples,
                           alpha=alpha, rng=numpy.random.default_rng(index))
         return AuditReport(name, claim, (pair,), alpha), None
     return _timed(name, claim.describe(distance), run)

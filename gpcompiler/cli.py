@@ -798,10 +798,10 @@ def build_parser():
                    help="SPEC: CGP claim to audit (default: see --epsilon)")
     p.add_argument("--samples", type=_count(100),
                    help="SPEC: black-box samples per phase (default: 400000/d in "
-                        "[2000, 100000]; --quick: 20000/d in [500, 100000])")
+                        "[2000, 100000]; --quick: 10000/d in [500, 100000])")
     p.add_argument("--draws", type=_count(100),
-                   help="SPEC: conformance draws (default: 1000000; --quick: 500000/d "
-                        "in [500, 50000])")
+                   help="SPEC: conformance draws (default: 1000000; --quick: 200000/d "
+                        "in [500, 20000])")
     p.add_argument("--conformance", action=argparse.BooleanOptionalAction, default=True,
                    help="SPEC: white-box test of the noise law")
     p.add_argument("--quick", action="store_true",
