@@ -457,7 +457,7 @@ def _conformance_cell(report):
 
 def format_power(results):
     """Markdown power table: per mechanism, the mutants flagged and by which stage."""
-    lines = ["| mechanism | correct passes | mutants flagged | flagged by (mutant: stage) "
+    lines = ["| mechanism | correct passes | mutants flagged | flagged by (stage: mutants) "
              "| smallest scale error detected | detectable scale error (conformance) | time |",
              "|---|---|---|---|---|---|---|"]
     groups = {}
@@ -467,7 +467,10 @@ def format_power(results):
         correct = [a for a, m in entries if not m]
         broken = [a for a, m in entries if m]
         flagged = [a for a in broken if a.violated]
-        stages = "; ".join(f"{a.name.split(': ', 1)[1]}: {a.stage}" for a in broken)
+        by_stage = {}
+        for a in broken:
+            by_stage.setdefault(a.stage, []).append(a.name.split(": ", 1)[1])
+        stages = "; ".join(f"{stage}: {', '.join(names)}" for stage, names in by_stage.items())
         errors = [1 - float(a.name.split(" x")[1]) for a in flagged if " x" in a.name]
         conformant = [a.conformance for a in correct if a.conformance]
         detect = f"{100 * conformant[0].detectable:.2g}%" if conformant else "-"
