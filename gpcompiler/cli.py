@@ -192,18 +192,6 @@ def _parameters(items, module, method):
     return params
 
 
-def curve_domain(module, params):
-    """The spec's curve interval [a, b] at these parameter values, from the module's public
-    constants CURVE_INTERVAL (or DOMAIN) and PARAMETERS."""
-    import sympy
-    from .expressions import parse_expression
-    values = {**module.PARAMETERS, **params}
-    symbols = {name: sympy.Symbol(name, positive=True) for name in values}
-    substitution = {symbols[name]: sympy.Float(value) for name, value in values.items()}
-    return tuple(float(parse_expression(bound, symbols).subs(substitution))
-                 for bound in module.CURVE_INTERVAL or module.DOMAIN)
-
-
 @dataclass(frozen=True)
 class _Release:
     """One curve's release: the function (evaluable anywhere), what the file records
@@ -219,7 +207,7 @@ def _release(module, args, params, t, y, rng):
     """One curve through the chosen method (paper Alg. 2/6, 3/7, 4/8, Sec. 4.3, LY23)."""
     from . import adaptive
     budget = _budget(args)
-    domain = curve_domain(module, params)
+    domain = module.curve_interval(**params)
     if args.method == "project":
         private = module.privatize(module.project(t, y, **params), rng=rng, **budget)
         return _Release(lambda x: module.evaluate(private, x, **params),
