@@ -1,20 +1,75 @@
-"""The audit table: negative controls that must be flagged, real mechanisms that must pass.
+"""The audit table and the power table (docs/design.md, "Auditing").
 
-Run with `gpcompiler audit --suite` (or `python -m pytest tests/test_audit.py -s`).
+The audit table: negative controls that must be flagged, every shipped mechanism that must
+pass. The power table: every shipped mechanism next to its mutants (gpcompiler.mutants),
+each run through the full audit -- the black box (gpcompiler.audit) and, where the noise is
+observable, white-box conformance (gpcompiler.conformance).
+
+False alarms: a table of N audits gives each audit alpha = ALPHA / N, which the audit
+splits over the tests it runs (Bonferroni); ``false_alarm_bound`` adds up the levels of
+the tests actually run, so the printed bound is computed, not asserted.
+
+Run with `gpcompiler audit --suite` / `--power` (or the tests in tests/test_audit.py).
 """
+import contextlib
+import dataclasses
 import math
+import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy
 
-from . import cdf
-from .adaptive import priv_func_select, priv_func_seg
-from .audit import AuditReport, Claim, audit_module, audit_pair
+from . import adaptive, cdf, mutants
+from .adaptive import seg, select
+from .audit import AuditReport, Claim, audit_module, audit_pair, black_box_samples
 from .build import import_module_file
+from .cdf import estimators
+from .conformance import StepRecorder, conform_module, conformance, default_draws, steps_report
 
 ALPHA = 1e-6
 ROOT = Path(__file__).resolve().parent.parent
+SETTINGS = {
+    "full": {"black_box": 4e5, "least": 2000, "conformance": 4e7, "fewest": 1000000,
+             "most": 1000000, "end_to_end": 2000},
+    "quick": {"black_box": 1e4, "least": 500, "conformance": 2e5, "fewest": 500,
+              "most": 20000, "end_to_end": 100},
+}
+
+
+@dataclass(frozen=True)
+class Audit:
+    """The full audit of one mechanism: a black-box report and/or a conformance report."""
+    name: str
+    claim: str
+    black_box: AuditReport = None
+    conformance: object = None
+    seconds: float = 0.0
+
+    @property
+    def parts(self):
+        return [p for p in (self.black_box, self.conformance) if p is not None]
+
+    @property
+    def violated(self):
+        return any(p.violated for p in self.parts)
+
+    @property
+    def stage(self):
+        stages = [s for s, p in (("black box", self.black_box), ("conformance", self.conformance))
+                  if p is not None and p.violated]
+        return " + ".join(stages) or "-"
+
+    @property
+    def tests(self):
+        return sum(p.tests for p in self.parts)
+
+    @property
+    def alpha(self):
+        """The false-alarm probability of this audit: the sum of its tests' levels."""
+        return sum(p.alpha for p in self.parts)
 
 
 @dataclass(frozen=True)
@@ -22,16 +77,214 @@ class Row:
     """One audited mechanism and whether the auditor is expected to flag it."""
     name: str
     should_flag: bool
-    report: AuditReport
+    audit: Audit
 
     @property
     def ok(self):
-        return self.report.violated == self.should_flag
+        return self.audit.violated == self.should_flag
 
 
-def _generated(name):
+def false_alarm_bound(audits):
+    """(bound, tests): the sum of the levels of every test run (Bonferroni)."""
+    return sum(a.alpha for a in audits), sum(a.tests for a in audits)
+
+
+@lru_cache(maxsize=None)
+def generated(name):
+    """A committed generated module (imported once per process)."""
     return import_module_file(ROOT / "generated" / f"{name}.py", f"audited_{name}")
 
+
+def shipped_specs():
+    """Names of the shipped curve specs (not the CDF ones)."""
+    return sorted(p.stem for p in (ROOT / "specs").glob("*.toml")
+                  if 'kind = "cdf"' not in p.read_text())
+
+
+def _draws(dimension, settings):
+    return default_draws(dimension, settings["conformance"], settings["fewest"], settings["most"])
+
+
+def _keyword(claim):
+    return {"epsilon": claim.budget} if claim.model == "GP" else {"rho": claim.budget}
+
+
+def _timed(name, claim_text, run):
+    start = time.perf_counter()
+    black_box, conformant = run()
+    return Audit(name, claim_text, black_box, conformant, time.perf_counter() - start)
+
+
+# -- generated modules ---------------------------------------------------------------------
+
+def audit_mechanism(module, model, budget, *, mutant=None, mode="full", alpha=ALPHA, seed=0,
+                    samples=None, draws=None, conformant=True):
+    """Black box and (if ``conformant``) conformance of a generated module's privatize, or of
+    a mutant of it, each with half of ``alpha``; ``samples`` (black-box samples per phase)
+    and ``draws`` (conformance draws) default to the ``mode``'s budget for the dimension."""
+    claim, s, d = Claim(model, budget), SETTINGS[mode], module.COEF_DIM
+    privatize = mutant.privatize(module) if mutant else None
+    share = alpha / 2 if conformant else alpha
+
+    samples = samples or black_box_samples(d, s["black_box"], s["least"])
+
+    def run():
+        black_box = audit_module(module, claim, alpha=share, seed=seed, privatize=privatize,
+                                 samples=samples)
+        if not conformant:
+            return black_box, None
+        return black_box, conform_module(module, model, budget, alpha=alpha / 2, seed=seed,
+                                         privatize=privatize, draws=draws or _draws(d, s))
+    name = f"{module.NAME} ({model})" + (f": {mutant.name}" if mutant else "")
+    return _timed(name, claim.describe(1.0).split(",")[0], run)
+
+
+def module_audit(spec, model, budget, mutant=None, mode="full", alpha=ALPHA, seed=0):
+    """``audit_mechanism`` of the shipped module ``spec`` (a task for worker processes)."""
+    return audit_mechanism(generated(spec), model, budget, mutant=mutant, mode=mode,
+                           alpha=alpha, seed=seed)
+
+
+# -- CDF methods ---------------------------------------------------------------------------
+
+def _cdf_pair(n=1000, degree=10, method="direct"):
+    """Neighbouring datasets: all records at lo, or one moved to hi (the worst case)."""
+    moved = numpy.zeros(n)
+    moved[0] = 1.0
+    return [cdf.Statistics.from_data(x, lo=0.0, hi=1.0, degree=degree, method=method)
+            for x in (numpy.zeros(n), moved)]
+
+
+def _noisy_sums(statistics, claim):
+    """Sampler of the shipped Statistics.privatize, batched by broadcasting the sums."""
+    def sample(count, rng):
+        batch = dataclasses.replace(statistics, sums=numpy.broadcast_to(
+            statistics.sums, (count,) + statistics.sums.shape))
+        return batch.privatize(epsilon=claim.budget, delta=claim.delta, rng=rng).noisy_sums
+    return sample
+
+
+def cdf_audit(method, factor=1.0, mode="full", alpha=ALPHA, seed=50):
+    """A CDF method with its sigma multiplied by ``factor`` (1: the shipped one). moments and
+    direct: black box on the noisy sums and conformance of their noise against N(0, sigma^2 I)
+    with the claimed sigma; histogram and adaptive quantiles: the black box end to end."""
+    claim, s = Claim("DP", 1.0, 1e-5), SETTINGS[mode]
+    name = f"CDF {method}" + (f": noise x{factor:g}" if factor != 1 else "")
+
+    def run():
+        with mutants.cdf_sigma_scaled(factor):
+            if method in ("moments", "direct"):
+                return _cdf_sums_audit(method, claim, s, alpha, seed, name)
+            return _cdf_end_to_end(method, claim, s, alpha, seed, name), None
+    return _timed(name, claim.describe(1.0), run)
+
+
+def _cdf_sums_audit(method, claim, s, alpha, seed, name):
+    base, neighbour = _cdf_pair(method=method)
+    samples = black_box_samples(base.sums.size, s["black_box"] * 4, s["least"])
+    pair = audit_pair(_noisy_sums(base, claim), _noisy_sums(neighbour, claim), claim, 1.0,
+                      label=name, samples=samples, alpha=alpha / 2,
+                      rng=numpy.random.default_rng(seed))
+    sigma = cdf.analytic_gaussian_sigma(claim.budget, claim.delta, base.sum_sensitivity())
+    sample = _noisy_sums(base, claim)
+    d = base.sums.size
+    conformant = conformance(name, lambda count, rng: sample(count, rng) - base.sums, "Gaussian",
+                             sigma, d, draws=_draws(d, s),
+                             alpha=alpha / 2, seed=seed)
+    return AuditReport(name, claim, (pair,), alpha / 2), conformant
+
+
+def _cdf_end_to_end(method, claim, s, alpha, seed, name):
+    n, grid = 200, numpy.linspace(0, 1, 32)
+    data, moved = numpy.zeros(n), numpy.zeros(n)
+    moved[0] = 1.0
+
+    def sampler(values):
+        return lambda count, g: numpy.stack([
+            cdf.estimate(values, lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5, degree=10,
+                         method=method, rng=g).cdf(grid) for _ in range(count)])
+    samples = s["end_to_end"] * 2
+    pair = audit_pair(sampler(data), sampler(moved), claim, 1.0, label=name, samples=samples,
+                      alpha=alpha, rng=numpy.random.default_rng(seed), pilot=samples // 4)
+    return AuditReport(name, claim, (pair,), alpha)
+
+
+# -- adaptive algorithms (end to end) -----------------------------------------------------
+
+ADAPTIVE = {
+    "PrivFuncSelect": ("legendre10", select, "priv_func_select", (-1.0, 1.0)),
+    "PrivFuncSeg": ("linear", seg, "priv_func_seg", (0.0, 1.0)),
+    "PrivFuncUnbounded": ("linear", seg, "priv_func_unbounded", (-1.0, 1.0)),
+}
+ADAPTIVE_MUTANTS = {
+    "SVT noise halved": mutants.first_svt_noise_halved,
+    "final release charged half": mutants.final_release_half_charged,
+    "ramp clipping": lambda home: mutants.ramp_clipping(),
+}
+
+
+def _curve_pair(distance, interval):
+    """q = 0 and q' = a bump of L2 norm ``distance`` in the middle of ``interval``
+    (33 samples)."""
+    a, b = interval
+    t = numpy.linspace(a, b, 33)
+    u = (2 * t - a - b) / (b - a)
+    bump = numpy.maximum(0.0, 1 - 4 * u ** 2)
+    y0, y1 = bump[:-1], bump[1:]
+    norm = math.sqrt(numpy.sum(numpy.diff(t) * (y0 ** 2 + y0 * y1 + y1 ** 2)) / 3)
+    return t, numpy.zeros_like(t), bump * distance / norm
+
+
+def _spike_pair():
+    """Issue 8's pair for clipping: 201 samples on [-0.01, 0.01], q = 1 at the first sample
+    and 0 elsewhere, q' = 0 (dist 0.0058); the old ramp joined (-1, 0) to (-0.01, 1)."""
+    t = numpy.linspace(-0.01, 0.01, 201)
+    q = numpy.zeros_like(t)
+    q[0] = 1.0
+    return t, q, numpy.zeros_like(t), math.sqrt((t[1] - t[0]) / 3)
+
+
+def adaptive_audit(algorithm, model, mutant=None, mode="full", alpha=ALPHA, seed=70):
+    """End-to-end black box of an adaptive algorithm (or of a mutant patched in for the
+    run), its release evaluated on 24 public points; GP epsilon = 1 / CGP rho = 0.5, except
+    the unbounded algorithm on issue 8's clipping pair at epsilon = 20 / rho = 20. Then as
+    many runs with spies on its SVTs and releases: the conformance of each noisy step with
+    the budget its ledger charged (gpcompiler.conformance.StepRecorder)."""
+    spec, home, function_name, interval = ADAPTIVE[algorithm]
+    module, s = generated(spec), SETTINGS[mode]
+    if algorithm == "PrivFuncUnbounded":
+        t, q, q_prime, distance = _spike_pair()
+        claim = Claim(model, 20.0)
+    else:
+        distance = 1.0
+        t, q, q_prime = _curve_pair(distance, interval)
+        claim = Claim(model, 1.0 if model == "GP" else 0.5)
+    grid = numpy.linspace(*interval, 24)
+
+    def sampler(y):
+        def sample(count, g):
+            function = getattr(adaptive, function_name)
+            return numpy.stack([function(t, y, module, rng=g, **_keyword(claim)).evaluate(grid)
+                                for _ in range(count)]).reshape(count, -1)
+        return sample
+    name = f"{algorithm} ({model})" + (f": {mutant}" if mutant else "")
+    samples = s["end_to_end"]
+
+    def run():
+        with ADAPTIVE_MUTANTS[mutant](home) if mutant else contextlib.nullcontext():
+            pair = audit_pair(sampler(q), sampler(q_prime), claim, distance, label=name,
+                              samples=samples, alpha=alpha / 2,
+                              rng=numpy.random.default_rng(seed), pilot=samples // 4)
+            recorder = StepRecorder()
+            with mutants.patched(home, "svt", recorder.svt_spy), \
+                    mutants.patched(home, "privatize_vector", recorder.release_spy):
+                sampler(q_prime)(samples, numpy.random.default_rng(seed + 1))
+        return (AuditReport(name, claim, (pair,), alpha / 2),
+                steps_report(name, recorder, alpha / 2))
+    return _timed(name, claim.describe(distance), run)
+
+
+# -- negative controls ---------------------------------------------------------------------
 
 def _spherical(rng, count, d):
     direction = rng.standard_normal((count, d))
@@ -50,145 +303,181 @@ def _hyperspherical_angles(rng, count, d):
     return rng.gamma(d, size=count)[:, None] * out
 
 
-def _pair_report(name, claim, sampler_x, sampler_y, distance, samples, events, seed):
-    result = audit_pair(sampler_x, sampler_y, claim, distance, label=name, samples=samples,
-                        alpha=ALPHA, events=events, rng=numpy.random.default_rng(seed))
-    return AuditReport(name, claim, (result,))
-
-
-def negative_controls(samples, events):
-    """Mechanisms that break their claim; the auditor must flag every one."""
-    linear = _generated("linear")
+def _controls():
+    """(name, claim, sampler x, sampler x', distance) of mechanisms breaking their claim."""
+    linear = generated("linear")
     gram = linear.gram()
     a, b = numpy.array([2.0, 0.5]), numpy.array([0.5, 2.0])
     distance = math.sqrt((a - b) @ gram @ (a - b))
-
-    def isotropic_laplace(center):
-        return lambda n, g: center + _spherical(g, n, 2)
-
-    def isotropic_gaussian(center):
-        return lambda n, g: center + g.standard_normal((n, 2)) / math.sqrt(2 * 1.0)
-    rows = [
-        ("isotropic Laplace on user coefficients (Sec. 3.1)", Claim("GP", 1.0),
-         isotropic_laplace(a), isotropic_laplace(b), distance),
-        ("isotropic Gaussian on user coefficients", Claim("CGP", 1.0),
-         isotropic_gaussian(a), isotropic_gaussian(b), distance),
-    ]
-    step = numpy.array([0.0, 3.0])
-    half = (lambda c: lambda n, g: linear.privatize(numpy.broadcast_to(c, (n, 2)), epsilon=2.0, rng=g))
-    rows.append(("linear: noise at half the required scale", Claim("GP", 1.0),
-                 half(numpy.zeros(2)), half(step), 3.0))
-    center = numpy.zeros(3)
-    shifted = numpy.array([0.0, 0.0, 1.0])
+    laplace = (lambda c: lambda n, g: c + _spherical(g, n, 2))
+    gaussian = (lambda c: lambda n, g: c + g.standard_normal((n, 2)) / math.sqrt(2 * 1.0))
+    half = (lambda c: lambda n, g: linear.privatize(numpy.broadcast_to(c, (n, 2)), epsilon=2.0,
+                                                    rng=g))
     angles = (lambda c: lambda n, g: c + _hyperspherical_angles(g, n, 3))
-    rows.append(("direction from uniform hyperspherical angles (d = 3)", Claim("GP", 1.0),
-                 angles(center), angles(shifted), 1.0))
-    rows.append(_cdf_moments_row(sensitivity_divisor=4))
-    return [Row(name, True, _pair_report(name, claim, x, y, d, samples, events, seed))
-            for seed, (name, claim, x, y, d) in enumerate(rows)]
-
-
-def _cdf_moments_row(sensitivity_divisor=1, degree=10, n=1000):
-    """Neighbouring datasets: all records at lo, or one moved to hi (the worst case)."""
     claim = Claim("DP", 1.0, 1e-5)
-    base = cdf.Statistics.from_data(numpy.zeros(n), lo=0.0, hi=1.0, degree=degree, method="moments")
-    moved = numpy.zeros(n)
-    moved[0] = 1.0
-    neighbour = cdf.Statistics.from_data(moved, lo=0.0, hi=1.0, degree=degree, method="moments")
-    sigma = cdf.analytic_gaussian_sigma(1.0, 1e-5, base.sum_sensitivity() / sensitivity_divisor)
-    name = ("CDF moments, sensitivity divided by 4" if sensitivity_divisor != 1
-            else "CDF moments (paper's PP)")
-
-    def sampler(statistics):
-        return lambda count, g: statistics.sums + sigma * g.standard_normal((count, statistics.sums.size))
-    return name, claim, sampler(base), sampler(neighbour), 1.0
-
-
-def real_mechanisms(samples, events, end_to_end_samples):
-    """Every shipped mechanism (GP and CGP), the adaptive algorithms, the CDF estimators."""
-    rows = []
-    specs = sorted(p.stem for p in (ROOT / "specs").glob("*.toml")
-                   if 'kind = "cdf"' not in p.read_text())
-    for index, name in enumerate(specs):
-        module = _generated(name)
-        for claim in (Claim("GP", 1.0), Claim("CGP", 0.5)):
-            report = audit_module(module, claim, samples=samples, alpha=ALPHA, events=events,
-                                  seed=index)
-            rows.append(Row(f"{name} ({claim.model})", False, report))
-    rows += _adaptive_rows(end_to_end_samples, events)
-    rows += _cdf_rows(samples, end_to_end_samples, events)
-    return rows
+    base, neighbour = _cdf_pair(method="moments")
+    quarter = (lambda st: lambda n, g: st.sums + cdf.analytic_gaussian_sigma(
+        1.0, 1e-5, base.sum_sensitivity() / 4) * g.standard_normal((n, st.sums.size)))
+    return [
+        ("isotropic Laplace on user coefficients (Sec. 3.1)", Claim("GP", 1.0),
+         laplace(a), laplace(b), distance),
+        ("isotropic Gaussian on user coefficients", Claim("CGP", 1.0),
+         gaussian(a), gaussian(b), distance),
+        ("linear: noise at half the required scale", Claim("GP", 1.0),
+         half(numpy.zeros(2)), half(numpy.array([0.0, 3.0])), 3.0),
+        ("direction from uniform hyperspherical angles (d = 3)", Claim("GP", 1.0),
+         angles(numpy.zeros(3)), angles(numpy.array([0.0, 0.0, 1.0])), 1.0),
+        ("CDF moments, sensitivity divided by 4", claim, quarter(base), quarter(neighbour), 1.0),
+    ]
 
 
-def _curve_pair(distance):
-    """q = 0 and q' = a bump of L2 norm ``distance`` on [-1, 1] (33 samples)."""
-    t = numpy.linspace(-1, 1, 33)
-    bump = numpy.maximum(0.0, 1 - 4 * t ** 2)
-    norm = math.sqrt(numpy.sum(numpy.diff(t) * (bump[:-1] ** 2 + bump[:-1] * bump[1:] + bump[1:] ** 2)) / 3)
-    return t, numpy.zeros_like(t), bump * distance / norm
+CONTROLS = 5
 
 
-def _adaptive_rows(samples, events):
-    rows = []
-    legendre, linear = _generated("legendre10"), _generated("linear")
-    grid = numpy.linspace(-1, 1, 24)
-    # PrivFuncSeg runs on linear's domain [0, T] with T = 2, the pair shifted by 1
-    for name, algorithm, module, shift, params in (
-            ("PrivFuncSelect (legendre10)", priv_func_select, legendre, 0.0, {}),
-            ("PrivFuncSeg (linear)", priv_func_seg, linear, 1.0, {"T": 2.0})):
-        for claim in (Claim("GP", 1.0), Claim("CGP", 0.5)):
-            keyword = {"epsilon": claim.budget} if claim.model == "GP" else {"rho": claim.budget}
-            distance = 1.0
-            t, q, q_prime = _curve_pair(distance)
+def control_audit(index, mode="full", alpha=ALPHA):
+    """The black box of negative control ``index`` (0..CONTROLS-1)."""
+    name, claim, x, y, distance = _controls()[index]
+    samples = 20000 if mode == "full" else 10000
 
-            def sampler(y, algorithm=algorithm, module=module, keyword=keyword, shift=shift,
-                        params=params):
-                return lambda count, g: numpy.stack([
-                    algorithm(t + shift, y, module, rng=g, **keyword, **params).evaluate(
-                        grid + shift) for _ in range(count)])
-            label = f"{name} ({claim.model})"
-            rows.append(Row(label, False, _pair_report(label, claim, sampler(q), sampler(q_prime),
-                                                       distance, samples, events, len(rows))))
-    return rows
+    def run():
+        pair = audit_pair(x, y, claim, distance, label=name, samples=samples,
+                          alpha=alpha, rng=numpy.random.default_rng(index))
+        return AuditReport(name, claim, (pair,), alpha), None
+    return _timed(name, claim.describe(distance), run)
 
 
-def _cdf_rows(samples, end_to_end_samples, events):
-    rows = []
-    name, claim, x, y, distance = _cdf_moments_row()
-    rows.append(Row(name, False, _pair_report(name, claim, x, y, distance, samples, events, 50)))
-    n, grid = 200, numpy.linspace(0, 1, 32)
-    data, moved = numpy.zeros(n), numpy.zeros(n)
-    moved[0] = 1.0
-    for method in ("direct", "histogram", "adaptive-quantiles"):
-        def sampler(values, method=method):
-            return lambda count, g: numpy.stack([
-                cdf.estimate(values, lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5, degree=10,
-                             method=method, rng=g).cdf(grid) for _ in range(count)])
-        label = f"CDF {method} (end to end)"
-        rows.append(Row(label, False, _pair_report(label, Claim("DP", 1.0, 1e-5), sampler(data),
-                                                   sampler(moved), 1.0, end_to_end_samples,
-                                                   events, 60 + len(rows))))
-    return rows
+# -- tables --------------------------------------------------------------------------------
+
+def _call(function, args, alpha):
+    return function(*args, alpha=alpha)
 
 
-def run_suite(samples=20000, end_to_end_samples=2000, progress=None):
-    """All rows of the audit table (false-alarm budget ALPHA shared by all events)."""
-    events = 120
-    rows = negative_controls(samples, events)
-    if progress:
-        progress("negative controls done")
-    rows += real_mechanisms(samples, events, end_to_end_samples)
-    return rows
+def _run(tasks, alpha, jobs=1, progress=None):
+    """Run (function, args) tasks with false-alarm budget ``alpha`` each, in ``jobs`` worker
+    processes if > 1; results in the order of the tasks."""
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            futures = [pool.submit(_call, f, args, alpha) for f, args in tasks]
+            results = []
+            for future in futures:
+                results.append(future.result())
+                if progress:
+                    progress(results[-1])
+            return results
+    results = []
+    for f, args in tasks:
+        results.append(_call(f, args, alpha))
+        if progress:
+            progress(results[-1])
+    return results
+
+
+def suite_tasks(mode="full", end_to_end=True):
+    """(should_flag, function, args without alpha) of the audit table."""
+    tasks = [(True, control_audit, (i, mode)) for i in range(CONTROLS)]
+    tasks.append((True, adaptive_audit, ("PrivFuncUnbounded", "GP", "ramp clipping", mode)))
+    for spec in shipped_specs():
+        for model, budget in (("GP", 1.0), ("CGP", 0.5)):
+            tasks.append((False, module_audit, (spec, model, budget, None, mode)))
+    for method in estimators.METHODS:
+        if method in ("moments", "direct") or end_to_end:
+            tasks.append((False, cdf_audit, (method, 1.0, mode)))
+    algorithms = list(ADAPTIVE) if end_to_end else ["PrivFuncUnbounded"]
+    for algorithm in algorithms:
+        for model in ("GP", "CGP") if end_to_end else ("GP",):
+            tasks.append((False, adaptive_audit, (algorithm, model, None, mode)))
+    return tasks
+
+
+def run_suite(mode="full", end_to_end=True, jobs=1, progress=None, alpha=ALPHA):
+    """Every row of the audit table; the false-alarm budget ``alpha`` is split evenly."""
+    planned = suite_tasks(mode, end_to_end)
+    audits = _run([(f, args) for _, f, args in planned], alpha / len(planned), jobs, progress)
+    return [Row(a.name, flag, a) for (flag, _, _), a in zip(planned, audits)]
+
+
+ADAPTIVE_POWER = (("PrivFuncSelect", ("SVT noise halved",)),
+                  ("PrivFuncSeg", ("SVT noise halved", "final release charged half")),
+                  ("PrivFuncUnbounded", ("ramp clipping",)))
+
+
+def power_tasks(mode="full", specs=None, end_to_end=True):
+    """(group, function, args) of the power study: each mechanism and its mutants."""
+    tasks = []
+    for spec in specs or shipped_specs():
+        for model, budget in (("GP", 1.0), ("CGP", 0.5)):
+            group = f"{spec} ({model})"
+            tasks.append((group, module_audit, (spec, model, budget, None, mode)))
+            module = generated(spec)
+            for mutant in mutants.module_mutants(model):
+                if not mutant.equivalent(module):
+                    tasks.append((group, module_audit, (spec, model, budget, mutant, mode)))
+    for method in ("moments", "direct"):
+        for factor in (1.0,) + mutants.SCALES:
+            tasks.append((f"CDF {method}", cdf_audit, (method, factor, mode)))
+    if end_to_end:
+        for algorithm, mutated in ADAPTIVE_POWER:
+            for mutant in (None,) + mutated:
+                tasks.append((f"{algorithm} (GP)", adaptive_audit,
+                              (algorithm, "GP", mutant, mode)))
+    return tasks
+
+
+def run_power(mode="full", specs=None, end_to_end=True, jobs=1, progress=None, alpha=ALPHA):
+    """[(group, audit, is_mutant)] for the power table, ``alpha`` split over all audits."""
+    planned = power_tasks(mode, specs, end_to_end)
+    audits = _run([(f, args) for _, f, args in planned], alpha / len(planned), jobs, progress)
+    return [(group, audit, ":" in audit.name) for (group, _, _), audit in zip(planned, audits)]
 
 
 def format_table(rows):
-    """Markdown table: certified loss versus the claim for each row's worst pair."""
-    lines = ["| mechanism | claim | expected | flagged | certified loss | claimed loss | event |",
-             "|---|---|---|---|---|---|---|"]
+    """Markdown audit table: certified loss versus the claim, conformance verdict, time."""
+    lines = ["| mechanism | claim | expected | flagged | stage | certified loss | claimed loss "
+             "| conformance: scale [interval] vs claimed | time |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
-        worst = row.report.worst
-        lines.append(f"| {row.name} | {row.report.claim.describe(worst.distance)} | "
-                     f"{'flag' if row.should_flag else 'pass'} | "
-                     f"{'yes' if row.report.violated else 'no'} | {worst.certified_loss:.3f} | "
-                     f"{worst.claimed_loss:.3f} | {worst.event} |")
+        audit = row.audit
+        loss = claimed = "-"
+        if audit.black_box:
+            worst = audit.black_box.worst
+            loss, claimed = f"{worst.certified_loss:.3f}", f"{worst.claimed_loss:.3f}"
+        lines.append(f"| {row.name} | {audit.claim} | {'flag' if row.should_flag else 'pass'} | "
+                     f"{'yes' if audit.violated else 'no'} | {audit.stage} | {loss} | {claimed} | "
+                     f"{_conformance_cell(audit.conformance)} | {audit.seconds:.1f} s |")
+    return "\n".join(lines)
+
+
+def _conformance_cell(report):
+    if report is None:
+        return "-"
+    lo, hi = report.interval
+    return (f"{report.scale_estimate:.5g} [{lo:.5g}, {hi:.5g}] vs {report.claimed_scale:.5g} "
+            f"(detects {100 * report.detectable:.2g}%)")
+
+
+def format_power(results):
+    """Markdown power table: per mechanism, the mutants flagged and by which stage."""
+    lines = ["| mechanism | correct passes | mutants flagged | flagged by (stage: mutants) "
+             "| smallest scale error detected | detectable scale error (conformance) | time |",
+             "|---|---|---|---|---|---|---|"]
+    groups = {}
+    for group, audit, mutant in results:
+        groups.setdefault(group, []).append((audit, mutant))
+    for group, entries in groups.items():
+        correct = [a for a, m in entries if not m]
+        broken = [a for a, m in entries if m]
+        flagged = [a for a in broken if a.violated]
+        by_stage = {}
+        for a in broken:
+            by_stage.setdefault(a.stage, []).append(a.name.split(": ", 1)[1])
+        stages = "; ".join(f"{stage}: {', '.join(names)}" for stage, names in by_stage.items())
+        errors = [1 - float(a.name.split(" x")[1]) for a in flagged if " x" in a.name]
+        conformant = [a.conformance for a in correct if a.conformance]
+        detect = f"{100 * conformant[0].detectable:.2g}%" if conformant else "-"
+        passes = "yes" if correct and not any(a.violated for a in correct) else \
+            ("no" if correct else "-")
+        seconds = sum(a.seconds for a, _ in entries)
+        lines.append(f"| {group} | {passes} | {len(flagged)}/{len(broken)} | {stages} | "
+                     f"{f'{100 * min(errors):.2g}%' if errors else '-'} | {detect} | "
+                     f"{seconds:.0f} s |")
     return "\n".join(lines)

@@ -550,35 +550,88 @@ def _cdf_figure(args, result, data, lo, hi, degree):
 
 
 def cmd_audit(args):
-    """`gpcompiler audit SPEC | --suite`: black-box privacy audit."""
-    from .audit import Claim, audit_module
-    from .audit_suite import Row, format_table, run_suite
-    if args.suite:
-        rows = run_suite(samples=args.samples, progress=_progress)
-    elif args.spec:
-        from .build import import_module_file
-        if args.spec.endswith(".py"):
-            if not Path(args.spec).is_file():
-                raise UserError(f"no generated module at {args.spec}")
-            module = import_module_file(Path(args.spec))
-            if not hasattr(module, "privatize") or not hasattr(module, "gram"):
-                raise UserError(f"{args.spec} is not a generated curve mechanism")
-        else:
-            module = _mechanism(args.spec)
-        claims = ([Claim("GP", args.epsilon)] if args.epsilon else []) + \
-                 ([Claim("CGP", args.rho)] if args.rho else [])
-        rows = [Row(f"{module.NAME} ({c.model})", False,
-                    audit_module(module, c, samples=args.samples, seed=args.seed))
-                for c in claims or [Claim("GP", 1.0), Claim("CGP", 0.5)]]
+    """`gpcompiler audit SPEC | --suite | --power`: black-box audit and noise conformance."""
+    from . import audit_suite
+    mode = "quick" if args.quick else "full"
+    if args.power:
+        bar = _audit_bar(args, len(audit_suite.power_tasks(mode)))
+        results = audit_suite.run_power(mode, jobs=args.jobs, progress=bar.update_with,
+                                        alpha=args.alpha)
+        bar.close()
+        print(audit_suite.format_power(results))
+        audits = [audit for _, audit, _ in results]
+        failures = [a.name for _, a, mutant in results if a.violated != mutant]
     else:
-        raise UserError("give a spec to audit, or --suite for the whole audit table")
-    print(format_table(rows))
-    failures = [row.name for row in rows if not row.ok]
+        rows = _audit_rows(args, mode)
+        print(audit_suite.format_table(rows))
+        audits = [row.audit for row in rows]
+        failures = [row.name for row in rows if not row.ok]
+    for audit in audits:
+        if audit.conformance is not None:
+            print(audit.conformance.describe())
+    bound, tests = audit_suite.false_alarm_bound(audits)
+    print(f"false-alarm probability of the whole table <= {bound:.3g} "
+          f"(Bonferroni over the {tests} tests of {len(audits)} audits actually run)")
     if failures:
         print(f"unexpected audit outcome for: {', '.join(failures)}", file=sys.stderr)
         return 1
-    print("false-alarm probability of the whole table < 1e-6")
     return 0
+
+
+def _audit_rows(args, mode):
+    """Rows of `audit --suite` or of `audit SPEC` (one per claim, sharing --alpha)."""
+    from . import audit_suite
+    from .audit import Claim
+    if args.suite:
+        bar = _audit_bar(args, len(audit_suite.suite_tasks(mode)))
+        rows = audit_suite.run_suite(mode, jobs=args.jobs, progress=bar.update_with,
+                                     alpha=args.alpha)
+        bar.close()
+        return rows
+    if not args.spec:
+        raise UserError("give a spec or generated module to audit, or --suite / --power")
+    module = _audited_module(args.spec)
+    claims = ([Claim("GP", args.epsilon)] if args.epsilon else []) + \
+             ([Claim("CGP", args.rho)] if args.rho else [])
+    claims = claims or [Claim("GP", 1.0), Claim("CGP", 0.5)]
+    bar, rows = _audit_bar(args, len(claims)), []
+    for claim in claims:
+        audit = audit_suite.audit_mechanism(
+            module, claim.model, claim.budget, mode=mode, alpha=args.alpha / len(claims),
+            seed=args.seed, samples=args.samples, draws=args.draws, conformant=args.conformance)
+        bar.update_with(audit)
+        rows.append(audit_suite.Row(audit.name, False, audit))
+    bar.close()
+    return rows
+
+
+def _audited_module(spec):
+    """A spec's module, or a generated module file, checked to be a curve mechanism."""
+    from .build import import_module_file
+    if not spec.endswith(".py"):
+        return _mechanism(spec)
+    if not Path(spec).is_file():
+        raise UserError(f"no generated module at {spec}")
+    module = import_module_file(Path(spec))
+    if not hasattr(module, "privatize") or not hasattr(module, "gram"):
+        raise UserError(f"{spec} is not a generated curve mechanism")
+    return module
+
+
+def _audit_bar(args, total):
+    """The progress bar of an audit: audits done, pairs and draws so far, time left."""
+    bar = _bar(args, total, " audits")
+    counts = {"pairs": 0, "draws": 0}
+
+    def update_with(audit):
+        if audit.black_box:
+            counts["pairs"] += len(audit.black_box.pairs)
+        if audit.conformance:
+            counts["draws"] += audit.conformance.draws
+        bar.set_postfix(counts, refresh=False)
+        bar.update(1)
+    bar.update_with = update_with
+    return bar
 
 
 class _Parser(argparse.ArgumentParser):
@@ -721,14 +774,31 @@ def build_parser():
     _common(p, "evaluate the release at N evenly spaced points of the spec's curve domain "
                "(unbounded: of the released support)")
     p.set_defaults(run=cmd_privatize)
-    p = commands.add_parser("audit", help="black-box privacy audit of a spec's mechanism")
+    p = command("audit", "privacy audit: black box and white-box noise conformance")
     p.add_argument("spec", nargs="?", help="a spec file or a generated module (.py)")
     p.add_argument("--suite", action="store_true",
                    help="the whole table: negative controls and every real mechanism")
-    p.add_argument("--epsilon", type=float)
-    p.add_argument("--rho", type=float)
-    p.add_argument("--samples", type=int, default=20000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--power", action="store_true",
+                   help="the power table: every shipped mechanism and its mutants")
+    p.add_argument("--epsilon", type=_positive,
+                   help="SPEC: GP claim to audit (default: GP 1 and CGP 0.5)")
+    p.add_argument("--rho", type=_positive,
+                   help="SPEC: CGP claim to audit (default: see --epsilon)")
+    p.add_argument("--samples", type=_count(100),
+                   help="SPEC: black-box samples per phase (default: 400000/d in "
+                        "[2000, 100000]; --quick: 10000/d in [500, 100000])")
+    p.add_argument("--draws", type=_count(100),
+                   help="SPEC: conformance draws (default: 1000000; --quick: 200000/d "
+                        "in [500, 20000])")
+    p.add_argument("--conformance", action=argparse.BooleanOptionalAction, default=True,
+                   help="SPEC: white-box test of the noise law")
+    p.add_argument("--quick", action="store_true",
+                   help="the test suite's smaller sample budget (less power)")
+    p.add_argument("--alpha", type=_probability, default=1e-6,
+                   help="false-alarm probability of the whole table")
+    p.add_argument("--jobs", type=_count(1), default=1,
+                   help="worker processes for --suite and --power")
+    p.add_argument("--seed", type=_count(0), default=0, help="SPEC: seed of the audit (default: 0)")
     p.set_defaults(run=cmd_audit)
     p = command("cdf", "(epsilon, delta)-DP CDF of one column of a CSV file")
     p.add_argument("file", nargs="?", default="bundled:cps1988",

@@ -1,0 +1,363 @@
+"""White-box conformance of a mechanism's noise (docs/design.md, "Auditing").
+
+The noise W = c~ - c that a generated module adds to orthonormal coordinates c (or a CDF
+method adds to its sufficient statistics) is tested against the distribution its claim
+requires:
+
+  GP (epsilon):   W = R U with R ~ Gamma(d, s), s = 1/epsilon, and U uniform on the sphere;
+  CGP (rho):      W ~ N(0, s^2 I), s = 1/sqrt(2 rho);
+  Gaussian sigma: W ~ N(0, sigma^2 I) (the analytic Gaussian mechanism of the CDF methods).
+
+Tests (each a p-value; a report is violated when one falls below alpha / #tests):
+  scale        exact likelihood-ratio test of s with the sufficient statistic (GP: the sum
+               of radii ~ Gamma(n d, s); Gaussian: sum of squares / s^2 ~ chi2(n d)), and its
+               confidence interval at the same level;
+  radius       Kolmogorov-Smirnov of |W|/s against Gamma(d) (GP) or chi(d) (Gaussian);
+               the KS tests (asymptotic p-values) use the first 200,000 draws, the scale and
+               tail tests all;
+  tails        count of draws whose radius lies beyond the claim's 1e-3/n quantiles
+               (binomial; catches a rare leak that the KS statistic cannot see);
+  directions   KS of projections on worst-case and random unit directions (the coordinate
+               axes, the Gram matrix's extreme eigenvectors mapped to orthonormal
+               coordinates, random ones): GP: (u.v + 1)/2 ~ Beta((d-1)/2, (d-1)/2) for the
+               unit direction u; Gaussian: v.W/s ~ N(0, 1);
+  coordinates  (Gaussian) each coordinate's sum of squares ~ s^2 chi2(n), Bonferroni over d;
+  covariance   (Gaussian) off-diagonal sample covariances, sqrt(m) C_ij/s^2 ~ N(0, 1)
+               (asymptotic, on the first m <= 20,000 draws), Bonferroni over the pairs.
+
+With n draws in dimension d the scale test detects a relative error of about
+z / sqrt(n d) (GP) or z / sqrt(2 n d) (Gaussian), z the normal quantile at the test's level:
+the report states this figure.
+"""
+import math
+from dataclasses import dataclass
+
+import numpy
+from scipy import stats
+
+from .audit import gram_eigh
+
+MAX_AXES = 16
+RANDOM_DIRECTIONS = 4
+COVARIANCE_DRAWS = 20000
+KS_DRAWS = 200000
+CHUNK_VALUES = 1 << 22
+
+
+@dataclass(frozen=True)
+class Check:
+    """One statistical test of the noise."""
+    name: str
+    p_value: float
+
+
+@dataclass(frozen=True)
+class ConformanceReport:
+    """The noise tests of one mechanism; ``alpha`` is shared by its checks (Bonferroni)."""
+    name: str
+    model: str
+    dimension: int
+    draws: int
+    claimed_scale: float
+    scale_estimate: float
+    interval: tuple
+    detectable: float
+    checks: tuple
+    alpha: float
+
+    @property
+    def tests(self):
+        return len(self.checks)
+
+    @property
+    def level(self):
+        return self.alpha / len(self.checks)
+
+    @property
+    def failed(self):
+        return tuple(c.name for c in self.checks if c.p_value < self.level)
+
+    @property
+    def violated(self):
+        return bool(self.failed)
+
+    def describe(self):
+        """One line: estimated scale with its interval beside the claimed one."""
+        lo, hi = self.interval
+        verdict = f"FAILED: {', '.join(self.failed)}" if self.violated else "conforms"
+        return (f"{self.name}: {self.model} noise, d = {self.dimension}, {self.draws} draws; "
+                f"scale {self.scale_estimate:.6g} [{lo:.6g}, {hi:.6g}] vs claimed "
+                f"{self.claimed_scale:.6g} (detectable relative error {self.detectable:.2g}); "
+                f"{self.tests} tests, {verdict}")
+
+
+def unit_directions(dimension, worst=(), rng=None):
+    """(name, unit vector) pairs: worst-case directions, coordinate axes, random ones."""
+    rng = numpy.random.default_rng(7) if rng is None else rng
+    out = [(name, v / numpy.linalg.norm(v)) for name, v in worst]
+    axes = range(dimension) if dimension <= MAX_AXES else \
+        sorted(set(numpy.linspace(0, dimension - 1, MAX_AXES).astype(int)))
+    out += [(f"axis {i}", numpy.eye(dimension)[i]) for i in axes]
+    for k in range(RANDOM_DIRECTIONS):
+        v = rng.standard_normal(dimension)
+        out.append((f"random direction {k}", v / numpy.linalg.norm(v)))
+    return out
+
+
+class _Accumulator:
+    """Streaming statistics of noise draws (n, d), fed chunk by chunk."""
+
+    def __init__(self, dimension, directions):
+        self.matrix = numpy.stack([v for _, v in directions], axis=1)
+        self.radii, self.projections = [], []
+        self.squares = numpy.zeros(dimension)
+        self.covariance = numpy.zeros((dimension, dimension))
+        self.covariance_draws = 0
+
+    def add(self, noise):
+        radius = numpy.linalg.norm(noise, axis=1)
+        self.radii.append(radius)
+        self.projections.append(noise @ self.matrix)
+        self.squares += numpy.einsum("ij,ij->j", noise, noise)
+        take = min(noise.shape[0], COVARIANCE_DRAWS - self.covariance_draws)
+        if take > 0:
+            self.covariance += noise[:take].T @ noise[:take]
+            self.covariance_draws += take
+
+    def finish(self):
+        self.radii = numpy.concatenate(self.radii)
+        self.projections = numpy.concatenate(self.projections)
+        return self
+
+
+def collect(sample_noise, draws, dimension, directions, rng, progress=None):
+    """Draw ``draws`` noise vectors from ``sample_noise(count, rng)`` in chunks."""
+    chunk = max(1, min(draws, CHUNK_VALUES // dimension))
+    accumulator = _Accumulator(dimension, directions)
+    for start in range(0, draws, chunk):
+        size = min(chunk, draws - start)
+        noise = numpy.asarray(sample_noise(size, rng), dtype=float).reshape(size, dimension)
+        accumulator.add(noise)
+        if progress:
+            progress(size)
+    return accumulator.finish()
+
+
+def _ks(values, law, *args):
+    """Kolmogorov-Smirnov p-value (asymptotic) of ``values`` against scipy's ``law``."""
+    return float(stats.kstest(values, law, args=args, method="asymp").pvalue)
+
+
+def _two_sided(cdf, sf):
+    return float(min(1.0, 2 * min(cdf, sf)))
+
+
+def _tail_check(radii, law, name):
+    """Binomial test of the count beyond both 1e-3/n quantiles of ``law``."""
+    n = radii.size
+    p0 = 1e-3 / n
+    count = int(numpy.sum((radii < law.ppf(p0)) | (radii > law.isf(p0))))
+    return Check(f"{name} tails (count {count} beyond the 1e-3/n quantiles)",
+                 float(stats.binom.sf(count - 1, n, 2 * p0)) if count else 1.0)
+
+
+def _gp_checks(acc, scale, directions, level):
+    n, d = acc.radii.size, acc.matrix.shape[0]
+    total = float(acc.radii.sum())
+    shape = n * d
+    p = _two_sided(stats.gamma.cdf(total / scale, shape), stats.gamma.sf(total / scale, shape))
+    interval = (total / stats.gamma.isf(level / 2, shape),
+                total / stats.gamma.ppf(level / 2, shape))
+    checks = [Check("scale (exact LR test, sum of radii ~ Gamma(n d, s))", p),
+              Check("radius KS against Gamma(d)",
+                    _ks(acc.radii[:KS_DRAWS] / scale, "gamma", d)),
+              _tail_check(acc.radii / scale, stats.gamma(d), "radius")]
+    if d > 1:
+        safe = numpy.where(acc.radii > 0, acc.radii, 1.0)[:, None]
+        aligned = (acc.projections[:KS_DRAWS] / safe[:KS_DRAWS] + 1) / 2
+        half = (d - 1) / 2
+        for (name, _), column in zip(directions, aligned.T):
+            checks.append(Check(f"direction KS along {name}",
+                                _ks(column, "beta", half, half)))
+    return total / shape, interval, checks
+
+
+def _gaussian_checks(acc, scale, directions, level):
+    n, d = acc.radii.size, acc.matrix.shape[0]
+    squares = float(acc.squares.sum())
+    dof = n * d
+    ratio = squares / scale ** 2
+    p = _two_sided(stats.chi2.cdf(ratio, dof), stats.chi2.sf(ratio, dof))
+    interval = (math.sqrt(squares / stats.chi2.isf(level / 2, dof)),
+                math.sqrt(squares / stats.chi2.ppf(level / 2, dof)))
+    per = acc.squares / scale ** 2
+    coordinate_p = numpy.minimum(1.0, 2 * numpy.minimum(stats.chi2.cdf(per, n),
+                                                        stats.chi2.sf(per, n)))
+    checks = [Check("scale (exact LR test, sum of squares / s^2 ~ chi2(n d))", p),
+              Check("radius KS against chi(d)",
+                    _ks(acc.radii[:KS_DRAWS] / scale, "chi", d)),
+              _tail_check(acc.radii / scale, stats.chi(d), "radius"),
+              Check("per-coordinate variance (Bonferroni over d)",
+                    float(min(1.0, d * coordinate_p.min())))]
+    for (name, _), column in zip(directions, acc.projections[:KS_DRAWS].T):
+        checks.append(Check(f"normality KS along {name}",
+                            _ks(column / scale, "norm")))
+    if d > 1:
+        m = acc.covariance_draws
+        z = acc.covariance / (m * scale ** 2) * math.sqrt(m)
+        off = numpy.abs(z[numpy.triu_indices(d, 1)]).max()
+        pairs = d * (d - 1) / 2
+        checks.append(Check(f"covariance off-diagonal (first {m} draws, asymptotic)",
+                            float(min(1.0, pairs * 2 * stats.norm.sf(off)))))
+    return math.sqrt(squares / dof), interval, checks
+
+
+def conformance(name, sample_noise, model, scale, dimension, *, draws, alpha=1e-6, worst=(),
+                seed=0, progress=None):
+    """Test ``sample_noise(count, rng) -> (count, dimension)`` against the claim's noise law.
+
+    ``model`` is "GP" (radius Gamma(d, scale), uniform direction) or "Gaussian" (N(0,
+    scale^2 I), for CGP and the CDF methods); ``worst`` adds named directions to test.
+    """
+    rng = numpy.random.default_rng(seed)
+    directions = unit_directions(dimension, worst, numpy.random.default_rng(seed + 1))
+    acc = collect(sample_noise, draws, dimension, directions, rng, progress)
+    extra = len(directions) if dimension > 1 or model != "GP" else 0
+    planned = (3 if model == "GP" else 4 + (dimension > 1)) + extra
+    level = alpha / max(planned, 1)
+    checker = _gp_checks if model == "GP" else _gaussian_checks
+    estimate, interval, checks = checker(acc, scale, directions, level)
+    per_unit = stats.norm.isf(alpha / len(checks) / 2)
+    detectable = per_unit / math.sqrt(draws * dimension * (1 if model == "GP" else 2))
+    return ConformanceReport(name, "GP" if model == "GP" else "Gaussian", dimension, draws, scale,
+                             estimate, interval, detectable, tuple(checks), alpha)
+
+
+def default_draws(dimension, values=4e7, least=1000000, most=1000000):
+    """Draws for a row: ``values`` noise scalars in all, clipped to [least, most]. The
+    default is 10^6 draws whatever d: a leak of probability p shows in about n p draws, so
+    p = 1e-5 is missed with probability e^-10."""
+    return int(min(most, max(least, values // dimension)))
+
+
+def gram_extremes(module):
+    """The Gram matrix's extreme eigenvectors v mapped to orthonormal coordinates (R^T v):
+    the directions in which noise added in the user basis is largest and smallest."""
+    values, vectors = gram_eigh(module)
+    worst = []
+    for label, v in (("smallest Gram eigenvector", vectors[:, 0]),
+                     ("largest Gram eigenvector", vectors[:, -1])):
+        a = numpy.zeros(module.COEF_SHAPE)
+        if len(module.COEF_SHAPE) == 2:
+            a[:, 0] = v
+        else:
+            a[:] = v
+        worst.append((label, numpy.asarray(module.from_user(a), dtype=float).ravel()))
+    return worst
+
+
+def conform_module(module, model, budget, *, draws=None, alpha=1e-6, seed=0, privatize=None,
+                   center=None, progress=None):
+    """Conformance of a generated module's privatize (or a replacement with its signature):
+    the noise at ``center`` (orthonormal coordinates; default a fixed nonzero point)."""
+    privatize = privatize or module.privatize
+    d = int(module.COEF_DIM)
+    if center is None:
+        center = numpy.linspace(1.0, -1.0, d).reshape(module.COEF_SHAPE)
+    keyword = {"epsilon": budget} if model == "GP" else {"rho": budget}
+    scale = 1 / budget if model == "GP" else 1 / math.sqrt(2 * budget)
+
+    def noise(count, rng):
+        batch = numpy.broadcast_to(center, (count,) + center.shape)
+        return (privatize(batch, rng=rng, **keyword) - batch).reshape(count, d)
+    return conformance(f"{module.NAME} ({model})", noise, "GP" if model == "GP" else "Gaussian",
+                       scale, d, draws=draws or default_draws(d), alpha=alpha,
+                       worst=gram_extremes(module), seed=seed, progress=progress)
+
+
+class _Recording:
+    """A generator proxy recording the Laplace variates drawn through it (minus loc)."""
+
+    def __init__(self, rng):
+        self.rng, self.values = rng, []
+
+    def laplace(self, loc=0.0, scale=1.0, size=None):
+        value = self.rng.laplace(loc, scale, size)
+        self.values.extend(numpy.ravel(numpy.asarray(value) - loc))
+        return value
+
+    def __getattr__(self, name):
+        return getattr(self.rng, name)
+
+
+class StepRecorder:
+    """Spies on the noisy steps of an adaptive algorithm, installed from the audit side
+    around its ``svt`` and ``privatize_vector``: each SVT variate divided by the scale its
+    charge pays for (lipschitz/epsilon1 for the threshold, 2 lipschitz/epsilon2 per query)
+    and each release's noise in units of the share it was charged."""
+
+    def __init__(self):
+        self.svt, self.gp, self.gaussian = [], [], []
+
+    def svt_spy(self, svt):
+        def spied(queries, threshold, lipschitz, epsilon1, epsilon2, *, rng, ledger, label):
+            recording = _Recording(rng)
+            result = svt(queries, threshold, lipschitz, epsilon1, epsilon2, rng=recording,
+                         ledger=ledger, label=label)
+            scales = [lipschitz / epsilon1] + [2 * lipschitz / epsilon2] * len(recording.values)
+            self.svt.extend(v / b for v, b in zip(recording.values, scales))
+            return result
+        return spied
+
+    def release_spy(self, privatize_vector):
+        def spied(vector, ledger, label, share, *, rng):
+            out = privatize_vector(vector, ledger, label, share, rng=rng)
+            noise = numpy.ravel(numpy.asarray(out, dtype=float)
+                                - numpy.asarray(vector, dtype=float))
+            if ledger.model == "GP":
+                self.gp.append((float(numpy.linalg.norm(noise)) * float(share), noise.size))
+            else:
+                self.gaussian.append(noise * math.sqrt(2 * float(share)))
+            return out
+        return spied
+
+
+def steps_report(name, recorder, alpha):
+    """Conformance of recorded adaptive steps: SVT variates ~ Laplace(1) and release noise
+    ~ the law its charged share requires (GP radius x share ~ Gamma(d, 1); CGP noise x
+    sqrt(2 share) ~ N(0, 1)), each with an exact scale test and a KS test."""
+    checks = []
+    if recorder.svt:
+        v = numpy.abs(numpy.asarray(recorder.svt))
+        checks += [Check("SVT noise scale (sum |V|/b ~ Gamma(N, 1))",
+                         _two_sided(stats.gamma.cdf(v.sum(), v.size),
+                                    stats.gamma.sf(v.sum(), v.size))),
+                   Check("SVT noise KS against Laplace(b)", _ks(v, "expon"))]
+    level = alpha / (len(checks) + 2)
+    if recorder.gp:
+        radii = numpy.array([r for r, _ in recorder.gp])
+        sizes = numpy.array([d for _, d in recorder.gp])
+        total, shape = float(radii.sum()), float(sizes.sum())
+        p = _two_sided(stats.gamma.cdf(total, shape), stats.gamma.sf(total, shape))
+        checks += [Check("release radius x share (sum ~ Gamma(sum d, 1))", p),
+                   Check("release radius KS (Gamma(d) CDF values ~ U(0, 1))",
+                         _ks(stats.gamma.cdf(radii, sizes), "uniform"))]
+        estimate = total / shape
+        interval = (total / stats.gamma.isf(level / 2, shape),
+                    total / stats.gamma.ppf(level / 2, shape))
+        model, units = "GP", shape
+    else:
+        z = numpy.concatenate(recorder.gaussian)
+        squares, shape = float(numpy.sum(z * z)), z.size
+        checks += [Check("release noise scale (sum z^2 ~ chi2(N))",
+                         _two_sided(stats.chi2.cdf(squares, shape),
+                                    stats.chi2.sf(squares, shape))),
+                   Check("release noise KS against N(0, 1)", _ks(z, "norm"))]
+        estimate = math.sqrt(squares / shape)
+        interval = (math.sqrt(squares / stats.chi2.isf(level / 2, shape)),
+                    math.sqrt(squares / stats.chi2.ppf(level / 2, shape)))
+        model, units = "Gaussian", 2 * shape
+    detectable = stats.norm.isf(alpha / len(checks) / 2) / math.sqrt(units)
+    runs = len(recorder.gp) or len(recorder.gaussian)
+    return ConformanceReport(name, model, int(shape / max(runs, 1)), runs, 1.0, estimate,
+                             interval, detectable, tuple(checks), alpha)
