@@ -216,6 +216,29 @@ def cmd_audit(args):
     return 0
 
 
+def cmd_experiment(args):
+    """`gpcompiler experiment NAME`: the paper's evaluation under its protocol (Sec. 5)."""
+    from .experiments import run
+    if args.seeds is not None and args.seeds < 1 or args.jobs < 1 or \
+            args.curves is not None and args.curves < 1:
+        raise UserError("--seeds, --curves and --jobs must be positive integers")
+    out = args.out or f"experiment-{args.name}"
+    options = {"column": args.column, "lo": args.lo, "hi": args.hi}
+    try:
+        results = run(args.name, data=args.data, quick=args.quick, simulations=args.seeds,
+                      jobs=args.jobs, out=out, curves=args.curves, options=options)
+    except ValueError as error:
+        raise DataError(f"experiment {args.name}: {error}") from None
+    for model, block in results["models"].items():
+        for method, ratios in block["headline"]["ratio_best_baseline_over_paper_method"].items():
+            print(f"{model}: best baseline / {method} (mean {results['metric_label']}) at "
+                  f"{block['symbol']} = {block['budgets'][-1]:g}: {ratios[-1]:.2f}x")
+    print(f"wrote {out}/results.json, {out}/table.md, "
+          + ", ".join(f"{out}/{name}" for name in results["figures"])
+          + f" ({results['wall_time_seconds']:.0f} s)")
+    return 0
+
+
 def _add_budget(parser):
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--epsilon", type=float, help="GP budget")
@@ -281,6 +304,24 @@ def build_parser():
     p.add_argument("--plot")
     p.add_argument("--seed", type=int)
     p.set_defaults(run=cmd_cdf)
+    p = commands.add_parser("experiment", help="the paper's evaluation (Sec. 5) under its protocol")
+    p.add_argument("name", choices=["ecg", "select", "trajectories", "segments", "cdf"],
+                   help="ecg (Sec. 5.1), select (Sec. 5.2), trajectories (Sec. 5.3), "
+                        "segments (Fig. 12), cdf (the four CDF estimators)")
+    p.add_argument("--data", help="your own CSV: t,y1..yn with an optional leading curve id "
+                                  "(as `privatize` reads), or for cdf a CSV with a header "
+                                  "(as `cdf` reads); default: the bundled data")
+    p.add_argument("--quick", action="store_true",
+                   help="a few curves, 2 simulations, the ends of each budget grid")
+    p.add_argument("--seeds", type=int,
+                   help="simulations per curve (default: 30, the paper's; 2 with --quick)")
+    p.add_argument("--curves", type=int, help="use only the first N curves (default: all)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (default: 1)")
+    p.add_argument("--out", help="output directory (default: experiment-NAME)")
+    p.add_argument("--column", default="wage", help="cdf: the column of --data (default: wage)")
+    p.add_argument("--lo", type=float, help="cdf: public lower bound (default: 0 for the bundled wages)")
+    p.add_argument("--hi", type=float, help="cdf: public upper bound (default: 2500 for the bundled wages)")
+    p.set_defaults(run=cmd_experiment)
     return parser
 
 

@@ -57,9 +57,10 @@ def simulation_rng(curve, simulation):
 
 
 def l2_distance(evaluate, curve, knots=(), nodes=2):
-    """||f - q|| over the curve's domain for a release f that is a polynomial of degree
-    < 2 * nodes - 1 between ``knots``: Gauss-Legendre with ``nodes`` points on every piece
-    between the samples, the knots and the domain ends (exact up to rounding)."""
+    """||f - q|| over the curve's domain by Gauss-Legendre with ``nodes`` points on every
+    piece between the samples, the knots and the domain ends: exact up to rounding when f
+    is a polynomial of degree < nodes between knots ((f - q)^2 then has degree
+    <= 2 nodes - 2)."""
     lo, hi, y_lo, y_hi = curve.pieces(knots)
     x, w = legendre.leggauss(nodes)
     lam = (x + 1) / 2

@@ -3,7 +3,6 @@ Markdown table. A method's line at each budget is its best setting (least mean e
 chosen with hindsight among its public settings, as the paper's figures show one line
 per method; every setting's numbers are kept in results.json."""
 import json
-import math
 
 import numpy
 
@@ -36,7 +35,7 @@ def _rounded(array):
 def headline(methods, paper_methods, baselines, metric="l2"):
     """Best baseline's mean error / each paper method's, per budget (> 1: the paper wins)."""
     ratios = {}
-    for method in paper_methods:
+    for method in (m for m in paper_methods if m in methods):
         ratios[method] = [min(methods[name]["best"][b][metric]["mean"] for name in baselines)
                           / own[metric]["mean"] for b, own in enumerate(methods[method]["best"])]
     return {"paper_methods": list(paper_methods), "baselines": list(baselines), "metric": metric,
@@ -53,20 +52,21 @@ def table(results):
     """The Markdown summary: mean normalized L2 (median [q25, q75]) per method and budget."""
     lines = [f"# {results['title']}", "",
              f"Paper: {results['paper']}. Data: {results['data']['source']} "
-             f"({len(results['data']['ids'])} curves, sha256 {results['data']['sha256'][:12]}…); "
+             f"({len(results['data']['ids'])} curve(s), sha256 {results['data']['sha256'][:12]}…); "
              f"{results['settings']['simulations']} simulations per curve; wall time "
              f"{results['wall_time_seconds']:.0f} s.", "",
              f"Cells: {results['metric_label']}, mean (median [25th, 75th percentile]); "
-             "in brackets after a baseline, its best setting at that budget (chosen with hindsight).", ""]
+             "after a method with several settings, its best at that budget (chosen with hindsight).", ""]
     for model, block in results["models"].items():
         budgets = block["budgets"]
-        lines += [f"## {model}", "", "| method | " + " | ".join(f"{block['symbol']} = {b:g}" for b in budgets)
-                  + " |", "|---|" + "---|" * len(budgets)]
+        header = " | ".join(f"{block['symbol']} = {b:g}" for b in budgets)
+        lines += [f"## {model}", "", f"| method | {header} |", "|---|" + "---|" * len(budgets)]
         for method, entry in block["methods"].items():
             cells = []
             for best in entry["best"]:
                 stats = best[results["metric"]]
-                cell = f"{stats['mean']:.3g} ({stats['median']:.3g} [{stats['q25']:.3g}, {stats['q75']:.3g}])"
+                cell = (f"{stats['mean']:.3g} ({stats['median']:.3g} "
+                        f"[{stats['q25']:.3g}, {stats['q75']:.3g}])")
                 if len(entry["settings"]) > 1:
                     cell += f" [{best['setting']}]"
                 cells.append(cell)
