@@ -24,10 +24,6 @@ from .protocol import baseline_errors, checked_dataset, simulation_rng
 TITLE = "ECG: Project-and-Privatize (800 sinc functions) against the LY23 baseline"
 PAPER = "Sec. 5.1, Figs. 6, 13 (CGP), 17 (median and quartiles)"
 PAPER_METHODS = ("Project-and-Privatize",)
-BASELINES = ("Baseline", "Baseline (smoothed)")
-METRIC = "l2"
-METRIC_LABEL = "L2 error / ||q||"
-METRIC_UNIT = "relative to ||q||"
 SPEC = "sinc_ecg.toml"
 RATE, WINDOW_SECONDS, TIME_SCALE = 100, 10, 80.0
 POINTS = (100, 200, 800)

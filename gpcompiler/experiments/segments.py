@@ -11,10 +11,6 @@ from .seg_common import seg_errors
 TITLE = "Gaussian mixtures: PrivFuncSeg with local degree 1, 4, 8, 16 against the LY23 baseline"
 PAPER = "Sec. 5.3, Figs. 12, 16 (CGP)"
 DEGREES = (1, 4, 8, 16)
-BASELINES = ("Baseline", "Baseline (smoothed)")
-METRIC = "l2"
-METRIC_LABEL = "L2 error / ||q||"
-METRIC_UNIT = "relative to ||q||"
 models = mixtures.models
 SPEC_TEXT = """name = "monomial{d}_0_100"
 title = "Monomials 1, t, ..., t^{d} on [0, 100] (paper Fig. 12)"

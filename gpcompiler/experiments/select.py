@@ -19,10 +19,6 @@ from .protocol import baseline_errors, simulation_rng
 TITLE = "Gaussian mixtures: PrivFuncSelect (monomials of degree <= 32) against the LY23 baseline"
 PAPER = "Sec. 5.2, Figs. 8, 14 (CGP)"
 PAPER_METHODS = ("PrivFuncSelect",)
-BASELINES = ("Baseline", "Baseline (smoothed)")
-METRIC = "l2"
-METRIC_LABEL = "L2 error / ||q||"
-METRIC_UNIT = "relative to ||q||"
 SPEC = "monomial32.toml"
 models = mixtures.models
 

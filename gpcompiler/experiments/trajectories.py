@@ -21,10 +21,6 @@ from .seg_common import seg_errors
 TITLE = "Vessel trajectories: PrivFuncSeg (2-D linear pieces) against the LY23 baseline"
 PAPER = "Sec. 5.3, Figs. 10, 15 (CGP), 18 (median and quartiles)"
 PAPER_METHODS = ("PrivFuncSeg",)
-BASELINES = ("Baseline", "Baseline (smoothed)")
-METRIC = "l2"
-METRIC_LABEL = "L2 error / ||q||"
-METRIC_UNIT = "relative to ||q||"
 SPEC = "trajectory_linear.toml"
 T = 10080.0
 EPSILONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1)
