@@ -102,7 +102,7 @@ def figures(out, results):
         titles = (f"(a) {model}: mean {label}", f"(b) {model}: mean squared {label}",
                   f"(c) {model}: median {label}, 25th-75th percentile")
         ylabels = (f"mean error ({results['metric_unit']})",
-                   f"mean squared error (squared, {results['metric_unit']})",
+                   f"mean squared error (squared {results['metric_unit']})",
                    f"median error ({results['metric_unit']})")
         for axis, title, ylabel in zip(row, titles, ylabels):
             _style(axis, block, ylabel)
