@@ -18,8 +18,8 @@ import numpy
 
 from ..adaptive.curve import make_curve
 from ..build import load as load_spec
-from ..curves import Curves, read_curves
-from .protocol import baseline_errors, checked_dataset, simulation_rng
+from ..curves import Curves
+from .protocol import baseline_errors, checked_dataset, first, simulation_rng, user_curves
 
 TITLE = "ECG: Project-and-Privatize (800 sinc functions) against the LY23 baseline"
 PAPER = "Sec. 5.1, Figs. 6, 13 (CGP), 17 (median and quartiles)"
@@ -74,10 +74,9 @@ def load(data, quick, curves, options):
         found = Curves(tuple(f"record208_w{i}" for i in range(len(windows))), (t,) * len(windows),
                        tuple(windows), ("uV",))
         source = "bundled MIT-BIH record 208 (gpcompiler/data/mitbih_record208_360hz.npz)"
+        found = first(found, curves or (2 if quick else None))
     else:
-        found, raw, source = read_curves(data), open(data, "rb").read(), data
-    count = curves or (2 if quick else len(found.ids))
-    found = Curves(*(f[:count] for f in (found.ids, found.times, found.values)), found.value_names)
+        (found, raw), source = user_curves(data, curves or (2 if quick else None)), data
     return checked_dataset(source, raw, found, domain)
 
 

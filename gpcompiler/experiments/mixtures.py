@@ -11,8 +11,8 @@ import json
 
 import numpy
 
-from ..curves import Curves, read_curves
-from .protocol import checked_dataset
+from ..curves import Curves
+from .protocol import checked_dataset, user_curves
 
 DOMAIN = (0.0, 100.0)
 COUNT, SAMPLES, SEED = 50, 501, 2024
@@ -55,10 +55,8 @@ def load(data, quick, curves):
         raw = json.dumps(generator).encode()
         return checked_dataset("synthetic Gaussian mixtures", raw, found, DOMAIN,
                                {"generator": generator})
-    found = read_curves(data)
-    found = Curves(*(f[:count] for f in (found.ids, found.times, found.values)), found.value_names)
-    with open(data, "rb") as handle:
-        return checked_dataset(data, handle.read(), found, DOMAIN)
+    found, raw = user_curves(data, curves or (2 if quick else None))
+    return checked_dataset(data, raw, found, DOMAIN)
 
 
 def baseline_plan(quick):

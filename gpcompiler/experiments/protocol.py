@@ -18,6 +18,7 @@ import numpy
 from numpy.polynomial import legendre
 
 from ..adaptive.curve import make_curve
+from ..curves import Curves, read_curves
 from ..errors import DataError
 
 BASE_SEED = 20260501
@@ -49,6 +50,21 @@ def checked_dataset(source, raw, curves, domain, notes=None):
             raise DataError(f"{source}: curve {key!r}: {error}") from None
     return Dataset(source, sha256_of(raw), tuple(curves.ids), tuple(curves.times),
                    tuple(curves.values), tuple(float(v) for v in domain), notes or {})
+
+
+def user_curves(path, count):
+    """The first ``count`` (None: all) curves of the user's CSV in the layout `gpcompiler
+    privatize` reads, and the file's bytes (for its sha256)."""
+    found = read_curves(path)
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    return first(found, count), raw
+
+
+def first(curves, count):
+    """The first ``count`` curves (None: all)."""
+    return Curves(*(field_[:count] for field_ in (curves.ids, curves.times, curves.values)),
+                  curves.value_names)
 
 
 def simulation_rng(curve, simulation):

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..adaptive.curve import make_curve
 from ..build import load as load_spec
-from ..curves import Curves, bundled_trajectories, read_curves
-from .protocol import baseline_errors, checked_dataset
+from ..curves import bundled_trajectories
+from .protocol import baseline_errors, checked_dataset, first, user_curves
 from .seg_common import seg_errors
 
 TITLE = "Vessel trajectories: PrivFuncSeg (2-D linear pieces) against the LY23 baseline"
@@ -55,11 +55,9 @@ def load(data, quick, curves, options):
         raw = resources.files("gpcompiler").joinpath("data/nyharbor_ais_2020-12-01_07.csv.gz").read_bytes()
         source = ("bundled AIS, New York Harbor 1-7 Dec 2020 "
                   "(gpcompiler/data/nyharbor_ais_2020-12-01_07.csv.gz)")
+        found = first(found, count)
     else:
-        found, source = read_curves(data), data
-        with open(data, "rb") as handle:
-            raw = handle.read()
-    found = Curves(*(f[:count] for f in (found.ids, found.times, found.values)), found.value_names)
+        (found, raw), source = user_curves(data, count), data
     dataset = checked_dataset(source, raw, found, (0.0, T))
     dataset.notes.update({"points": [int(t.size) for t in dataset.times],
                           "durations_minutes": [float(t[-1] - t[0]) for t in dataset.times]})
