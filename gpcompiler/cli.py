@@ -578,6 +578,26 @@ def cmd_audit(args):
     return 0
 
 
+def cmd_experiment(args):
+    """`gpcompiler experiment NAME`: the paper's evaluation under its protocol (Sec. 5)."""
+    from .experiments import run
+    out = args.out or f"experiment-{args.name}"
+    options = {"column": args.column, "lo": args.lo, "hi": args.hi}
+    try:
+        results = run(args.name, data=args.data, quick=args.quick, simulations=args.seeds,
+                      jobs=args.jobs, out=out, curves=args.curves, options=options)
+    except ValueError as error:
+        raise DataError(f"experiment {args.name}: {error}") from None
+    for model, block in results["models"].items():
+        for method, ratios in block["headline"]["ratio_best_baseline_over_paper_method"].items():
+            print(f"{model}: best baseline / {method} (mean {results['metric_label']}) at "
+                  f"{block['symbol']} = {block['budgets'][-1]:g}: {ratios[-1]:.2f}x")
+    print(f"wrote {out}/results.json, {out}/table.md, "
+          + ", ".join(f"{out}/{name}" for name in results["figures"])
+          + f" ({results['wall_time_seconds']:.0f} s)")
+    return 0
+
+
 def _audit_rows(args, mode):
     """Rows of `audit --suite` or of `audit SPEC` (one per claim, sharing --alpha)."""
     from . import audit_suite
@@ -821,6 +841,26 @@ def build_parser():
                    help="estimator (docs/design.md, \"CDF estimation\")")
     _common(p, "evaluate the private CDF at N evenly spaced points of [lo, hi]")
     p.set_defaults(run=cmd_cdf)
+    p = commands.add_parser("experiment", help="the paper's evaluation (Sec. 5) under its protocol")
+    p.add_argument("name", choices=["ecg", "select", "trajectories", "segments", "cdf"],
+                   help="ecg (Sec. 5.1), select (Sec. 5.2), trajectories (Sec. 5.3), "
+                        "segments (Fig. 12), cdf (the four CDF estimators)")
+    p.add_argument("--data", help="your own CSV: t,y1..yn with an optional leading curve id "
+                                  "(as `privatize` reads), or for cdf a CSV with a header "
+                                  "(as `cdf` reads); default: the bundled data")
+    p.add_argument("--quick", action="store_true",
+                   help="a few curves, 2 simulations, the ends of each budget grid")
+    p.add_argument("--seeds", type=_count(1),
+                   help="simulations per curve (default: 30, the paper's; 2 with --quick)")
+    p.add_argument("--curves", type=_count(1), help="use only the first N curves (default: all)")
+    p.add_argument("--jobs", type=_count(1), default=1, help="worker processes")
+    p.add_argument("--out", help="output directory (default: experiment-NAME)")
+    p.add_argument("--column", default="wage", help="cdf: the column of --data")
+    p.add_argument("--lo", type=float,
+                   help="cdf: public lower bound (default: 0 for the bundled wages)")
+    p.add_argument("--hi", type=float,
+                   help="cdf: public upper bound (default: 2500 for the bundled wages)")
+    p.set_defaults(run=cmd_experiment)
     return parser
 
 

@@ -1,0 +1,167 @@
+"""The paper's evaluation protocol (Sec. 5, App. C.3, F; docs/design.md, "Utility").
+
+Errors are the paper's: the L2 distance between the release and the curve q over the
+public domain, normalized by ||q|| (Sec. 5: "normalized by the L2 norm of the original
+input curve"), and its square (the functional MSE). Reported per method and budget: the
+mean, and the median with 25th/75th percentiles, over every simulation of every curve.
+Simulation j of curve i draws from the generator seeded [BASE_SEED, i, j] for every
+method and budget, so all methods see the same curves and seeds.
+"""
+import hashlib
+import math
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from importlib import import_module
+
+import numpy
+from numpy.polynomial import legendre
+
+from ..adaptive.curve import make_curve
+from ..curves import Curves, read_curves
+from ..errors import DataError
+
+BASE_SEED = 20260501
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Curves on a public domain, with where they came from."""
+    source: str
+    sha256: str
+    ids: tuple
+    times: tuple
+    values: tuple
+    domain: tuple
+    notes: dict = field(default_factory=dict)
+
+
+def sha256_of(raw):
+    return hashlib.sha256(raw).hexdigest()
+
+
+def checked_dataset(source, raw, curves, domain, notes=None):
+    """A :class:`Dataset` whose curves all lie in the public ``domain``; a curve that does
+    not is a one-line error naming it."""
+    for key, t, y in zip(curves.ids, curves.times, curves.values):
+        try:
+            make_curve(t, y, domain)
+        except ValueError as error:
+            raise DataError(f"{source}: curve {key!r}: {error}") from None
+    return Dataset(source, sha256_of(raw), tuple(curves.ids), tuple(curves.times),
+                   tuple(curves.values), tuple(float(v) for v in domain), notes or {})
+
+
+def user_curves(path, count):
+    """The first ``count`` (None: all) curves of the user's CSV in the layout `gpcompiler
+    privatize` reads, and the file's bytes (for its sha256)."""
+    found = read_curves(path)
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    return first(found, count), raw
+
+
+def first(curves, count):
+    """The first ``count`` curves (None: all)."""
+    return Curves(*(field_[:count] for field_ in (curves.ids, curves.times, curves.values)),
+                  curves.value_names)
+
+
+def simulation_rng(curve, simulation):
+    """The generator of simulation ``simulation`` of curve number ``curve`` (any method)."""
+    return numpy.random.default_rng([BASE_SEED, curve, simulation])
+
+
+def l2_distance(evaluate, curve, knots=(), nodes=2):
+    """||f - q|| over the curve's domain by Gauss-Legendre with ``nodes`` points on every
+    piece between the samples, the knots and the domain ends: exact up to rounding when f
+    is a polynomial of degree < nodes between knots ((f - q)^2 then has degree
+    <= 2 nodes - 2)."""
+    lo, hi, y_lo, y_hi = curve.pieces(knots)
+    x, w = legendre.leggauss(nodes)
+    lam = (x + 1) / 2
+    points = lo[:, None] + (hi - lo)[:, None] * lam
+    weights = (hi - lo)[:, None] * w / 2
+    q = y_lo[:, None, :] * (1 - lam)[None, :, None] + y_hi[:, None, :] * lam[None, :, None]
+    f = numpy.asarray(evaluate(points.ravel()), dtype=float).reshape(q.shape)
+    return math.sqrt(float(numpy.sum(weights * numpy.sum((f - q) ** 2, axis=-1))))
+
+
+def summary(errors):
+    """Mean, median and quartiles of normalized L2 errors and of their squares."""
+    errors = numpy.asarray(errors, dtype=float).ravel()
+    out = {}
+    for name, values in (("l2", errors), ("squared", errors ** 2)):
+        q25, median, q75 = numpy.percentile(values, [25, 50, 75])
+        out[name] = {"mean": float(values.mean()), "median": float(median),
+                     "q25": float(q25), "q75": float(q75)}
+    return out
+
+
+def _task(arguments):
+    name, index, t, y, domain, model, budgets, simulations, quick = arguments
+    experiment = import_module(f"{__package__}.{name}")
+    return experiment.simulate(index, t, y, domain, model, budgets, simulations, quick)
+
+
+def run_tasks(name, dataset, models, simulations, quick, jobs):
+    """simulate() of every (curve, model), in ``jobs`` processes, with a progress bar on
+    stderr (silent when stderr is not a terminal): {model: [per-curve results]}."""
+    from tqdm import tqdm
+    tasks = [(name, i, t, y, dataset.domain, model, budgets, simulations, quick)
+             for model, budgets in models.items()
+             for i, (t, y) in enumerate(zip(dataset.times, dataset.values))]
+    bar = tqdm(total=len(tasks), desc=f"experiment {name}", unit="curve",
+               disable=not sys.stderr.isatty(), file=sys.stderr)
+    with bar:
+        if jobs > 1:
+            with ProcessPoolExecutor(jobs) as pool:
+                results = []
+                for result in pool.map(_task, tasks):
+                    results.append(result)
+                    bar.update()
+        else:
+            results = []
+            for task in tasks:
+                results.append(_task(task))
+                bar.update()
+    grouped = {model: [] for model in models}
+    for task, result in zip(tasks, results):
+        grouped[task[5]].append(result)
+    return grouped
+
+
+def baseline_errors(index, t, y, curve, key, budgets, simulations, plan):
+    """Normalized errors of the LY23 baseline for every (k, s) of ``plan`` = [(k label, k,
+    [(s label, s), ...]), ...]: {"Baseline": {...}, "Baseline (smoothed)": {...}}, each
+    setting (budget, simulation). Smoothing is post-processing of the same noisy points
+    (baseline_points(window=s) with the same seed returns exactly this), so every s reuses
+    one release."""
+    from ..adaptive import baseline_points
+    norm = math.sqrt(curve.norm_squared())
+    plain, smoothed = {}, {}
+    for k_label, k, windows in plan:
+        rows = {None: []} | {label: [] for label, _ in windows}
+        for budget in budgets:
+            for row in rows.values():
+                row.append([])
+            for j in range(simulations):
+                result = baseline_points(t, y, k, domain=curve.domain, rng=simulation_rng(index, j),
+                                         **{key: budget})
+                for label, window in ((None, None), *windows):
+                    error = _joined_error(result.breakpoints, result.coefficients, curve, window)
+                    rows[label][-1].append(error / norm)
+        plain[k_label] = rows[None]
+        smoothed.update({f"{k_label}, {label}": rows[label] for label, _ in windows})
+    return {"Baseline": plain, "Baseline (smoothed)": smoothed}
+
+
+def _joined_error(times, noisy, curve, window):
+    """||f - q|| for the points (times, noisy) smoothed with ``window`` and joined linearly."""
+    from ..adaptive.baseline import _sliding_mean
+    values = noisy if window is None or window <= 1 else _sliding_mean(noisy, int(window))
+
+    def evaluate(x):
+        return numpy.stack([numpy.interp(x, times, values[:, r]) for r in range(values.shape[1])],
+                           axis=-1)
+    return l2_distance(evaluate, curve, knots=times, nodes=2)
