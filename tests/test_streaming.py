@@ -7,7 +7,10 @@ from fractions import Fraction
 import numpy
 import pytest
 
+from conftest import generated
 from gpcompiler import cdf
+from gpcompiler.adaptive import piecewise, priv_func_seg, seg, select
+from gpcompiler.adaptive.curve import make_curve
 from gpcompiler.cdf import streaming
 from gpcompiler.cdf.estimators import record_contributions
 
@@ -109,3 +112,89 @@ def test_memory_does_not_grow_with_the_number_of_records(method):
         peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         assert peak < 16 * streaming.CHUNK * 8
+
+
+def _reference_project(curve, breakpoints, degree):
+    """The projection before issue 14 (legvander on every node, add.at), kept as a reference;
+    with order max(p + 1, 2), exact for the squared residual also when p = 0 (it was p + 1)."""
+    from numpy.polynomial import legendre
+    k, m, n = len(breakpoints) - 1, degree + 1, curve.value_dim
+    a, b, ya, yb, segment = piecewise._pieces(curve, breakpoints)
+    nodes, weights = legendre.leggauss(max(degree + 1, 2))
+    lam = (nodes + 1) / 2
+    x = a[:, None] + (b - a)[:, None] * lam
+    w = (b - a)[:, None] * weights / 2
+    q = ya[:, None, :] * (1 - lam)[None, :, None] + yb[:, None, :] * lam[None, :, None]
+    lo, hi = breakpoints[segment], breakpoints[segment + 1]
+    basis = piecewise.local_basis(x, lo[:, None], hi[:, None], degree)
+    contributions = numpy.einsum("pg,pgk,pgr->pkr", w, basis, q)
+    coefficients = numpy.zeros((k, m, n))
+    numpy.add.at(coefficients, segment, contributions)
+    fitted = numpy.einsum("pgk,pkr->pgr", basis, coefficients[segment])
+    residual = numpy.zeros(k)
+    numpy.add.at(residual, segment, numpy.einsum("pg,pgr->p", w, (q - fitted) ** 2))
+    return coefficients, residual
+
+
+def _random_curve(seed, value_dim, domain=(-1.0, 3.0)):
+    rng = numpy.random.default_rng(seed)
+    size = int(rng.integers(2, 400))
+    t = numpy.sort(rng.uniform(domain[0] + 0.3, domain[1] - 0.1, size))
+    y = numpy.cumsum(rng.normal(size=(size, value_dim)), axis=0)
+    return make_curve(t, y, domain)
+
+
+@pytest.mark.parametrize("seed, value_dim, degree", [(0, 1, 1), (1, 2, 1), (2, 1, 3), (3, 2, 0),
+                                                     (4, 1, 5)])
+def test_dyadic_projections_equal_the_previous_projection_at_every_level(seed, value_dim, degree):
+    """Numerical: 1e-9 relative, and residuals where q is a polynomial on a whole segment
+    (0 in exact arithmetic) within 1e-24 ||q||^2 of 0."""
+    curve = _random_curve(seed, value_dim)
+    projections = piecewise.DyadicProjections(curve, degree, 9)
+    zero = 1e-24 * curve.norm_squared()
+    for level in range(10):
+        grid = piecewise.dyadic_grid(*curve.domain, level)
+        coefficients, residual = _reference_project(curve, grid, degree)
+        scale = numpy.abs(coefficients).max()
+        assert numpy.abs(projections.coefficients[level] - coefficients).max() <= 1e-9 * scale
+        assert numpy.allclose(projections.residuals[level], residual, rtol=1e-9, atol=zero)
+        assert projections.residual(grid) == pytest.approx(residual.sum(), rel=1e-9)
+        again, direct = piecewise.project(curve, grid, degree)
+        assert numpy.abs(again.coefficients - coefficients).max() <= 1e-12 * scale
+        assert numpy.allclose(direct, residual, rtol=1e-9, atol=zero)
+    mixed = numpy.array([-1.0, 0.0, 0.5, 0.75, 1.0, 3.0])
+    coefficients, _ = _reference_project(curve, mixed, degree)
+    assert numpy.allclose(projections.function(mixed).coefficients, coefficients, rtol=1e-9,
+                          atol=1e-9 * numpy.abs(coefficients).max())
+
+
+def test_priv_func_seg_projects_once(monkeypatch):
+    """O(S + 2^L): one pass over the curve, whatever level the SVT stops at and however
+    many ReduceSeg steps run (before issue 14: once per level and per step)."""
+    calls = []
+    original = piecewise.project
+    monkeypatch.setattr(piecewise, "project", lambda *a: calls.append(a[1].size) or original(*a))
+    t = numpy.linspace(0, 1, 3000)
+    result = priv_func_seg(t, numpy.sin(60 * t), generated("linear"), epsilon=1e6, rng=1)
+    assert dict(result.details)["level"] >= 5 and calls == [2 ** seg.MAX_LEVEL + 1]
+
+
+@pytest.mark.parametrize("spec, params", [("fourier8", {}), ("legendre10", {})])
+def test_select_coordinates_in_runs_equal_one_projection(monkeypatch, spec, params):
+    module = generated(spec)
+    a, b = module.curve_interval()
+    t = numpy.linspace(a + 0.01, b - 0.3, 1001)
+    curve = make_curve(t, numpy.sin(3 * t) + t ** 2, (a, b))
+    whole = module.project(t, curve.y[:, 0]).reshape(-1, 1)
+    monkeypatch.setattr(select, "_RUN", 37)
+    runs = select._coordinates(module, curve, params)
+    assert numpy.abs(runs - whole).max() <= 1e-9 * numpy.abs(whole).max()
+
+
+def test_piecewise_constant_residual_is_exact():
+    """p = 0: (q - P q)^2 is quadratic on a linear piece; q(t) = t on [0, 1] leaves 1/12."""
+    curve = make_curve(numpy.array([0.0, 1.0]), numpy.array([0.0, 1.0]), (0.0, 1.0))
+    _, residual = piecewise.project(curve, numpy.array([0.0, 1.0]), 0)
+    assert residual[0] == pytest.approx(1 / 12, rel=1e-15)
+    assert piecewise.DyadicProjections(curve, 0, 3).residuals[0][0] == pytest.approx(1 / 12,
+                                                                                     rel=1e-14)

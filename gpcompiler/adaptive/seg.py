@@ -32,41 +32,37 @@ def _polynomial_module(spec):
     return module
 
 
-def _dyadic(a, b, level):
-    return numpy.linspace(a, b, 2 ** level + 1)
-
-
 def _tau(ledger, size, epsilon0):
     """tau_j: GP 2^j m n/(eps/4); CGP sqrt(2^j m n)/sqrt(rho/2) (= .../eps0)."""
     return size / (ledger.budget / 4) if ledger.model == "GP" else math.sqrt(size) / epsilon0
 
 
-def choose_level(curve, degree, ledger, rng, label="seg: level"):
+def choose_level(projections, ledger, rng, label="seg: level"):
     """Step 1: SVT over j = 0..MAX_LEVEL with g_j = tau_j - dist2(P_{U^(j)} q, q)."""
-    a, b = curve.domain
-    m, n = degree + 1, curve.value_dim
+    m, n = projections.degree + 1, projections.value_dim
     first, second, epsilon0 = svt_split(ledger, Fraction(ledger.budget) / 4)
 
     def queries():
         for level in range(MAX_LEVEL + 1):
-            _, residual = piecewise.project(curve, _dyadic(a, b, level), degree)
+            residual = projections.residuals[level]
             yield _tau(ledger, 2 ** level * m * n, epsilon0) - math.sqrt(residual.sum())
     level = svt(queries(), 0.0, 1.0, first, second, rng=rng, ledger=ledger, label=label)
     return MAX_LEVEL if level is None else level
 
 
-def reduce_seg(curve, lo, hi, breakpoints, level, k1, beta, share, degree, ledger, rng):
-    """ReduceSeg (Alg. 5 / 9) on [lo, hi) with 2^k sub-intervals; ``share`` is eps' (rho')."""
+def reduce_seg(projections, lo, hi, breakpoints, level, k1, beta, share, ledger, rng):
+    """ReduceSeg (Alg. 5 / 9) on [lo, hi) with 2^k sub-intervals; ``share`` is eps' (rho');
+    ``projections`` are q's dyadic projections (piecewise.DyadicProjections)."""
     intervals = len(breakpoints) - 1
     if level > k1 or intervals < 2:
         return breakpoints
     coarse = breakpoints[::2]
-    _, residual = piecewise.project(curve, coarse, degree)
+    residual = projections.residual(coarse)
     cost = Fraction(share) / 2 ** level
     noise = scalar_noise(ledger, f"seg: reduce [{lo:.6g}, {hi:.6g}) level {level}", 1.0,
                          floor_float(cost), rng=rng)
-    error = math.sqrt(residual.sum()) + noise
-    m, n, remaining = degree + 1, curve.value_dim, float(ledger.remaining)
+    error = math.sqrt(residual) + noise
+    m, n, remaining = projections.degree + 1, projections.value_dim, float(ledger.remaining)
     if ledger.model == "GP":
         margin = 2 ** level / share * (k1 * math.log(2) + math.log(1 / beta))
         target = (intervals // 2) * math.e * m * n / (2 * (math.e - 1) * remaining)
@@ -76,24 +72,24 @@ def reduce_seg(curve, lo, hi, breakpoints, level, k1, beta, share, degree, ledge
     if error + margin > target:
         return breakpoints
     middle = coarse[len(coarse) // 2]
-    left = reduce_seg(curve, lo, middle, coarse[coarse <= middle], level + 1, k1, beta, share / 2,
-                      degree, ledger, rng)
-    right = reduce_seg(curve, middle, hi, coarse[coarse >= middle], level + 1, k1, beta, share / 2,
-                       degree, ledger, rng)
+    left = reduce_seg(projections, lo, middle, coarse[coarse <= middle], level + 1, k1, beta,
+                      share / 2, ledger, rng)
+    right = reduce_seg(projections, middle, hi, coarse[coarse >= middle], level + 1, k1, beta,
+                       share / 2, ledger, rng)
     return numpy.union1d(left, right)
 
 
-def _segment(curve, degree, ledger, beta, rng):
-    a, b = curve.domain
-    level = choose_level(curve, degree, ledger, rng)
-    breakpoints = _dyadic(a, b, level)
+def _segment(projections, ledger, beta, rng):
+    a, b = projections.domain
+    level = choose_level(projections, ledger, rng)
+    breakpoints = piecewise.dyadic_grid(a, b, level)
     k1 = min(level - 2, 4)
     if k1 >= 1:
         quarters = numpy.linspace(a, b, 5)
         share = ledger.share(Fraction(1, 16))
-        parts = [reduce_seg(curve, quarters[i], quarters[i + 1],
+        parts = [reduce_seg(projections, quarters[i], quarters[i + 1],
                             breakpoints[(breakpoints >= quarters[i]) & (breakpoints <= quarters[i + 1])],
-                            1, k1, beta, share, degree, ledger, rng) for i in range(4)]
+                            1, k1, beta, share, ledger, rng) for i in range(4)]
         breakpoints = numpy.unique(numpy.concatenate(parts))
     return level, breakpoints
 
@@ -126,24 +122,26 @@ def piecewise_project_and_privatize(t, y, spec, breakpoints, *, epsilon=None, rh
         raise ValueError("breakpoints must be >= 2 finite, strictly increasing values")
     if breakpoints[0] < domain[0] or breakpoints[-1] > domain[1]:
         raise ValueError(f"breakpoints must lie in the domain [{domain[0]:.6g}, {domain[1]:.6g}]")
-    return _release(curve, module.POLYNOMIAL_DEGREE, ledger, breakpoints, continuous, rng,
-                    "piecewise_project_and_privatize", ())
+    function, _ = piecewise.project(curve, breakpoints, module.POLYNOMIAL_DEGREE)
+    return _release(function, ledger, continuous, rng, "piecewise_project_and_privatize", ())
 
 
 def _seg_release(curve, degree, ledger, beta, continuous, rng, method):
-    level, breakpoints = _segment(curve, degree, ledger, beta, rng)
-    return _release(curve, degree, ledger, breakpoints, continuous, rng, method, (("level", level),))
+    projections = piecewise.DyadicProjections(curve, degree, MAX_LEVEL)
+    level, breakpoints = _segment(projections, ledger, beta, rng)
+    return _release(projections.function(breakpoints), ledger, continuous, rng, method,
+                    (("level", level),))
 
 
-def _release(curve, degree, ledger, breakpoints, continuous, rng, method, details):
-    """Project on the breakpoints and privatize with all the ledger has left."""
-    function, _ = piecewise.project(curve, breakpoints, degree)
+def _release(function, ledger, continuous, rng, method, details):
+    """Privatize the projection ``function`` with all the ledger has left."""
+    breakpoints = function.breakpoints
     noisy = privatize_vector(function.coefficients, ledger, "seg: final release",
                              floor_float(ledger.remaining), rng=rng)
     released = piecewise.PiecewisePolynomial(breakpoints, noisy)
     if continuous:
         released = piecewise.make_continuous(released)
-    return PrivateFunction(method, ledger, curve.value_dim, released.evaluate,
+    return PrivateFunction(method, ledger, function.coefficients.shape[2], released.evaluate,
                            breakpoints=breakpoints, coefficients=released.coefficients,
                            details=details + (("continuous", bool(continuous)),))
 
