@@ -112,13 +112,14 @@ class Statistics:
     def from_data(cls, data, *, lo, hi, degree=10, method="direct", bins=64, steps=32):
         """Statistics of an array (summed in fixed chunks, memory independent of N), or of
         a Dask array or DataFrame column (partition sums reduced as a tree)."""
-        if _is_dask(data):
-            from ..dask import dask_partial
-            return cls._from_partial(dask_partial(data, lo, hi, method, _size(method, degree, bins,
-                                                                              steps)),
-                                     lo, hi, degree, method, bins, steps)
-        return cls.from_chunks([data], lo=lo, hi=hi, degree=degree, method=method, bins=bins,
-                               steps=steps)
+        if not _is_dask(data):
+            return cls.from_chunks([data], lo=lo, hi=hi, degree=degree, method=method,
+                                   bins=bins, steps=steps)
+        from ..dask import dask_partial
+        size = _size(method, degree, bins, steps)
+        _check_bounds(lo, hi)
+        return cls._from_partial(dask_partial(data, lo, hi, method, size), lo, hi, degree, method,
+                                 bins, steps)
 
     @classmethod
     def from_chunks(cls, chunks, *, lo, hi, degree=10, method="direct", bins=64, steps=32):
@@ -127,8 +128,8 @@ class Statistics:
         the concatenation."""
         size = _size(method, degree, bins, steps)
         _check_bounds(lo, hi)
-        partial = partial_sums(chunks, lo, hi, method, size)
-        return cls._from_partial(partial, lo, hi, degree, method, bins, steps)
+        return cls._from_partial(partial_sums(chunks, lo, hi, method, size), lo, hi, degree,
+                                 method, bins, steps)
 
     @classmethod
     def _from_partial(cls, partial, lo, hi, degree, method, bins, steps):
