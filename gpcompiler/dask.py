@@ -23,6 +23,7 @@ import dask.array
 import numpy
 from dask import delayed
 
+from .adaptive.select import load_module
 from .build import import_module_file
 from .cdf.streaming import partial_sums
 
@@ -55,10 +56,12 @@ def _combine(first, *others):
 
 def privatize_batch(module, t, y, *, epsilon=None, rho=None, seed=None, **params):
     """Project-and-Privatize each curve (row) of the Dask array ``y`` (B, S) or (B, S, n)
-    sampled on the shared grid ``t`` with a generated ``module``, on the workers; a Dask
+    sampled on the shared grid ``t`` with a generated ``module`` (or a spec path), on the
+    workers; a Dask
     array (B,) + COEF_SHAPE. Every curve spends the whole budget on its own data. Noise:
     OS entropy on each worker (``seed=None``), or numpy SeedSequence(seed).spawn, one
     stream per row block (reproducible, for tests)."""
+    module = load_module(module)
     path = module.__file__
     y = y.rechunk({axis: -1 for axis in range(1, y.ndim)})
     blocks = numpy.asarray(y.to_delayed(), dtype=object).reshape(y.numblocks[0])
@@ -79,11 +82,9 @@ def _privatize_block(path, t, block, epsilon, rho, stream, params):
 
 def _read(path, column):
     import dask.dataframe
-    reader = (dask.dataframe.read_csv if str(path).endswith((".csv", ".csv.gz"))
-              else dask.dataframe.read_parquet)
-    frame = reader(path, columns=[column]) if reader is dask.dataframe.read_parquet \
-        else reader(path, usecols=[column])
-    return frame[column]
+    if str(path).endswith((".csv", ".csv.gz")):
+        return dask.dataframe.read_csv(path, usecols=[column])[column]
+    return dask.dataframe.read_parquet(path, columns=[column])[column]
 
 
 def main(argv=None):

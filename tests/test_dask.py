@@ -97,3 +97,8 @@ def test_command_line_on_a_scheduler_address(client, data, tmp_path, capsys):
     assert main([str(tmp_path / "x.parquet"), "--column", "nope", "--lo", "-2", "--hi", "3",
                  "--epsilon", "1", "--delta", "1e-5", "--scheduler", client.scheduler.address]) == 2
     assert "nope" in capsys.readouterr().err
+    rows = "".join(f"{v!r},1\n" for v in data[:5000].tolist())
+    (tmp_path / "x.csv").write_text("x,y\n" + rows)
+    assert main([str(tmp_path / "x.csv"), "--column", "x", "--lo", "-2", "--hi", "3",
+                 "--epsilon", "1", "--delta", "1e-5", "--scheduler", client.scheduler.address]) == 0
+    assert "N = 5000" in capsys.readouterr().out
