@@ -6,6 +6,8 @@ sample times, which are private). Budget (GP, epsilon): SVT eps/4 to pick 2^k
 segments; ReduceSeg on each quarter spends at most (1 - 2^-k1) eps/16; the final
 Project-and-Privatize spends exactly what is left (>= eps/2, the privacy-filter argument
 of Sec. 4.2). CGP replaces epsilon by rho with eps0 = sqrt(rho/2) for the SVT.
+Every level's projection and residual, for the SVT, ReduceSeg and the release, come from one
+pass over q on the finest dyadic grid (piecewise.DyadicProjections): O(S + 2^MAX_LEVEL).
 """
 import math
 from fractions import Fraction
