@@ -7,7 +7,8 @@ segments; ReduceSeg on each quarter spends at most (1 - 2^-k1) eps/16; the final
 Project-and-Privatize spends exactly what is left (>= eps/2, the privacy-filter argument
 of Sec. 4.2). CGP replaces epsilon by rho with eps0 = sqrt(rho/2) for the SVT.
 Every level's projection and residual, for the SVT, ReduceSeg and the release, come from one
-pass over q on the finest dyadic grid (piecewise.DyadicProjections): O(S + 2^MAX_LEVEL).
+pass over q on a fine dyadic grid (piecewise.DyadicProjections): 2^EARLY_LEVEL segments
+first, 2^MAX_LEVEL if the SVT needs more levels; O(S + 2^L) in all.
 """
 import math
 from fractions import Fraction
@@ -24,6 +25,7 @@ from .select import load_module
 from .svt import svt, svt_split
 
 MAX_LEVEL = 14
+EARLY_LEVEL = 7
 
 
 def _polynomial_module(spec):
@@ -39,17 +41,22 @@ def _tau(ledger, size, epsilon0):
     return size / (ledger.budget / 4) if ledger.model == "GP" else math.sqrt(size) / epsilon0
 
 
-def choose_level(projections, ledger, rng, label="seg: level"):
-    """Step 1: SVT over j = 0..MAX_LEVEL with g_j = tau_j - dist2(P_{U^(j)} q, q)."""
-    m, n = projections.degree + 1, projections.value_dim
+def choose_level(curve, degree, ledger, rng, label="seg: level"):
+    """Step 1: SVT over j = 0..MAX_LEVEL with g_j = tau_j - dist2(P_{U^(j)} q, q).
+    Returns the level and q's dyadic projections down to it: levels 0..EARLY_LEVEL from one
+    cheap pass, all levels from a second pass only if the SVT goes further."""
+    m, n = degree + 1, curve.value_dim
     first, second, epsilon0 = svt_split(ledger, Fraction(ledger.budget) / 4)
+    found = [piecewise.DyadicProjections(curve, degree, EARLY_LEVEL)]
 
     def queries():
         for level in range(MAX_LEVEL + 1):
-            residual = projections.residuals[level]
+            if level == EARLY_LEVEL + 1:
+                found.append(piecewise.DyadicProjections(curve, degree, MAX_LEVEL))
+            residual = found[-1].residuals[level]
             yield _tau(ledger, 2 ** level * m * n, epsilon0) - math.sqrt(residual.sum())
     level = svt(queries(), 0.0, 1.0, first, second, rng=rng, ledger=ledger, label=label)
-    return MAX_LEVEL if level is None else level
+    return (MAX_LEVEL if level is None else level), found[-1]
 
 
 def reduce_seg(projections, lo, hi, breakpoints, level, k1, beta, share, ledger, rng):
@@ -81,9 +88,9 @@ def reduce_seg(projections, lo, hi, breakpoints, level, k1, beta, share, ledger,
     return numpy.union1d(left, right)
 
 
-def _segment(projections, ledger, beta, rng):
-    a, b = projections.domain
-    level = choose_level(projections, ledger, rng)
+def _segment(curve, degree, ledger, beta, rng):
+    a, b = curve.domain
+    level, projections = choose_level(curve, degree, ledger, rng)
     breakpoints = piecewise.dyadic_grid(a, b, level)
     k1 = min(level - 2, 4)
     if k1 >= 1:
@@ -93,7 +100,7 @@ def _segment(projections, ledger, beta, rng):
                             breakpoints[(breakpoints >= quarters[i]) & (breakpoints <= quarters[i + 1])],
                             1, k1, beta, share, ledger, rng) for i in range(4)]
         breakpoints = numpy.unique(numpy.concatenate(parts))
-    return level, breakpoints
+    return level, breakpoints, projections
 
 
 def priv_func_seg(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=False, rng=None,
@@ -129,8 +136,7 @@ def piecewise_project_and_privatize(t, y, spec, breakpoints, *, epsilon=None, rh
 
 
 def _seg_release(curve, degree, ledger, beta, continuous, rng, method):
-    projections = piecewise.DyadicProjections(curve, degree, MAX_LEVEL)
-    level, breakpoints = _segment(projections, ledger, beta, rng)
+    level, breakpoints, projections = _segment(curve, degree, ledger, beta, rng)
     return _release(projections.function(breakpoints), ledger, continuous, rng, method,
                     (("level", level),))
 
