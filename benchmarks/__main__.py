@@ -93,19 +93,24 @@ def bench_privatize(args):
 
 def bench_seg(args):
     """PrivFuncSeg on the linear spec, S = 1e3..1e6, against one projection of the same
-    curve on the finest dyadic grid (2^14 segments), itself O(S + 2^14): a constant ratio
-    is time linear in S + 2^L."""
+    curve on the finest dyadic grid (2^14 segments), itself O(S + 2^14): the ratio shows
+    time linear in S + 2^L. A smooth curve (level <= 7: one pass on 2^7 segments) at every
+    S, and a busy one (level > 7: two passes) at S = 1e6."""
     linear = module("linear")
-    header("seg: PrivFuncSeg (linear spec, epsilon = 1e4)")
-    for size in (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6):
+    header("seg: PrivFuncSeg (linear spec)")
+    noise = numpy.random.default_rng(0)
+    cases = [(size, 40, 1e4) for size in (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)]
+    for size, frequency, epsilon in cases + [(10 ** 6, 400, 1e6)]:
         t = numpy.linspace(0, 1, size)
-        y = numpy.sin(40 * t) + 0.01 * numpy.random.default_rng(0).normal(size=size)
+        y = numpy.sin(frequency * t) + 0.01 * noise.normal(size=size)
         curve = make_curve(t, y, (0.0, 1.0))
         grid = piecewise.dyadic_grid(0.0, 1.0, seg.MAX_LEVEL)
-        seconds = best_time(lambda: priv_func_seg(t, y, linear, epsilon=1e4, rng=1), args.repeats)
+        level = dict(priv_func_seg(t, y, linear, epsilon=epsilon, rng=1).details)["level"]
+        seconds = best_time(lambda: priv_func_seg(t, y, linear, epsilon=epsilon, rng=1),
+                            args.repeats)
         reference = best_time(lambda: piecewise.project(curve, grid, 1), args.repeats)
-        row(f"priv_func_seg S = {size:.0e}", seconds, "one projection, 2^14 segments",
-            reference)
+        row(f"priv_func_seg S = {size:.0e}, level {level}", seconds,
+            "one projection, 2^14 segments", reference)
 
 
 def bench_select(args):

@@ -169,9 +169,9 @@ def test_dyadic_projections_equal_the_previous_projection_at_every_level(seed, v
 
 
 def test_priv_func_seg_projects_once(monkeypatch):
-    """O(S + 2^L): at most two passes over the curve (2^7 segments, then 2^14 if the SVT
-    goes past level 7), however many ReduceSeg steps run (before issue 14: one pass per
-    level and per step)."""
+    """O(S + 2^L): at most two passes over a short curve (2^7 segments, then 2^14 if the
+    SVT goes past level 7), one over a long one, however many ReduceSeg steps run (before
+    issue 14: one pass per level and per step)."""
     calls = []
     original = piecewise.project
     monkeypatch.setattr(piecewise, "project", lambda *a: calls.append(a[1].size) or original(*a))
@@ -182,6 +182,10 @@ def test_priv_func_seg_projects_once(monkeypatch):
     calls.clear()
     result = priv_func_seg(t, numpy.sin(6 * t), generated("linear"), epsilon=1e3, rng=1)
     assert dict(result.details)["level"] <= seg.EARLY_LEVEL and calls == [2 ** seg.EARLY_LEVEL + 1]
+    calls.clear()
+    t = numpy.linspace(0, 1, 2 ** seg.MAX_LEVEL)          # a long curve: one pass
+    priv_func_seg(t, numpy.sin(6 * t), generated("linear"), epsilon=1e3, rng=1)
+    assert calls == [2 ** seg.MAX_LEVEL + 1]
 
 
 @pytest.mark.parametrize("spec, params", [("fourier8", {}), ("legendre10", {})])

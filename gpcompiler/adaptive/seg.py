@@ -7,8 +7,8 @@ segments; ReduceSeg on each quarter spends at most (1 - 2^-k1) eps/16; the final
 Project-and-Privatize spends exactly what is left (>= eps/2, the privacy-filter argument
 of Sec. 4.2). CGP replaces epsilon by rho with eps0 = sqrt(rho/2) for the SVT.
 Every level's projection and residual, for the SVT, ReduceSeg and the release, come from one
-pass over q on a fine dyadic grid (piecewise.DyadicProjections): 2^EARLY_LEVEL segments
-first, 2^MAX_LEVEL if the SVT needs more levels; O(S + 2^L) in all.
+pass over q on a fine dyadic grid (piecewise.DyadicProjections): for short curves
+2^EARLY_LEVEL segments first and 2^MAX_LEVEL if the SVT needs more levels; O(S + 2^L).
 """
 import math
 from fractions import Fraction
@@ -43,15 +43,18 @@ def _tau(ledger, size, epsilon0):
 
 def choose_level(curve, degree, ledger, rng, label="seg: level"):
     """Step 1: SVT over j = 0..MAX_LEVEL with g_j = tau_j - dist2(P_{U^(j)} q, q).
-    Returns the level and q's dyadic projections down to it: levels 0..EARLY_LEVEL from one
-    cheap pass, all levels from a second pass only if the SVT goes further."""
+    Returns the level and q's dyadic projections down to it. A curve with fewer than
+    2^MAX_LEVEL samples gets levels 0..EARLY_LEVEL from one cheap pass and all levels from a
+    second only if the SVT goes further; a longer one gets all levels from one pass (either
+    way O(S + 2^L); only the cost, never the result beyond rounding, depends on S)."""
     m, n = degree + 1, curve.value_dim
     first, second, epsilon0 = svt_split(ledger, Fraction(ledger.budget) / 4)
-    found = [piecewise.DyadicProjections(curve, degree, EARLY_LEVEL)]
+    early = EARLY_LEVEL if curve.t.size < 2 ** MAX_LEVEL else MAX_LEVEL
+    found = [piecewise.DyadicProjections(curve, degree, early)]
 
     def queries():
         for level in range(MAX_LEVEL + 1):
-            if level == EARLY_LEVEL + 1:
+            if level == early + 1:
                 found.append(piecewise.DyadicProjections(curve, degree, MAX_LEVEL))
             residual = found[-1].residuals[level]
             yield _tau(ledger, 2 ** level * m * n, epsilon0) - math.sqrt(residual.sum())
