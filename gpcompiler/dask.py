@@ -22,6 +22,7 @@ import dask
 import dask.array
 import numpy
 from dask import delayed
+from numpy.random import SeedSequence
 
 from .adaptive.select import load_module
 from .build import import_module_file
@@ -65,7 +66,7 @@ def privatize_batch(module, t, y, *, epsilon=None, rho=None, seed=None, **params
     path = module.__file__
     y = y.rechunk({axis: -1 for axis in range(1, y.ndim)})
     blocks = numpy.asarray(y.to_delayed(), dtype=object).reshape(y.numblocks[0])
-    seeds = (numpy.random.SeedSequence(seed).spawn(len(blocks)) if seed is not None
+    seeds = (SeedSequence(seed).spawn(len(blocks)) if seed is not None
              else [None] * len(blocks))
     parts = [dask.array.from_delayed(
         delayed(_privatize_block)(path, t, block, epsilon, rho, stream, params),
