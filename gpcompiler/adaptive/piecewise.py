@@ -3,8 +3,7 @@
 Each segment [s_i, s_{i+1}] carries the normalized Legendre basis
 L_k = sqrt((2k+1)/h) P_k(u) mapped to it: one reference orthonormal basis scaled to every
 segment, so the whole space has an orthonormal basis and projections are exact (Gauss-
-Legendre of order max(p, 1) + 1 on each piece of the piecewise-linear curve, which also
-integrates the squared residual (degree 2 max(p, 1)) exactly).
+Legendre of order max(p+1, 2) on each piece of the piecewise-linear curve).
 """
 from dataclasses import dataclass
 
@@ -57,24 +56,112 @@ def _pieces(curve, breakpoints):
 def project(curve, breakpoints, degree):
     """L2 projection of q.1_[s_0, s_k] onto the piecewise space; also the squared
     residual ||q - Pq||^2 on each segment, computed directly (not by cancellation) over
-    the whole segment, including where q has no samples and is zero."""
+    the whole segment, including where q has no samples and is zero. One pass over the
+    pieces of q: Legendre rows by the recurrence per Gauss node, segment sums by reduceat
+    (pieces are in order, every segment has at least one)."""
     breakpoints = numpy.asarray(breakpoints, dtype=float)
-    k, m, n = len(breakpoints) - 1, degree + 1, curve.value_dim
+    m, n = degree + 1, curve.value_dim
     a, b, ya, yb, segment = _pieces(curve, breakpoints)
-    nodes, weights = legendre.leggauss(max(degree, 1) + 1)   # (q - Pq)^2: degree 2 max(p, 1)
-    lam = (nodes + 1) / 2
-    x = a[:, None] + (b - a)[:, None] * lam
-    w = (b - a)[:, None] * weights / 2
-    q = ya[:, None, :] * (1 - lam)[None, :, None] + yb[:, None, :] * lam[None, :, None]
     lo, hi = breakpoints[segment], breakpoints[segment + 1]
-    basis = local_basis(x, lo[:, None], hi[:, None], degree)          # (P, G, m)
-    contributions = numpy.einsum("pg,pgk,pgr->pkr", w, basis, q)
-    coefficients = numpy.zeros((k, m, n))
-    numpy.add.at(coefficients, segment, contributions)
-    fitted = numpy.einsum("pgk,pkr->pgr", basis, coefficients[segment])
-    residual = numpy.zeros(k)
-    numpy.add.at(residual, segment, numpy.einsum("pg,pgr->p", w, (q - fitted) ** 2))
+    scale = 1 / (hi - lo)
+    u_a, u_b = (2 * a - lo - hi) * scale, (2 * b - lo - hi) * scale
+    nodes, weights = legendre.leggauss(max(m, 2))     # exact for (q - P q)^2, degree max(2p, 2)
+    norms = numpy.sqrt(2 * numpy.arange(m) + 1)[:, None]
+    half = (b - a) / 2
+    root = numpy.sqrt(scale)
+    starts = numpy.flatnonzero(numpy.diff(segment, prepend=-1))
+    at_nodes, contributions = [], numpy.zeros((segment.size, m, n))
+    for node, weight in zip((nodes + 1) / 2, weights):
+        basis = _legendre_rows(u_a + (u_b - u_a) * node, degree) * norms * root   # L_k(x_g)
+        q = ya * (1 - node) + yb * node
+        contributions += basis.T[:, :, None] * (weight * half)[:, None, None] * q[:, None, :]
+        at_nodes.append((weight, basis, q))
+    coefficients = numpy.zeros((len(breakpoints) - 1, m, n))
+    coefficients[segment[starts]] = numpy.add.reduceat(contributions, starts, axis=0)
+    local = coefficients[segment]
+    squares = sum(weight * half * ((q - numpy.einsum("kp,pkr->pr", basis, local)) ** 2).sum(axis=1)
+                  for weight, basis, q in at_nodes)
+    residual = numpy.zeros(len(breakpoints) - 1)
+    residual[segment[starts]] = numpy.add.reduceat(squares, starts)
     return PiecewisePolynomial(breakpoints, coefficients), residual
+
+
+def _legendre_rows(u, degree):
+    """P_k(u), k = 0..degree, as rows (k-major; numpy legvander's recurrence)."""
+    rows = numpy.empty((degree + 1, u.size))
+    rows[0] = 1.0
+    if degree:
+        rows[1] = u
+    for i in range(2, degree + 1):
+        rows[i] = (rows[i - 1] * u * (2 * i - 1) - rows[i - 2] * (i - 1)) / i
+    return rows
+
+
+def dyadic_grid(a, b, level):
+    """The 2^level + 1 public dyadic breakpoints of [a, b]."""
+    return numpy.linspace(a, b, 2 ** level + 1)
+
+
+def refinement(degree):
+    """(A_left, A_right): A[i, k] = <L_k of a segment, L_i of its left (right) half>, the
+    parent's orthonormal Legendre functions in each child's basis (exact for polynomials;
+    Gauss-Legendre of order p + 1)."""
+    nodes, weights = legendre.leggauss(degree + 1)
+    k = numpy.arange(degree + 1)
+    child = legendre.legvander(nodes, degree) * numpy.sqrt(2 * k + 1)
+    return tuple(numpy.einsum("g,gi,gk->ik", weights / 2, child,
+                              legendre.legvander((nodes + side) / 2, degree)
+                              * numpy.sqrt((2 * k + 1) / 2))
+                 for side in (-1, 1))
+
+
+class DyadicProjections:
+    """Projections of q onto the piecewise space of every dyadic level 0..``top`` of its
+    domain, with every segment's squared residual, from one pass over q (O(S + 2^top)).
+
+    The finest level is ``project``; a parent segment's coefficients are the children's
+    mapped by the refinement matrices (P_j = P_j P_{j+1}), and its residual is a sum of
+    non-negative terms computed directly: r(parent) = r(left) + r(right) + ||P_{j+1} q -
+    P_j q||^2, the last the squared child coefficients of the difference (orthogonal
+    decomposition, no cancellation)."""
+
+    def __init__(self, curve, degree, top):
+        self.domain, self.degree, self.value_dim = curve.domain, degree, curve.value_dim
+        function, residual = project(curve, dyadic_grid(*curve.domain, top), degree)
+        left, right = refinement(degree)
+        c = function.coefficients
+        self.coefficients, self.residuals = [c], [residual]
+        for _ in range(top):
+            c_left, c_right = c[0::2], c[1::2]
+            c = (numpy.einsum("ik,jir->jkr", left, c_left)
+                 + numpy.einsum("ik,jir->jkr", right, c_right))
+            d_left = c_left - numpy.einsum("ik,jkr->jir", left, c)
+            d_right = c_right - numpy.einsum("ik,jkr->jir", right, c)
+            residual = (residual[0::2] + residual[1::2] + (d_left ** 2).sum(axis=(1, 2))
+                        + (d_right ** 2).sum(axis=(1, 2)))
+            self.coefficients.append(c)
+            self.residuals.append(residual)
+        self.coefficients.reverse()
+        self.residuals.reverse()
+
+    def _cells(self, breakpoints):
+        """(level, index) of each dyadic segment between consecutive breakpoints."""
+        a, b = self.domain
+        width = numpy.diff(breakpoints) / (b - a)
+        level = numpy.rint(-numpy.log2(width)).astype(int)
+        index = numpy.rint((breakpoints[:-1] - a) / (b - a) * 2.0 ** level).astype(int)
+        return level, index
+
+    def residual(self, breakpoints):
+        """||q - P q||^2 on [s_0, s_k] for dyadic breakpoints of one level."""
+        level, index = self._cells(breakpoints)
+        return float(self.residuals[level[0]][index[0]:index[0] + index.size].sum())
+
+    def function(self, breakpoints):
+        """P q on dyadic breakpoints of any levels (zero outside [s_0, s_k])."""
+        level, index = self._cells(breakpoints)
+        coefficients = numpy.stack([self.coefficients[j][i] for j, i in zip(level, index)])
+        return PiecewisePolynomial(numpy.asarray(breakpoints, dtype=float), coefficients)
 
 
 def continuity_constraints(breakpoints, degree, value_dim):

@@ -6,6 +6,9 @@ sample times, which are private). Budget (GP, epsilon): SVT eps/4 to pick 2^k
 segments; ReduceSeg on each quarter spends at most (1 - 2^-k1) eps/16; the final
 Project-and-Privatize spends exactly what is left (>= eps/2, the privacy-filter argument
 of Sec. 4.2). CGP replaces epsilon by rho with eps0 = sqrt(rho/2) for the SVT.
+Every level's projection and residual, for the SVT, ReduceSeg and the release, come from one
+pass over q on a fine dyadic grid (piecewise.DyadicProjections): for short curves
+2^EARLY_LEVEL segments first and 2^MAX_LEVEL if the SVT needs more levels; O(S + 2^L).
 """
 import math
 from fractions import Fraction
@@ -22,6 +25,7 @@ from .select import load_module
 from .svt import svt, svt_split
 
 MAX_LEVEL = 14
+EARLY_LEVEL = 7
 
 
 def _polynomial_module(spec):
@@ -32,41 +36,45 @@ def _polynomial_module(spec):
     return module
 
 
-def _dyadic(a, b, level):
-    return numpy.linspace(a, b, 2 ** level + 1)
-
-
 def _tau(ledger, size, epsilon0):
     """tau_j: GP 2^j m n/(eps/4); CGP sqrt(2^j m n)/sqrt(rho/2) (= .../eps0)."""
     return size / (ledger.budget / 4) if ledger.model == "GP" else math.sqrt(size) / epsilon0
 
 
 def choose_level(curve, degree, ledger, rng, label="seg: level"):
-    """Step 1: SVT over j = 0..MAX_LEVEL with g_j = tau_j - dist2(P_{U^(j)} q, q)."""
-    a, b = curve.domain
+    """Step 1: SVT over j = 0..MAX_LEVEL with g_j = tau_j - dist2(P_{U^(j)} q, q).
+    Returns the level and q's dyadic projections down to it. A curve with fewer than
+    2^MAX_LEVEL samples gets levels 0..EARLY_LEVEL from one cheap pass and all levels from a
+    second only if the SVT goes further; a longer one gets all levels from one pass (either
+    way O(S + 2^L); only the cost, never the result beyond rounding, depends on S)."""
     m, n = degree + 1, curve.value_dim
     first, second, epsilon0 = svt_split(ledger, Fraction(ledger.budget) / 4)
+    early = EARLY_LEVEL if curve.t.size < 2 ** MAX_LEVEL else MAX_LEVEL
+    found = [piecewise.DyadicProjections(curve, degree, early)]
 
     def queries():
         for level in range(MAX_LEVEL + 1):
-            _, residual = piecewise.project(curve, _dyadic(a, b, level), degree)
+            if level == early + 1:
+                found.append(piecewise.DyadicProjections(curve, degree, MAX_LEVEL))
+            residual = found[-1].residuals[level]
             yield _tau(ledger, 2 ** level * m * n, epsilon0) - math.sqrt(residual.sum())
     level = svt(queries(), 0.0, 1.0, first, second, rng=rng, ledger=ledger, label=label)
-    return MAX_LEVEL if level is None else level
+    return (MAX_LEVEL if level is None else level), found[-1]
 
 
-def reduce_seg(curve, lo, hi, breakpoints, level, k1, beta, share, degree, ledger, rng):
-    """ReduceSeg (Alg. 5 / 9) on [lo, hi) with 2^k sub-intervals; ``share`` is eps' (rho')."""
+def reduce_seg(projections, lo, hi, breakpoints, level, k1, beta, share, ledger, rng):
+    """ReduceSeg (Alg. 5 / 9) on [lo, hi) with 2^k sub-intervals; ``share`` is eps' (rho');
+    ``projections`` are q's dyadic projections (piecewise.DyadicProjections)."""
     intervals = len(breakpoints) - 1
     if level > k1 or intervals < 2:
         return breakpoints
     coarse = breakpoints[::2]
-    _, residual = piecewise.project(curve, coarse, degree)
+    residual = projections.residual(coarse)
     cost = Fraction(share) / 2 ** level
     noise = scalar_noise(ledger, f"seg: reduce [{lo:.6g}, {hi:.6g}) level {level}", 1.0,
                          floor_float(cost), rng=rng)
-    error = math.sqrt(residual.sum()) + noise
-    m, n, remaining = degree + 1, curve.value_dim, float(ledger.remaining)
+    error = math.sqrt(residual) + noise
+    m, n, remaining = projections.degree + 1, projections.value_dim, float(ledger.remaining)
     if ledger.model == "GP":
         margin = 2 ** level / share * (k1 * math.log(2) + math.log(1 / beta))
         target = (intervals // 2) * math.e * m * n / (2 * (math.e - 1) * remaining)
@@ -76,26 +84,26 @@ def reduce_seg(curve, lo, hi, breakpoints, level, k1, beta, share, degree, ledge
     if error + margin > target:
         return breakpoints
     middle = coarse[len(coarse) // 2]
-    left = reduce_seg(curve, lo, middle, coarse[coarse <= middle], level + 1, k1, beta, share / 2,
-                      degree, ledger, rng)
-    right = reduce_seg(curve, middle, hi, coarse[coarse >= middle], level + 1, k1, beta, share / 2,
-                       degree, ledger, rng)
+    left = reduce_seg(projections, lo, middle, coarse[coarse <= middle], level + 1, k1, beta,
+                      share / 2, ledger, rng)
+    right = reduce_seg(projections, middle, hi, coarse[coarse >= middle], level + 1, k1, beta,
+                       share / 2, ledger, rng)
     return numpy.union1d(left, right)
 
 
 def _segment(curve, degree, ledger, beta, rng):
     a, b = curve.domain
-    level = choose_level(curve, degree, ledger, rng)
-    breakpoints = _dyadic(a, b, level)
+    level, projections = choose_level(curve, degree, ledger, rng)
+    breakpoints = piecewise.dyadic_grid(a, b, level)
     k1 = min(level - 2, 4)
     if k1 >= 1:
         quarters = numpy.linspace(a, b, 5)
         share = ledger.share(Fraction(1, 16))
-        parts = [reduce_seg(curve, quarters[i], quarters[i + 1],
+        parts = [reduce_seg(projections, quarters[i], quarters[i + 1],
                             breakpoints[(breakpoints >= quarters[i]) & (breakpoints <= quarters[i + 1])],
-                            1, k1, beta, share, degree, ledger, rng) for i in range(4)]
+                            1, k1, beta, share, ledger, rng) for i in range(4)]
         breakpoints = numpy.unique(numpy.concatenate(parts))
-    return level, breakpoints
+    return level, breakpoints, projections
 
 
 def priv_func_seg(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=False, rng=None,
@@ -126,24 +134,25 @@ def piecewise_project_and_privatize(t, y, spec, breakpoints, *, epsilon=None, rh
         raise ValueError("breakpoints must be >= 2 finite, strictly increasing values")
     if breakpoints[0] < domain[0] or breakpoints[-1] > domain[1]:
         raise ValueError(f"breakpoints must lie in the domain [{domain[0]:.6g}, {domain[1]:.6g}]")
-    return _release(curve, module.POLYNOMIAL_DEGREE, ledger, breakpoints, continuous, rng,
-                    "piecewise_project_and_privatize", ())
+    function, _ = piecewise.project(curve, breakpoints, module.POLYNOMIAL_DEGREE)
+    return _release(function, ledger, continuous, rng, "piecewise_project_and_privatize", ())
 
 
 def _seg_release(curve, degree, ledger, beta, continuous, rng, method):
-    level, breakpoints = _segment(curve, degree, ledger, beta, rng)
-    return _release(curve, degree, ledger, breakpoints, continuous, rng, method, (("level", level),))
+    level, breakpoints, projections = _segment(curve, degree, ledger, beta, rng)
+    return _release(projections.function(breakpoints), ledger, continuous, rng, method,
+                    (("level", level),))
 
 
-def _release(curve, degree, ledger, breakpoints, continuous, rng, method, details):
-    """Project on the breakpoints and privatize with all the ledger has left."""
-    function, _ = piecewise.project(curve, breakpoints, degree)
+def _release(function, ledger, continuous, rng, method, details):
+    """Privatize the projection ``function`` with all the ledger has left."""
+    breakpoints = function.breakpoints
     noisy = privatize_vector(function.coefficients, ledger, "seg: final release",
                              floor_float(ledger.remaining), rng=rng)
     released = piecewise.PiecewisePolynomial(breakpoints, noisy)
     if continuous:
         released = piecewise.make_continuous(released)
-    return PrivateFunction(method, ledger, curve.value_dim, released.evaluate,
+    return PrivateFunction(method, ledger, function.coefficients.shape[2], released.evaluate,
                            breakpoints=breakpoints, coefficients=released.coefficients,
                            details=details + (("continuous", bool(continuous)),))
 

@@ -19,6 +19,7 @@ from .results import PrivateFunction
 from .svt import svt, svt_split
 
 _CHUNK = 1 << 21
+_RUN = 1 << 15
 
 
 def load_module(spec):
@@ -37,9 +38,16 @@ def _check_module(module, value_dim):
 
 
 def _coordinates(module, curve, params):
-    """Orthonormal coordinates c of P q: (m, n)."""
+    """Orthonormal coordinates c of P q: (m, n), summed over runs of ``_RUN`` samples that
+    share their end samples. Each run's curve is zero outside it, so the runs' pieces
+    partition q's and, P being linear, their projections add up to P q; memory is bounded
+    by the run length, not S."""
     y = curve.y if module.VALUE_DIM > 1 else curve.y[:, 0]
-    return module.project(curve.t, y, **params).reshape(module.BASIS_SIZE, -1)
+    total = 0.0
+    for start in range(0, curve.t.size - 1, _RUN):
+        run = slice(start, min(start + _RUN, curve.t.size - 1) + 1)
+        total = total + module.project(curve.t[None, run], y[None, run], **params)[0]
+    return total.reshape(module.BASIS_SIZE, -1)
 
 
 def _quadrature(module, domain):

@@ -17,6 +17,7 @@ from ..rounding import ceil_sqrt
 from ..secure import default_generator
 from ..symbolic import to_float
 from .gaussian import analytic_gaussian_sigma
+from .streaming import direct_terms, partial_sums, quantile_points, to_reference
 from .tables import COEFFICIENT_SENSITIVITY_SQUARED, cdf_tables, moment_sensitivity_squared
 
 METHODS = ("moments", "direct", "histogram", "adaptive-quantiles")
@@ -63,18 +64,21 @@ def _check_budget(epsilon, delta):
 
 def map_to_reference(data, lo, hi):
     """Validate data and public bounds; return x in [-1, 1] (clipped)."""
+    _check_bounds(lo, hi)
+    x = to_reference(data, lo, hi)
+    if x.size == 0:
+        raise ValueError("data is empty")
+    return x
+
+
+def _check_bounds(lo, hi):
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise ValueError(f"public bounds need finite lo < hi, got lo={lo}, hi={hi}")
-    values = numpy.asarray(data, dtype=float).ravel()
-    if values.size == 0:
-        raise ValueError("data is empty")
-    if not numpy.all(numpy.isfinite(values)):
-        raise ValueError("data contains NaN or infinite values")
-    return numpy.clip(2 * (values - lo) / (hi - lo) - 1, -1.0, 1.0)
 
 
 def record_contributions(x, degree, method):
-    """Per-record terms whose sums are the sufficient statistics.
+    """Per-record terms whose sums are the sufficient statistics (a reference for tests;
+    the estimators sum them in chunks, see streaming.py).
 
     moments: x^i, i = 1..K+1; direct: int_x^1 e_k = -(P_{k+1}(x) - P_{k-1}(x))/sqrt(2(2k+1))
     (and 1 - x for k = 0, scaled by 1/sqrt(2)).
@@ -87,34 +91,70 @@ def record_contributions(x, degree, method):
     return -(p[:, k + 1] - previous) / numpy.sqrt(2 * (2 * k + 1))
 
 
+def _is_dask(data):
+    return type(data).__module__.split(".")[0] in ("dask", "dask_expr")
+
+
 @dataclass(frozen=True)
 class Statistics:
-    """Summed per-record contributions of a batch (mergeable; not private)."""
+    """Summed per-record contributions of a batch (mergeable; not private). ``degree`` is
+    K for moments and direct; ``queries`` the bins (histogram) or steps (adaptive
+    quantiles), whose ``sums`` are counts."""
     method: str
     degree: int
     lo: float
     hi: float
     count: int
     sums: numpy.ndarray
+    queries: int = None
 
     @classmethod
-    def from_data(cls, data, *, lo, hi, degree=10, method="direct"):
-        if method not in ("moments", "direct"):
-            raise ValueError("streaming statistics exist for the moments and direct methods")
-        x = map_to_reference(data, lo, hi)
-        return cls(method, degree, lo, hi, x.size, record_contributions(x, degree, method).sum(axis=0))
+    def from_data(cls, data, *, lo, hi, degree=10, method="direct", bins=64, steps=32):
+        """Statistics of an array (summed in fixed chunks, memory independent of N), or of
+        a Dask array or DataFrame column (partition sums reduced as a tree)."""
+        if not _is_dask(data):
+            return cls.from_chunks([data], lo=lo, hi=hi, degree=degree, method=method,
+                                   bins=bins, steps=steps)
+        from ..dask import dask_partial
+        size = _size(method, degree, bins, steps)
+        _check_bounds(lo, hi)
+        return cls._from_partial(dask_partial(data, lo, hi, method, size), lo, hi, degree, method,
+                                 bins, steps)
+
+    @classmethod
+    def from_chunks(cls, chunks, *, lo, hi, degree=10, method="direct", bins=64, steps=32):
+        """Statistics of data given as an iterable of arrays (e.g. a CSV or Parquet file read
+        in pieces), never held in memory at once. Equal, bit for bit, to ``from_data`` on
+        the concatenation."""
+        size = _size(method, degree, bins, steps)
+        _check_bounds(lo, hi)
+        return cls._from_partial(partial_sums(chunks, lo, hi, method, size), lo, hi, degree,
+                                 method, bins, steps)
+
+    @classmethod
+    def _from_partial(cls, partial, lo, hi, degree, method, bins, steps):
+        if partial.count == 0:
+            raise ValueError("data is empty")
+        sums = partial.totals()
+        if method == "direct":
+            sums = direct_terms(sums)
+        queries = {"histogram": bins, "adaptive-quantiles": steps}.get(method)
+        return cls(method, None if queries else degree, lo, hi, partial.count, sums, queries)
 
     def merge(self, other):
         _check_compatible(self, other)
         return Statistics(self.method, self.degree, self.lo, self.hi,
-                          self.count + other.count, self.sums + other.sums)
+                          self.count + other.count, self.sums + other.sums, self.queries)
 
     def sum_sensitivity(self):
         """l2 sensitivity of ``sums`` under replace-one: paper's sqrt((5K+8)/2) for moments;
-        sqrt(2) for direct coefficients (Bessel, attained by a record moving lo -> hi)."""
-        squared = (moment_sensitivity_squared(self.degree) if self.method == "moments"
-                   else COEFFICIENT_SENSITIVITY_SQUARED)
-        return ceil_sqrt(squared)
+        sqrt(2) for direct coefficients (Bessel, attained by a record moving lo -> hi) and
+        for histogram counts; sqrt(T) for T quantile counts (each moves by at most 1)."""
+        if self.method == "moments":
+            return ceil_sqrt(moment_sensitivity_squared(self.degree))
+        if self.method == "adaptive-quantiles":
+            return ceil_sqrt(self.queries)
+        return ceil_sqrt(COEFFICIENT_SENSITIVITY_SQUARED)
 
     def privatize(self, *, epsilon, delta, rng=None):
         """Gaussian noise on the sums, with this batch's own (epsilon, delta)."""
@@ -123,13 +163,25 @@ class Statistics:
         rng = default_generator(rng)
         noisy = self.sums + sigma * rng.standard_normal(self.sums.shape)
         return PrivateStatistics(self.method, self.degree, self.lo, self.hi, self.count, noisy,
-                                 sigma ** 2, ((epsilon, delta, self.count),))
+                                 sigma ** 2, ((epsilon, delta, self.count),), self.queries)
 
 
+def _size(method, degree, bins, steps):
+    """The statistic's size parameter: K, bins or steps (validated)."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    name, value, limit = {"histogram": ("bins", bins, 10 ** 6),
+                          "adaptive-quantiles": ("steps", steps, 10 ** 4),
+                          "moments": ("degree", degree, 200)}.get(method, ("degree", degree, 1000))
+    if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)) \
+            or not (0 if name == "degree" else 1) <= value <= limit:
+        raise ValueError(f"{name} must be an integer in {0 if name == 'degree' else 1}..{limit} "
+                         f"for the {method} method, got {value!r}")
+    return int(value)
 
 
 def _check_compatible(a, b):
-    if (a.method, a.degree, a.lo, a.hi) != (b.method, b.degree, b.lo, b.hi):
+    if (a.method, a.degree, a.queries, a.lo, a.hi) != (b.method, b.degree, b.queries, b.lo, b.hi):
         raise ValueError("statistics differ in method, degree or bounds and cannot be merged")
 
 
@@ -146,25 +198,31 @@ class PrivateStatistics:
     noisy_sums: numpy.ndarray
     noise_variance: float
     spent: tuple
+    queries: int = None
 
     def merge(self, other):
         _check_compatible(self, other)
         return PrivateStatistics(self.method, self.degree, self.lo, self.hi, self.count + other.count,
                                  self.noisy_sums + other.noisy_sums,
-                                 self.noise_variance + other.noise_variance, self.spent + other.spent)
+                                 self.noise_variance + other.noise_variance, self.spent + other.spent,
+                                 self.queries)
 
     def estimate(self):
         """The private CDF from the (merged) noisy statistics."""
+        epsilon, delta = (max(spend[i] for spend in self.spent) for i in (0, 1))
+        sigma = math.sqrt(self.noise_variance) / self.count
+        if self.method == "histogram":
+            return _histogram(self, sigma, epsilon, delta)
+        if self.method == "adaptive-quantiles":
+            return _quantiles(self, sigma, epsilon, delta)
         averages = self.noisy_sums / self.count
         if self.method == "moments":
             tables = _float_tables(self.degree)
             coefficients = tables[1] + tables[0] @ averages
         else:
             coefficients = averages
-        epsilon, delta = (max(spend[i] for spend in self.spent) for i in (0, 1))
         sensitivity = Statistics.sum_sensitivity(self) / self.count
-        return _from_coefficients(self, coefficients, math.sqrt(self.noise_variance) / self.count,
-                                  sensitivity, epsilon, delta)
+        return _from_coefficients(self, coefficients, sigma, sensitivity, epsilon, delta)
 
 
 @lru_cache(maxsize=32)
@@ -198,38 +256,30 @@ def _from_coefficients(source, coefficients, sigma, sensitivity, epsilon, delta)
                        epsilon, delta, source.degree, source.spent)
 
 
-def histogram_queries(x, lo, hi, epsilon, delta, bins, rng):
-    """HQ: noisy counts of uniform bins (replace-one: l2 sensitivity sqrt 2), negatives -> 0."""
-    counts = numpy.histogram(x, bins=bins, range=(-1, 1))[0].astype(float)
-    sigma = analytic_gaussian_sigma(epsilon, delta, ceil_sqrt(2))
-    noisy = numpy.maximum(counts + sigma * rng.standard_normal(bins), 0.0)
-    values = numpy.clip(numpy.concatenate([[0.0], numpy.cumsum(noisy)]) / x.size, 0.0, 1.0)
-    grid = numpy.linspace(lo, hi, bins + 1)
-    return CDFEstimate("histogram", lo, hi, grid, values, sigma / x.size, math.sqrt(2) / x.size,
-                       epsilon, delta, None, ((epsilon, delta, x.size),))
+def _histogram(noisy, sigma, epsilon, delta):
+    """HQ: noisy counts of uniform bins, negatives -> 0, cumulated."""
+    counts = numpy.maximum(noisy.noisy_sums, 0.0)
+    values = numpy.clip(numpy.concatenate([[0.0], numpy.cumsum(counts)]) / noisy.count, 0.0, 1.0)
+    grid = numpy.linspace(noisy.lo, noisy.hi, noisy.queries + 1)
+    return CDFEstimate("histogram", noisy.lo, noisy.hi, grid, values, sigma,
+                       math.sqrt(2) / noisy.count, epsilon, delta, None, noisy.spent)
 
 
-def adaptive_quantiles(x, lo, hi, epsilon, delta, steps, rng):
-    """AQ: `steps` adaptive noisy counts #{x_n <= midpoint of the widest gap}.
+def _quantiles(noisy, sigma, epsilon, delta):
+    """AQ: noisy counts #{x_n <= p} at the public midpoints p of the widest gaps.
 
-    Each count has sensitivity 1; T adaptive Gaussian queries compose exactly like one
-    Gaussian query of sensitivity sqrt(T) (Gaussian DP), so each gets that sigma.
+    Each count has sensitivity 1; T Gaussian queries compose exactly like one Gaussian
+    query of sensitivity sqrt(T) (Gaussian DP), so each gets that sigma.
     """
-    sigma = analytic_gaussian_sigma(epsilon, delta, ceil_sqrt(steps))
-    ordered = numpy.sort(x)
-    known = {-1.0: 0.0, 1.0: 1.0}
-    for _ in range(steps):
-        points = sorted(known)
-        gap = int(numpy.argmax(numpy.diff(points)))
-        middle = (points[gap] + points[gap + 1]) / 2
-        count = numpy.searchsorted(ordered, middle, side="right")
-        known[middle] = (count + sigma * rng.standard_normal()) / x.size
-    points = numpy.array(sorted(known))
-    values = _post_process(numpy.array([known[p] for p in points]))
+    points = numpy.concatenate([[-1.0, 1.0], quantile_points(noisy.queries)])
+    order = numpy.argsort(points, kind="stable")
+    known = numpy.concatenate([[0.0, 1.0], noisy.noisy_sums / noisy.count])[order]
+    values = _post_process(known)
     values[0], values[-1] = 0.0, 1.0
-    grid = lo + (points + 1) * (hi - lo) / 2
-    return CDFEstimate("adaptive-quantiles", lo, hi, grid, numpy.maximum.accumulate(values),
-                       sigma / x.size, 1 / x.size, epsilon, delta, None, ((epsilon, delta, x.size),))
+    grid = noisy.lo + (points[order] + 1) * (noisy.hi - noisy.lo) / 2
+    return CDFEstimate("adaptive-quantiles", noisy.lo, noisy.hi, grid,
+                       numpy.maximum.accumulate(values), sigma, 1 / noisy.count, epsilon, delta,
+                       None, noisy.spent)
 
 
 def estimate(data, *, lo, hi, epsilon, delta, degree=10, method="direct", rng=None,
@@ -238,21 +288,17 @@ def estimate(data, *, lo, hi, epsilon, delta, degree=10, method="direct", rng=No
 
     method: "moments" (paper's PP), "direct" (noise on orthonormal coefficients, same
     privacy, far less noise), "histogram" (HQ, ``bins``), "adaptive-quantiles" (AQ, ``steps``).
+    ``data`` may be an array, or a Dask array or DataFrame column (sums per partition,
+    reduced as a tree; the noise is drawn once, here). Statistics are summed in chunks,
+    so memory beyond the input does not grow with N.
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-    limit = 200 if method == "moments" else 1000
-    if isinstance(degree, bool) or not isinstance(degree, (int, numpy.integer)) or not 0 <= degree <= limit:
-        raise ValueError(f"degree must be an integer in 0..{limit} for the {method} method, got {degree!r}")
+    _size(method, degree, bins, steps)
+    _size("moments" if method == "moments" else "direct", degree, bins, steps)
     _check_budget(epsilon, delta)
     rng = default_generator(rng)
-    if method in ("moments", "direct"):
-        statistics = Statistics.from_data(data, lo=lo, hi=hi, degree=degree, method=method)
-        return statistics.privatize(epsilon=epsilon, delta=delta, rng=rng).estimate()
-    x = map_to_reference(data, lo, hi)
-    if method == "histogram":
-        return histogram_queries(x, lo, hi, epsilon, delta, bins, rng)
-    return adaptive_quantiles(x, lo, hi, epsilon, delta, steps, rng)
+    statistics = Statistics.from_data(data, lo=lo, hi=hi, degree=degree, method=method,
+                                      bins=bins, steps=steps)
+    return statistics.privatize(epsilon=epsilon, delta=delta, rng=rng).estimate()
 
 
 def expected_l2_errors(degree, n, epsilon, delta):

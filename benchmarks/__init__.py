@@ -1,0 +1,1 @@
+"""Benchmarks, run as `python -m benchmarks` (see __main__.py)."""

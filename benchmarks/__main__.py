@@ -1,0 +1,218 @@
+"""Benchmarks of gpcompiler, each row against a reference measured in the same run.
+
+Every row prints its time (best of --repeats, except the single long runs), the time of its
+reference, and the ratio; memory rows print the peak traced by tracemalloc beyond the
+inputs. Ratios are what matter on a shared, noisy machine.
+
+    python -m benchmarks                       # everything but the 1e8-record Dask run
+    python -m benchmarks --only seg cdf        # some sections
+    python -m benchmarks --only dask --records 1e8 [--scheduler tcp://HOST:8786]
+
+Sections: privatize (batch Project-and-Privatize, sinc_ecg), seg (PrivFuncSeg, S = 1e3..1e6),
+select (PrivFuncSelect, S = 1e6), cdf (cdf.estimate, N = 1e7, K = 20), dask (a Parquet
+dataset on a 2-worker LocalCluster with a per-worker memory limit, or a scheduler address).
+"""
+import argparse
+import math
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gpcompiler import cdf  # noqa: E402
+from gpcompiler.adaptive import piecewise, priv_func_select, priv_func_seg, seg  # noqa: E402
+from gpcompiler.adaptive.curve import make_curve  # noqa: E402
+from gpcompiler.build import import_module_file  # noqa: E402
+from gpcompiler.curves import bundled_ecg  # noqa: E402
+
+SECTIONS = ("privatize", "seg", "select", "cdf", "dask")
+
+
+def best_time(function, repeats):
+    """Minimum wall time of ``repeats`` calls."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def traced_peak(function):
+    """(seconds, peak bytes allocated by ``function`` as traced by tracemalloc)."""
+    tracemalloc.start()
+    start = time.perf_counter()
+    function()
+    elapsed = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return elapsed, peak
+
+
+def row(name, seconds, reference_name, reference, extra=""):
+    print(f"  {name:<38} {seconds * 1e3:10.2f} ms   {reference_name:<30} "
+          f"{reference * 1e3:10.2f} ms   {seconds / reference:7.2f}  {extra}", flush=True)
+
+
+def header(title):
+    print(f"\n{title}\n  {'row':<38} {'time':>13}   {'reference':<30} {'time':>13}   "
+          f"{'ratio':>7}", flush=True)
+
+
+def module(name):
+    return import_module_file(ROOT / "generated" / f"{name}.py")
+
+
+def bench_privatize(args):
+    """Batch Project-and-Privatize of B ECG windows (3600 samples) on sinc_ecg, against the
+    bare matrix product of the same shapes."""
+    sinc = module("sinc_ecg")
+    windows = [bundled_ecg(w % 30) for w in range(args.batch)]
+    t = windows[0].times[0]
+    y = numpy.stack([w.values[0] for w in windows])
+    weights = sinc.projection_weights(t)
+    seeded = numpy.random.default_rng(0)
+    bare = best_time(lambda: y @ weights, args.repeats)
+    header(f"privatize: sinc_ecg, batch {args.batch} x {t.size} samples -> {sinc.COEF_DIM}")
+    product = y @ weights
+    for name, call in (
+            ("privatize seeded (after y @ W)", lambda: sinc.privatize(
+                product, epsilon=1.0, rng=seeded)),
+            ("privatize secure (after y @ W)", lambda: sinc.privatize(product, epsilon=1.0)),
+            ("project_and_privatize seeded", lambda: sinc.project_and_privatize(
+                t, y, epsilon=1.0, rng=seeded)),
+            ("project_and_privatize secure", lambda: sinc.project_and_privatize(
+                t, y, epsilon=1.0))):
+        row(name, best_time(call, args.repeats), "y @ W", bare)
+
+
+def bench_seg(args):
+    """PrivFuncSeg on the linear spec, S = 1e3..1e6, against one projection of the same
+    curve on the finest dyadic grid (2^14 segments), itself O(S + 2^14): the ratio shows
+    time linear in S + 2^L. A smooth curve (level <= 7: one pass on 2^7 segments) at every
+    S, and a busy one (level > 7: two passes) at S = 1e6."""
+    linear = module("linear")
+    header("seg: PrivFuncSeg (linear spec)")
+    noise = numpy.random.default_rng(0)
+    cases = [(size, 40, 1e4) for size in (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6)]
+    for size, frequency, epsilon in cases + [(10 ** 6, 400, 1e6)]:
+        t = numpy.linspace(0, 1, size)
+        y = numpy.sin(frequency * t) + 0.01 * noise.normal(size=size)
+        curve = make_curve(t, y, (0.0, 1.0))
+        grid = piecewise.dyadic_grid(0.0, 1.0, seg.MAX_LEVEL)
+        level = dict(priv_func_seg(t, y, linear, epsilon=epsilon, rng=1).details)["level"]
+        seconds = best_time(lambda: priv_func_seg(t, y, linear, epsilon=epsilon, rng=1),
+                            args.repeats)
+        reference = best_time(lambda: piecewise.project(curve, grid, 1), args.repeats)
+        row(f"priv_func_seg S = {size:.0e}, level {level}", seconds,
+            "one projection, 2^14 segments", reference)
+
+
+def bench_select(args):
+    """PrivFuncSelect on fourier8 at S = 1e6: time and traced peak memory, against one
+    generated-module projection of the whole curve."""
+    fourier = module("fourier8")
+    size = 10 ** 6
+    t = numpy.linspace(-3, 3, size)
+    y = numpy.sin(3 * t) + numpy.cos(t)
+    header(f"select: PrivFuncSelect (fourier8, S = {size:.0e}); peak traced memory")
+    seconds, peak = traced_peak(lambda: priv_func_select(t, y, fourier, epsilon=10.0, rng=1))
+    reference, reference_peak = traced_peak(lambda: fourier.project(t[None], y[None]))
+    row("priv_func_select", seconds, "module.project, whole curve", reference,
+        f"peak {peak / 1e6:.0f} MB (reference {reference_peak / 1e6:.0f} MB)")
+
+
+def bench_cdf(args):
+    """cdf.estimate at N = 1e7, K = 20, against one polyval of degree 21 over the data; peak
+    traced memory beyond the input array."""
+    data = numpy.random.default_rng(0).gamma(2.0, 300.0, 10 ** 7)
+    coefficients = numpy.ones(22)
+    header(f"cdf: estimate, N = {data.size:.0e}, K = 20 (input {data.nbytes / 1e6:.0f} MB)")
+    reference = best_time(lambda: numpy.polynomial.polynomial.polyval(data, coefficients),
+                          args.repeats)
+    for method in cdf.METHODS:
+        def run():
+            cdf.estimate(data, lo=0, hi=2500, epsilon=1.0, delta=1e-6, degree=20,
+                         method=method, rng=1)
+        seconds = best_time(run, args.repeats)
+        _, peak = traced_peak(run)
+        row(f"estimate {method}", seconds, "polyval, degree 21", reference,
+            f"peak {peak / 1e6:.1f} MB beyond the input")
+
+
+def bench_dask(args):
+    """A CDF from a Parquet dataset of --records records, on a 2-worker LocalCluster with
+    --memory-limit per worker (or on --scheduler), against Statistics.from_chunks reading the
+    same files in pieces in this process; the two releases must be identical."""
+    import pyarrow
+    import pyarrow.parquet
+    from distributed import Client, LocalCluster
+
+    import dask.dataframe
+    from gpcompiler.cdf.streaming import CHUNK
+    directory = Path(args.data_dir)
+    rows = 16 * CHUNK
+    files = max(1, math.ceil(args.records / rows))
+    if len(list(directory.glob("*.parquet"))) != files:
+        directory.mkdir(parents=True, exist_ok=True)
+        for old in directory.glob("*.parquet"):
+            old.unlink()
+        rng = numpy.random.default_rng(0)
+        for i in range(files):
+            table = pyarrow.table({"x": rng.normal(0.0, 1.0, rows)})
+            pyarrow.parquet.write_table(table, directory / f"part{i:05d}.parquet")
+    count = files * rows
+    options = dict(lo=-5.0, hi=5.0, epsilon=1.0, delta=1e-9, degree=20, method="direct")
+    cluster = None if args.scheduler else LocalCluster(
+        n_workers=2, threads_per_worker=1, memory_limit=args.memory_limit,
+        dashboard_address=None)
+    where = args.scheduler or f"LocalCluster, 2 workers, {args.memory_limit} each"
+    header(f"dask: {count:.3g} records ({8 * count / 1e9:.2f} GB float64) in {files} Parquet "
+           f"files; {where}")
+    with Client(args.scheduler or cluster):
+        start = time.perf_counter()
+        column = dask.dataframe.read_parquet(directory)["x"]
+        distributed_release = cdf.estimate(column, rng=7, **options)
+        seconds = time.perf_counter() - start
+    if cluster is not None:
+        cluster.close()
+
+    def pieces():
+        for path in sorted(directory.glob("*.parquet")):
+            yield pyarrow.parquet.read_table(path, columns=["x"])["x"].to_numpy()
+    start = time.perf_counter()
+    statistics = cdf.Statistics.from_chunks(pieces(), **{k: options[k] for k in (
+        "lo", "hi", "degree", "method")})
+    local = statistics.privatize(epsilon=1.0, delta=1e-9, rng=7).estimate()
+    reference = time.perf_counter() - start
+    same = numpy.array_equal(local.values, distributed_release.values)
+    row("estimate on Dask (direct, K = 20)", seconds, "from_chunks, one process", reference,
+        f"identical release: {same}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", choices=SECTIONS,
+                        default=[s for s in SECTIONS if s != "dask"])
+    parser.add_argument("--repeats", type=int, default=3, help="best of (default 3)")
+    parser.add_argument("--batch", type=int, default=256, help="privatize batch (default 256)")
+    parser.add_argument("--records", type=float, default=1e8, help="dask records (default 1e8)")
+    parser.add_argument("--data-dir", default="/tmp/gpcompiler-bench-parquet",
+                        help="where the Parquet dataset is written once and reused")
+    parser.add_argument("--memory-limit", default="400MB", help="per local worker")
+    parser.add_argument("--scheduler", default=None, help="Dask scheduler address")
+    args = parser.parse_args(argv)
+    print(f"gpcompiler benchmarks, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+          f"numpy {numpy.__version__}")
+    for section in args.only:
+        globals()[f"bench_{section}"](args)
+
+
+if __name__ == "__main__":
+    main()
