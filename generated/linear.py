@@ -177,14 +177,12 @@ def _check_times(t, p):
     t = numpy.asarray(t, dtype=float)
     if t.ndim != 1:
         raise ValueError(f"sample times must be 1-D per curve, got shape {t.shape}")
-    if t.size < 2:
-        raise ValueError("a curve needs at least 2 samples")
     if not numpy.all(numpy.isfinite(t)):
         raise ValueError("sample times contain NaN or infinite values")
-    if numpy.any(numpy.diff(t) <= 0):
-        raise ValueError("sample times must be strictly increasing")
+    if numpy.any(numpy.diff(t) < 0):
+        raise ValueError("sample times must be in increasing order (a repeated time is a jump)")
     lo, hi = _curve_interval(p)
-    if t[0] < lo or t[-1] > hi:
+    if t.size and (t[0] < lo or t[-1] > hi):
         raise ValueError(f"sample times must lie in [{lo}, {hi}]")
     return t
 
@@ -203,7 +201,19 @@ def _sub_pieces(t, h, p):
 
 
 def _weights(t, p):
-    """(S, m) [(S, m, n) for a vector-valued basis] projection weights A: c = sum_s y_s A_s."""
+    """(S, m) [(S, m, n) for a vector-valued basis] projection weights A: c = sum_s y_s A_s.
+    The curve is zero outside its samples: fewer than two samples is the zero function, and
+    at a repeated time (a jump) the runs on either side are projected separately and add."""
+    shape = (BASIS_SIZE, VALUE_DIM) if VECTOR_BASIS else (BASIS_SIZE,)
+    out = numpy.zeros((t.size,) + shape)
+    for run in numpy.split(numpy.arange(t.size), numpy.flatnonzero(numpy.diff(t) == 0) + 1):
+        if run.size >= 2:
+            out[run] = _run_weights(t[run], p)
+    return out
+
+
+def _run_weights(t, p):
+    """Projection weights of one run of strictly increasing sample times."""
     h = numpy.diff(t)
     piece, start, width, order = _sub_pieces(t, h, p)
     xi, w = numpy.polynomial.legendre.leggauss(order)
@@ -275,7 +285,8 @@ def _contract(y, weights):
 
 
 def project(t, y, **params):
-    """Orthonormal coordinates of the L2 projection of the piecewise-linear curve (t_i, y_i).
+    """Orthonormal coordinates of the L2 projection of the piecewise-linear curve (t_i, y_i),
+    zero outside its samples (docs/design.md, "Privacy model").
 
     t: (S,) shared by all curves, or (B, S); y: (S,), (B, S), (S, n) or (B, S, n).
     Returns (..., m) or (..., m, n) for vector coefficients (paper Appendix E).

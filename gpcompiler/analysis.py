@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 
 import mpmath
+import numpy
 import sympy
 
 from .errors import NotPositiveDefiniteError, SpecError, SymbolicLimitError
@@ -588,8 +589,78 @@ def _quadrature(spec, atoms):
             f, d = _frequency_and_degree(expression.subs(spec.defaults), spec.variable)
             frequency, degree = max(frequency, f), max(degree, d)
     floor = 1.0 / float(length) if length.is_finite else 1.0
-    return Quadrature(frequency=max(frequency, floor), min_nodes=degree // 2 + 2,
-                      singular=_weight_singularities(spec))
+    frequency, singular = max(frequency, floor), _weight_singularities(spec)
+    if atoms.kind == "expression" and not singular:
+        frequency = _verified_frequency(spec, frequency, degree // 2 + 2)
+    return Quadrature(frequency=frequency, min_nodes=degree // 2 + 2, singular=singular)
+
+
+def _gauss_order(half_width, min_nodes):
+    """The generated module's order for a sub-piece of this half-width x frequency."""
+    order = min_nodes
+    while order < 40 and (2 * order * math.log(half_width + 1e-300)
+                          - math.lgamma(2 * order + 1)) > math.log(1e-17):
+        order += 1
+    return order
+
+
+def _verified_frequency(spec, frequency, min_nodes, doublings=12):
+    """The smallest frequency 2^k * ``frequency`` whose Gauss rules (as the module picks
+    them, for sub-pieces of every length 8/frequency / 2^j down to the shortest order)
+    integrate every basis component times the weight times 1 - s and s on tiles of the
+    curve interval to 1e-13 of their scale, checked against mpmath (numerical). The
+    symbolic frequency bound misses rates such as sin(t)**15 or a pole near the interval."""
+    interval = spec.curve_interval or spec.interval
+    lo, hi = (float(sympy.N(e.subs(spec.defaults))) for e in interval)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return frequency
+    weight = spec.metric.weight if spec.metric.weight is not None else sympy.Integer(1)
+    functions = []
+    for component in (c for f in spec.functions for c in f):
+        function = sympy.lambdify(spec.variable, (component * weight).subs(spec.defaults),
+                                  "mpmath")
+        size = max(abs(float(mpmath.re(function(mpmath.mpf(float(x))))))
+                   for x in numpy.linspace(lo, hi, 257)) + 1e-300
+        functions.append((function, size))
+    for _ in range(doublings):
+        if _rules_hold(functions, lo, hi, frequency, min_nodes):
+            return frequency
+        frequency *= 2
+    raise SpecError([("basis.functions", f"no Gauss rule up to frequency {frequency:g} "
+                                         "integrates the basis accurately on "
+                                         f"[{lo:g}, {hi:g}]")], spec.path)
+
+
+def _rules_hold(functions, lo, hi, frequency, min_nodes):
+    """Whether the module's rules are accurate for every sub-piece length it may use."""
+    width = min(8.0 / frequency, hi - lo)
+    while True:
+        order = _gauss_order(width * frequency / 2, min_nodes)
+        nodes, weights = numpy.polynomial.legendre.leggauss(order)
+        for start in numpy.unique(numpy.linspace(lo, hi - width, 4)):
+            if not all(_tile_holds(f, size, start, width, nodes, weights)
+                       for f, size in functions):
+                return False
+        if order == min_nodes or width < (hi - lo) * 1e-6:
+            return True
+        width /= 2
+
+
+def _tile_holds(function, size, start, width, nodes, weights):
+    """The Gauss rule's truncation error, against mpmath, for the integrals of f (1 - s) and
+    f s on one tile, relative to width x ``size`` (the largest |f| on the interval); the
+    nodes are placed exactly (float rounding of positions is not the rule's error)."""
+    with mpmath.workdps(30):
+        a, h = mpmath.mpf(float(start)), mpmath.mpf(float(width))
+        s = [(mpmath.mpf(float(v)) + 1) / 2 for v in nodes]
+        values = [mpmath.re(function(a + h * v)) for v in s]
+        scale = h * size
+        for share in (lambda v: v, lambda v: 1 - v):
+            rule = h / 2 * mpmath.fsum(w * f * share(v) for w, f, v in zip(weights, values, s))
+            exact = mpmath.quad(lambda x: mpmath.re(function(x)) * share((x - a) / h), [a, a + h])
+            if abs(rule - exact) > 1e-13 * scale:
+                return False
+    return True
 
 
 def _weight_singularities(spec):

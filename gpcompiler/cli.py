@@ -853,9 +853,9 @@ def build_parser():
     p.add_argument("--seeds", type=_count(1),
                    help="simulations per curve (default: 30, the paper's; 2 with --quick)")
     p.add_argument("--curves", type=_count(1), help="use only the first N curves (default: all)")
-    p.add_argument("--jobs", type=_count(1), default=1, help="worker processes")
+    p.add_argument("--jobs", type=_count(1), default=1, help="worker processes (default: 1)")
     p.add_argument("--out", help="output directory (default: experiment-NAME)")
-    p.add_argument("--column", default="wage", help="cdf: the column of --data")
+    p.add_argument("--column", default="wage", help="cdf: the column of --data (default: wage)")
     p.add_argument("--lo", type=float,
                    help="cdf: public lower bound (default: 0 for the bundled wages)")
     p.add_argument("--hi", type=float,

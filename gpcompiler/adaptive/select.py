@@ -43,11 +43,11 @@ def _coordinates(module, curve, params):
     partition q's and, P being linear, their projections add up to P q; memory is bounded
     by the run length, not S."""
     y = curve.y if module.VALUE_DIM > 1 else curve.y[:, 0]
-    total = 0.0
+    total = numpy.zeros((module.BASIS_SIZE, curve.value_dim))
     for start in range(0, curve.t.size - 1, _RUN):
         run = slice(start, min(start + _RUN, curve.t.size - 1) + 1)
-        total = total + module.project(curve.t[None, run], y[None, run], **params)[0]
-    return total.reshape(module.BASIS_SIZE, -1)
+        total += module.project(curve.t[run], y[run], **params).reshape(total.shape)
+    return total
 
 
 def _quadrature(module, domain):
