@@ -458,3 +458,18 @@ def test_short_curves_and_jumps_are_released_not_refused():
     for algorithm in (lambda t, y: priv_func_seg(t, y, generated("linear"), epsilon=50.0, rng=1),
                       lambda t, y: baseline_points(t, y, 9, domain=(0, 1), epsilon=50.0, rng=1)):
         _same(algorithm(*jump).coefficients, algorithm(*split).coefficients, "jump")
+
+
+def test_a_batch_released_twice_cannot_be_merged_as_if_disjoint():
+    """Adversary finding: merging two releases of the same records reported one epsilon
+    while the noise of the merge is that of a single release at a larger epsilon."""
+    data = numpy.random.default_rng(0).lognormal(6, 0.6, size=2000)
+    batch = cdf.Statistics.from_data(data, lo=0.0, hi=3000.0, degree=10)
+    first = batch.privatize(epsilon=1.0, delta=1e-6, rng=1)
+    with pytest.raises(ValueError, match="share a batch"):
+        first.merge(batch.privatize(epsilon=1.0, delta=1e-6, rng=2))
+    with pytest.raises(ValueError, match="share a batch"):
+        batch.merge(batch)
+    other = cdf.Statistics.from_data(data[:500], lo=0.0, hi=3000.0, degree=10)
+    merged = first.merge(other.privatize(epsilon=0.5, delta=1e-6, rng=3)).estimate()
+    assert (merged.epsilon, merged.delta) == (1.0, 1e-6)

@@ -6,6 +6,7 @@ Gaussian noise calibrated by the analytic Gaussian mechanism, and post-processes
 non-decreasing CDF in [0, 1].
 """
 import math
+import uuid
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -107,6 +108,7 @@ class Statistics:
     count: int
     sums: numpy.ndarray
     queries: int = None
+    batches: frozenset = field(default_factory=lambda: frozenset({uuid.uuid4().hex}))
 
     @classmethod
     def from_data(cls, data, *, lo, hi, degree=10, method="direct", bins=64, steps=32):
@@ -142,9 +144,11 @@ class Statistics:
         return cls(method, None if queries else degree, lo, hi, partial.count, sums, queries)
 
     def merge(self, other):
+        """Statistics of two disjoint batches (a batch given twice is an error)."""
         _check_compatible(self, other)
         return Statistics(self.method, self.degree, self.lo, self.hi,
-                          self.count + other.count, self.sums + other.sums, self.queries)
+                          self.count + other.count, self.sums + other.sums, self.queries,
+                          self.batches | other.batches)
 
     def sum_sensitivity(self):
         """l2 sensitivity of ``sums`` under replace-one: paper's sqrt((5K+8)/2) for moments;
@@ -163,7 +167,8 @@ class Statistics:
         rng = default_generator(rng)
         noisy = self.sums + sigma * rng.standard_normal(self.sums.shape)
         return PrivateStatistics(self.method, self.degree, self.lo, self.hi, self.count, noisy,
-                                 sigma ** 2, ((epsilon, delta, self.count),), self.queries)
+                                 sigma ** 2, ((epsilon, delta, self.count),), self.queries,
+                                 self.batches)
 
 
 def _size(method, degree, bins, steps):
@@ -183,13 +188,18 @@ def _size(method, degree, bins, steps):
 def _check_compatible(a, b):
     if (a.method, a.degree, a.queries, a.lo, a.hi) != (b.method, b.degree, b.queries, b.lo, b.hi):
         raise ValueError("statistics differ in method, degree or bounds and cannot be merged")
+    if a.batches & b.batches:
+        raise ValueError("these statistics share a batch of records: a merge is free only for "
+                         "disjoint batches (releasing the same records twice composes: the "
+                         "epsilons and deltas add)")
 
 
 @dataclass(frozen=True)
 class PrivateStatistics:
     """Noisy sums of one or more disjoint batches; merging costs no budget (post-processing,
     parallel composition over disjoint records: the merge is (max epsilon, max delta)-DP).
-    ``spent`` lists (epsilon, delta, records)."""
+    ``spent`` lists (epsilon, delta, records); ``batches`` names the disjoint batches, and
+    a merge of releases that share one is refused."""
     method: str
     degree: int
     lo: float
@@ -199,13 +209,14 @@ class PrivateStatistics:
     noise_variance: float
     spent: tuple
     queries: int = None
+    batches: frozenset = frozenset()
 
     def merge(self, other):
         _check_compatible(self, other)
         return PrivateStatistics(self.method, self.degree, self.lo, self.hi, self.count + other.count,
                                  self.noisy_sums + other.noisy_sums,
                                  self.noise_variance + other.noise_variance, self.spent + other.spent,
-                                 self.queries)
+                                 self.queries, self.batches | other.batches)
 
     def estimate(self):
         """The private CDF from the (merged) noisy statistics."""
