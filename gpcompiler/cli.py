@@ -800,9 +800,9 @@ def build_parser():
                    help="the whole table: negative controls and every real mechanism")
     p.add_argument("--power", action="store_true",
                    help="the power table: every shipped mechanism and its mutants")
-    p.add_argument("--epsilon", type=_positive,
+    p.add_argument("--epsilon", type=_budget_value("epsilon"),
                    help="SPEC: GP claim to audit (default: GP 1 and CGP 0.5)")
-    p.add_argument("--rho", type=_positive,
+    p.add_argument("--rho", type=_budget_value("rho"),
                    help="SPEC: CGP claim to audit (default: see --epsilon)")
     p.add_argument("--samples", type=_count(100),
                    help="SPEC: black-box samples per phase (default: 400000/d in "

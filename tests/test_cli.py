@@ -558,3 +558,22 @@ def test_cdf_spec_is_refused_by_curve_commands():
         result = run(*command)
         assert result.returncode == 2 and "Traceback" not in result.stderr
         assert "gpcompiler: error:" in result.stderr
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--samples", "-5"], "--samples: expected an integer"),
+    (["--samples", "0"], "--samples: expected an integer"),
+    (["--epsilon", "-1"], "--epsilon: expected a positive finite number"),
+    (["--seed", "-1"], "--seed: expected an integer >= 0"),
+    (["--rho", "0"], "--rho: expected a positive finite number"),
+    (["--epsilon", "1e-300"], "overflows float64"),
+])
+def test_audit_refuses_bad_options_in_one_line(options, message, capsys):
+    """New-user review: these printed tracebacks, ran the default claim for --rho 0, or
+    audited a budget whose noise overflows float64."""
+    from gpcompiler.cli import main
+    with pytest.raises(SystemExit) as exit_info:
+        main(["audit", "specs/linear.toml", *options])
+    error = capsys.readouterr().err
+    assert exit_info.value.code == 2 and message in error and "Traceback" not in error
+    assert len(error.strip().splitlines()) == 1
