@@ -499,13 +499,16 @@ def test_privatize_csv_long_format_and_bad_data(cli, tmp_path):
     assert status == 0, err
     assert len(data_rows(tmp_path / "out.csv")) == 11
     bad = tmp_path / "bad.csv"
-    bad.write_text("t,x,y\n0,0,0\n0.5,nan,1\n1,1,1\n")
-    one_line_error(*cli("privatize", "specs/trajectory_linear.toml", bad, "--rho", "1")[::2],
-                   "line 3 has a NaN")
+    for text, needle in (("0.5,nan,1", "line 3 has a NaN"),
+                         ("1,np.float64(0.0),1", "bad.csv: line 3: x='np.float64(0.0)' is not")):
+        bad.write_text(f"t,x,y\n0,0,0\n{text}\n1,1,1\n")
+        one_line_error(*cli("privatize", "specs/trajectory_linear.toml", bad, "--rho",
+                            "1")[::2], needle)
     outside = tmp_path / "outside.csv"
     outside.write_text("t,x,y\n0,0,0\n2,1,1\n")
     one_line_error(*cli("privatize", "specs/trajectory_linear.toml", outside, "--rho", "1",
-                        "-o", tmp_path / "never.csv")[::2], "must lie in")
+                        "-o", tmp_path / "never.csv")[::2], "outside.csv: curve 'curve'",
+                   "must lie in", "--param T=", "now T=1")
     assert not (tmp_path / "never.csv").exists()
 
 
@@ -713,17 +716,9 @@ def test_options_of_other_methods_are_errors(cli, tmp_path, monkeypatch, method,
 
 
 def test_errors_name_file_curve_and_cause(cli, tmp_path, monkeypatch):
-    """F10: the file and curve, a --param hint for samples outside the domain, the column
-    and value of a non-number, "empty file" in cdf; spec/method mismatches before the data
-    is read."""
-    outside = tmp_path / "traj.csv"
-    outside.write_text("t,x,y\n0,0,0\n5,1,1\n")
-    one_line_error(*cli("privatize", "specs/trajectory_linear.toml", outside, "--epsilon",
-                        "1")[::2], "traj.csv: curve 'curve'", "--param T=", "now T=1")
-    bad = tmp_path / "bad.csv"
-    bad.write_text("t,y\n0,1\n1,np.float64(0.0)\n")
-    one_line_error(*cli("privatize", "specs/linear.toml", bad, "--epsilon", "1")[::2],
-                   "bad.csv: line 3: y='np.float64(0.0)' is not a number")
+    """F10 (the file, curve, --param hint and the column and value of a non-number:
+    test_privatize_csv_long_format_and_bad_data): "empty file" in cdf too; spec/method
+    mismatches before the data is read."""
     empty = tmp_path / "empty.csv"
     empty.write_text("")
     for command in (("privatize", "specs/linear.toml", empty, "--epsilon", "1"),
