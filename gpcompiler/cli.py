@@ -10,6 +10,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,10 @@ FLOAT_HEADROOM = 40
 # coarse enough that the same function sampled on different grids gives the same bytes.
 DIGITS = 10
 DEFAULT_GRID = 1000
+# `-o -`: the release goes to standard output (the default of privatize).
+STDOUT = "-"
+# The CDF estimators with a Legendre degree K (docs/design.md, "CDF estimation").
+LEGENDRE_METHODS = ("moments", "direct")
 
 
 def _progress(message):
@@ -35,9 +40,11 @@ def _progress(message):
 
 
 def _say(args, message):
-    """Informational output on stdout, unless --quiet."""
+    """Informational output, unless --quiet: on stdout, or on stderr when stdout carries
+    the release (`-o -`)."""
     if not args.quiet:
-        print(message)
+        print(message, file=sys.stderr if getattr(args, "output", None) == STDOUT
+              else sys.stdout)
 
 
 def _not_private(message):
@@ -81,6 +88,8 @@ def _named(path, error):
 def cmd_compile(args):
     """`gpcompiler compile SPEC... -o DIR`: write the generated modules."""
     from .build import compile_files
+    from .curves import check_writable
+    check_writable(args.output, directory=True)
     steps = _Steps(args, len(args.specs))
     try:
         written = compile_files(args.specs, args.output, progress=steps)
@@ -189,7 +198,58 @@ def _parameters(items, module, method):
     if params and method == "unbounded":
         raise UserError("--param does not apply to --method unbounded: its domain is the "
                         "real line, clipped to a privately chosen [-T, T]")
+    try:
+        module.curve_interval(**params)
+    except ValueError as error:
+        raise UserError(f"--param: {error}") from None
     return params
+
+
+# The methods each method-specific option applies to (anything else is an error).
+METHOD_OPTIONS = {"beta": ("select", "seg", "unbounded"), "continuous": ("seg", "unbounded"),
+                  "k": ("baseline",), "window": ("baseline",)}
+DEFAULT_BETA, DEFAULT_K = 0.1, 100
+
+
+def _method_options(args):
+    """Refuse options of other methods (checked first); fill in the defaults."""
+    for name, methods in METHOD_OPTIONS.items():
+        if getattr(args, name) not in (None, False) and args.method not in methods:
+            raise UserError(f"--{name} does not apply to --method {args.method} "
+                            f"(only to {', '.join(methods)})")
+    args.beta = DEFAULT_BETA if args.beta is None else args.beta
+    args.k = DEFAULT_K if args.k is None else args.k
+    if args.window is not None and args.window > args.k:
+        raise UserError(f"--window {args.window} is wider than --k {args.k}")
+
+
+def _check_spec_for_method(spec, module, method, params):
+    """Spec/method incompatibilities, before any data is read (docs/design.md, "Adaptive
+    algorithms"): seg and unbounded need all polynomials of a degree in plain L2, select a
+    scalar basis in plain L2 on a bounded domain."""
+    where = f"{spec}: --method {method} needs"
+    if method in ("seg", "unbounded") and (module.POLYNOMIAL_DEGREE is None
+                                           or module.METRIC != "L2"):
+        raise UserError(f"{where} a spec spanning all polynomials of some degree with the L2 "
+                        f"metric (a monomial or legendre family, or specs/linear.toml)")
+    if method == "select":
+        if module.METRIC != "L2" or module.VECTOR_BASIS:
+            raise UserError(f"{where} a scalar basis with the L2 metric")
+        a, b = module.curve_interval(**params)
+        if not (math.isfinite(a) and math.isfinite(b)):
+            raise UserError(f"{where} a bounded curve domain, not [{a}, {b}] (set "
+                            "domain.curve_interval in the spec)")
+
+
+def _domain_hint(module, method, params, error):
+    """For a sample outside the domain: how --param sets the public domain."""
+    if ("must lie in" not in str(error) or method == "unbounded" or not module.PARAMETERS
+            or module.PARAMETERS_FIXED):
+        return ""
+    values = {**module.PARAMETERS, **params}
+    return (f" (the domain is public: set it with "
+            f"{' '.join(f'--param {name}=VALUE' for name in values)}; now "
+            f"{', '.join(f'{name}={value:g}' for name, value in values.items())})")
 
 
 @dataclass(frozen=True)
@@ -237,18 +297,28 @@ def _release(module, args, params, t, y, rng):
                     f"{chosen}, ledger total {result.ledger.total:.6g}", support)
 
 
-def _check_values(key, t, y, budget):
-    """Refuse a curve whose norm would round the noise away or overflow (before any file
-    is written): ||q||_2 of the piecewise-linear curve must be finite and below
-    noise floor * 2**FLOAT_HEADROOM."""
-    y = numpy.asarray(y, dtype=float).reshape(len(t), -1)
+def l2_norm(t, y):
+    """||q||_2 of the piecewise-linear curve through (t, y), scaled by max |y| so that the
+    squares cannot overflow: per piece h ((u0 + u1)^2 + u0^2 + u1^2) / 6, a sum of
+    non-negative terms (inf only when the norm itself exceeds float64)."""
+    y = numpy.asarray(y, dtype=float)
+    y = y[:, None] if y.ndim == 1 else y
+    scale = float(numpy.max(numpy.abs(y), initial=0.0))
+    if scale == 0 or len(t) < 2:
+        return 0.0
+    u0, u1 = y[:-1] / scale, y[1:] / scale
     with numpy.errstate(over="ignore", invalid="ignore"):
-        y0, y1 = y[:-1], y[1:]
-        pieces = numpy.diff(t)[:, None] * (y0 * y0 + y0 * y1 + y1 * y1)
-        norm = math.sqrt(float(numpy.sum(pieces)) / 3)
-    limit = _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM
+        pieces = numpy.diff(t)[:, None] * ((u0 + u1) ** 2 + u0 * u0 + u1 * u1)
+        norm = scale * math.sqrt(float(numpy.sum(pieces)) / 6)
+    return math.inf if math.isnan(norm) else norm
+
+
+def _check_values(where, t, y, budget):
+    """Refuse a curve whose norm would round the noise away or overflow (before any file
+    is written): ||q||_2 must be below noise floor * 2**FLOAT_HEADROOM."""
+    norm, limit = l2_norm(t, y), _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM
     if not norm <= limit:
-        raise DataError(f"curve {key!r}: its values are too large for float64 noise at this "
+        raise DataError(f"{where}: its values are too large for float64 noise at this "
                         f"budget (L2 norm {norm:.3g} > {limit:.3g} = noise scale x 2^"
                         f"{FLOAT_HEADROOM}): rescale the data")
 
@@ -291,14 +361,28 @@ def _jsonable(value):
 
 
 def _release_format(path):
-    """The release file format from its suffix (checked before any noise is drawn)."""
+    """The release file format from its suffix, CSV for standard output (checked before any
+    noise is drawn)."""
     from .curves import check_writable
+    if path == STDOUT:
+        return ".csv"
     suffix = Path(path).suffix.lower()
     if suffix not in (".csv", ".json"):
         raise UserError(f"cannot write {path}: a release is .csv (released values on a public "
-                        "grid) or .json (coefficients and the grid)")
+                        "grid) or .json (coefficients and the grid), or - (standard output)")
     check_writable(path)
     return suffix
+
+
+def _write_files(args, files):
+    """Write (path, content) pairs: files atomically, then `-o -` on standard output."""
+    from .curves import write_text_atomically
+    for path, content in sorted(files, key=lambda item: item[0] == STDOUT):
+        if path == STDOUT:
+            sys.stdout.write(content)
+        else:
+            write_text_atomically(path, content)
+            _say(args, f"wrote {path}")
 
 
 def _metadata(args, **extra):
@@ -339,12 +423,15 @@ def _privatize_file(args, module, curves, releases, grids):
 
 
 def cmd_privatize(args):
-    """`gpcompiler privatize SPEC INPUT`: privatize curves with the chosen method."""
-    from .curves import read_curves, write_text_atomically
-    args.output_format = _release_format(args.output) if args.output else None
+    """`gpcompiler privatize SPEC INPUT`: privatize curves with the chosen method; the
+    release goes to -o FILE or standard output."""
+    from .curves import read_curves
+    _method_options(args)
+    args.output_format = _release_format(args.output)
     _check_plot(args.plot)
     module = _mechanism(args.spec)
     params = _parameters(args.param, module, args.method)
+    _check_spec_for_method(args.spec, module, args.method, params)
     curves = read_curves(args.input)
     dimension = _value_dim(curves)
     if dimension != module.VALUE_DIM:
@@ -357,15 +444,17 @@ def cmd_privatize(args):
     releases, grids = [], []
     bar = _bar(args, len(curves.ids), "curve")
     for key, t, y in zip(curves.ids, curves.times, curves.values):
-        _check_values(key, t, y, budget)
+        where = f"{args.input}: curve {key!r}"
+        _check_values(where, t, y, budget)
         try:
             release = _release(module, args, params, t, y, rng)
             grid = _grid(args, release.support)
             released = numpy.asarray(release.evaluate(grid), dtype=float)
         except (ValueError, TypeError) as error:
-            raise DataError(f"curve {key!r}: {error}") from None
+            raise DataError(f"{where}: {error}"
+                            f"{_domain_hint(module, args.method, params, error)}") from None
         if not numpy.all(numpy.isfinite(released)):
-            raise DataError(f"curve {key!r}: the release overflows float64: rescale the data")
+            raise DataError(f"{where}: the release overflows float64: rescale the data")
         releases.append(release)
         grids.append(grid)
         bar.update()
@@ -375,20 +464,24 @@ def cmd_privatize(args):
     if args.compare:
         for key, t, y, release in zip(curves.ids, curves.times, curves.values, releases):
             error = numpy.asarray(release.evaluate(t)) - y
-            _not_private(f"{key}: {t.size} samples; RMS error of the release at the samples "
-                         f"{float(numpy.sqrt(numpy.mean(error ** 2))):.4g}")
-    files = []
-    if args.output:
-        files.append((args.output, _privatize_file(args, module, curves, releases, grids)))
+            _not_private(f"{key}: {t.size} samples" + (
+                f"; RMS error of the release at the samples "
+                f"{float(numpy.sqrt(numpy.mean(error ** 2))):.4g}" if t.size else ""))
+    files = [(args.output, _privatize_file(args, module, curves, releases, grids))]
     if args.plot:
-        title = f"{module.TITLE}\n{args.method}, " + (
-            f"ε = {args.epsilon:g}" if args.epsilon is not None else f"ρ = {args.rho:g}")
-        files.append((args.plot, _png(release_figure(curves, releases, grids, title,
+        files.append((args.plot, _png(release_figure(curves, releases, grids,
+                                                     _title(module, args, params),
                                                      args.compare))))
-    for path, content in files:
-        write_text_atomically(path, content)
-        _say(args, f"wrote {path}")
+    _write_files(args, files)
     return 0
+
+
+def _title(module, args, params):
+    """The plot title: the spec, the method, the budget and the public parameter values."""
+    used = [] if args.method == "unbounded" else [
+        f"{name} = {value:g}" for name, value in {**module.PARAMETERS, **params}.items()]
+    budget = f"ε = {args.epsilon:g}" if args.epsilon is not None else f"ρ = {args.rho:g}"
+    return f"{module.TITLE}\n" + ", ".join([args.method, budget, *used])
 
 
 def _check_plot(path):
@@ -419,21 +512,36 @@ def _png(figure):
     return buffer.getvalue()
 
 
+# One colour per curve: the qualitative palette without grey (grey is the true data).
+PALETTE = ("C1", "C0", "C2", "C3", "C4", "C5", "C6", "C8", "C9")
+
+
+def _colours(count):
+    """``count`` distinct colours: PALETTE, or a sequential colour map for more curves."""
+    if count <= len(PALETTE):
+        return PALETTE[:count]
+    return tuple(_pyplot().cm.viridis(numpy.linspace(0, 0.9, count)))
+
+
 def release_figure(curves, releases, grids, title, compare=False):
-    """The releases on their public grids; with ``compare`` the true curves beneath them
-    (then the title says "not private"). Two-component curves are paths in the plane."""
+    """The releases on their public grids, one colour and legend entry per curve; with
+    ``compare`` the true curves beneath them (then the title says "not private").
+    Two-component curves are paths in the plane."""
     plane = curves.values[0].ndim == 2
     figure, axis = _pyplot().subplots(figsize=(7, 6) if plane else (10, 4))
     labels = curves.value_labels or curves.value_names
-    for number, (t, y, release, grid) in enumerate(zip(curves.times, curves.values, releases,
-                                                        grids)):
-        first = number == 0
+    several = len(curves.ids) > 1
+    for number, (key, t, y, release, grid, colour) in enumerate(zip(
+            curves.ids, curves.times, curves.values, releases, grids,
+            _colours(len(curves.ids)))):
         z = numpy.asarray(release.evaluate(grid))
         if compare:
             path = (y[:, 0], y[:, 1]) if plane else (t, y)
-            axis.plot(*path, lw=1.6, color="0.6", label="original (true data)" if first else None)
+            axis.plot(*path, lw=1.6, color="0.6",
+                      label="original (true data)" if number == 0 else None)
         path = (z[:, 0], z[:, 1]) if plane else (grid, z)
-        axis.plot(*path, lw=0.8, color="C1", label="private release" if first else None)
+        axis.plot(*path, lw=0.8, color=colour,
+                  label=f"private release: {key}" if several else "private release")
     if plane:
         axis.set_xlabel(labels[0])
         axis.set_ylabel(labels[1])
@@ -446,7 +554,7 @@ def release_figure(curves, releases, grids, title, compare=False):
             axis.secondary_xaxis("top", functions=(lambda x: x * scale, lambda s: s / scale)
                                  ).set_xlabel("time (s)")
     axis.set_title(title + ("\nnot private: shows the true data" if compare else ""), fontsize=9)
-    axis.legend()
+    axis.legend(fontsize="small", ncol=math.ceil(len(curves.ids) / 15))
     figure.tight_layout()
     return figure
 
@@ -454,23 +562,27 @@ def release_figure(curves, releases, grids, title, compare=False):
 def cmd_cdf(args):
     """`gpcompiler cdf FILE ...`: (epsilon, delta)-DP CDF of one column (second paper)."""
     from . import cdf
-    from .curves import read_column, write_text_atomically
+    from .curves import read_column
     args.output_format = _release_format(args.output) if args.output else None
     _check_plot(args.plot)
     lo, hi, degree, spec = _cdf_setup(args)
     args.column = args.column or ("wage" if args.file == "bundled:cps1988" else None)
     data = read_column(args.file, args.column)
+    # The estimators clip to [lo, hi] after mapping to [-1, 1]; clipping first gives the same
+    # numbers and keeps 2 (x - lo) finite (see _check_bounds).
+    clipped = numpy.clip(data, lo, hi)
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     try:
-        if args.method in ("moments", "direct"):
-            noisy = cdf.Statistics.from_data(data, lo=lo, hi=hi, degree=degree, method=args.method
+        if args.method in LEGENDRE_METHODS:
+            noisy = cdf.Statistics.from_data(clipped, lo=lo, hi=hi, degree=degree,
+                                             method=args.method
                                              ).privatize(epsilon=args.epsilon, delta=args.delta,
                                                          rng=rng)
             result = noisy.estimate()
             released = {"coefficients" if args.method == "direct" else "moments":
                         noisy.noisy_sums / noisy.count}
         else:
-            result = cdf.estimate(data, lo=lo, hi=hi, epsilon=args.epsilon, delta=args.delta,
+            result = cdf.estimate(clipped, lo=lo, hi=hi, epsilon=args.epsilon, delta=args.delta,
                                   degree=degree, method=args.method, rng=rng)
             released = {"points": result.grid, "point_values": result.values}
     except ValueError as error:
@@ -491,7 +603,7 @@ def cmd_cdf(args):
               "(on the [-1, 1] scale)")
     files = []
     if args.output:
-        smooth = {"degree": degree} if args.method in ("moments", "direct") else {}
+        smooth = {"degree": degree} if args.method in LEGENDRE_METHODS else {}
         metadata = _metadata(args, **spec, lo=lo, hi=hi, **smooth, records=int(data.size))
         values = result.cdf(grid)
         files.append((args.output, json.dumps(
@@ -501,14 +613,35 @@ def cmd_cdf(args):
                       ([repr(float(x)), _number(v)] for x, v in zip(grid, values)))))
     if args.plot:
         files.append((args.plot, _png(_cdf_figure(args, result, data, lo, hi, degree))))
-    for path, content in files:
-        write_text_atomically(path, content)
-        _say(args, f"wrote {path}")
+    _write_files(args, files)
     return 0
+
+
+def _check_bounds(lo, hi):
+    """Public CDF bounds: finite, lo < hi, and 2 (hi - lo) finite (the estimators map
+    [lo, hi] to [-1, 1] through 2 (x - lo) / (hi - lo))."""
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise UserError(f"--lo/--hi: the public bounds need finite lo < hi, got [{lo:g}, {hi:g}]")
+    if not math.isfinite(2 * (hi - lo)):
+        raise UserError(f"--lo/--hi: the width of [{lo:g}, {hi:g}] overflows float64 "
+                        f"(2 (hi - lo) must be below {sys.float_info.max:.3g}): rescale the data")
 
 
 def _cdf_setup(args):
     """Public bounds and degree: from a kind = "cdf" spec (--spec) or --lo/--hi/--degree."""
+    if args.degree is not None and args.method not in LEGENDRE_METHODS:
+        raise UserError(f"--degree does not apply to --method {args.method} "
+                        f"(only to {', '.join(LEGENDRE_METHODS)})")
+    lo, hi, degree, spec = _cdf_bounds(args)
+    _check_bounds(lo, hi)
+    if args.method in LEGENDRE_METHODS and degree < 1:
+        raise UserError(f"the {args.method} method needs a Legendre degree K >= 1, got {degree}"
+                        + (f" from {args.spec}" if args.spec else ""))
+    return lo, hi, degree, spec
+
+
+def _cdf_bounds(args):
+    """(lo, hi, degree, spec metadata) from --spec or the options."""
     degree = args.degree
     if args.spec is None:
         if args.lo is None or args.hi is None:
@@ -539,7 +672,8 @@ def _cdf_figure(args, result, data, lo, hi, degree):
         axis.step(x, numpy.searchsorted(ordered, x, side="right") / data.size, where="post",
                   color="0.6", lw=1.6, label="empirical CDF (true data)")
     axis.plot(x, result.cdf(x), color="C1", lw=1,
-              label=f"private ({args.method}" + (f", K={degree})" if degree is not None else ")"))
+              label=f"private ({args.method}"
+              + (f", K={degree})" if args.method in LEGENDRE_METHODS else ")"))
     axis.set_xlabel(args.column + (" (USD per week)" if args.file == "bundled:cps1988" else ""))
     axis.set_ylabel("cumulative probability")
     axis.set_title(f"(ε, δ) = ({args.epsilon:g}, {args.delta:g}), N = {data.size}"
@@ -655,7 +789,12 @@ def _audit_bar(args, total):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line usage errors (exit 2)."""
+    """argparse with one-line usage errors (exit 2), and negative numbers in any float
+    notation (-5e3, -.5, -1E-3) taken as option values, not options."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
     def error(self, message):
         self.exit(2, f"gpcompiler: error: {message} (see `{self.prog} --help`)\n")
@@ -721,8 +860,9 @@ class _Times(argparse.Action):
         namespace.at_path = value
 
 
-def _common(parser, grid_help):
-    """Options of both releasing commands: seed, output grid, files, comparison."""
+def _common(parser, grid_help, output):
+    """Options of both releasing commands: seed, output grid, files, comparison; ``output``
+    is the default of -o (STDOUT or None)."""
     parser.add_argument("--seed", type=_count(0),
                         help="seed of a NumPy generator, for tests and demos only "
                              "(default: OS entropy, see docs/design.md \"Secure noise\")")
@@ -732,9 +872,11 @@ def _common(parser, grid_help):
     where.add_argument("--at", action=_Times, metavar="FILE",
                        help="evaluate the release at the public times in FILE (one per line; "
                             "default: use --grid)")
-    parser.add_argument("-o", "--output", metavar="FILE",
+    parser.add_argument("-o", "--output", metavar="FILE", default=output,
                         help="write the release: .csv (released values on the public grid) "
-                             "or .json (also the coefficients) (default: none)")
+                             "or .json (also the coefficients); - is standard output (CSV; "
+                             "summaries then go to standard error; missing directories are "
+                             "created)" + ("" if output else " (default: none)"))
     parser.add_argument("--plot", metavar="PNG", help="write a PNG of the release (default: none)")
     parser.add_argument("--compare", action="store_true",
                         help="NOT PRIVATE: compare with the true data on stderr and in the plot")
@@ -784,15 +926,18 @@ def build_parser():
                    choices=["project", "select", "seg", "unbounded", "baseline"],
                    help="Project-and-Privatize, PrivFuncSelect, PrivFuncSeg, PrivFuncSeg on an "
                         "unbounded domain, or the LY23 baseline")
-    p.add_argument("--beta", type=_probability, default=0.1,
-                   help="failure probability (select, seg, unbounded)")
+    p.add_argument("--beta", type=_probability,
+                   help=f"failure probability (select, seg, unbounded only; "
+                        f"default: {DEFAULT_BETA})")
     p.add_argument("--continuous", action="store_true",
-                   help="continuous output (seg, unbounded)")
-    p.add_argument("--k", type=_count(2), default=100, help="points of the baseline")
+                   help="continuous output (seg, unbounded only; default: piecewise)")
+    p.add_argument("--k", type=_count(2),
+                   help=f"points of the baseline (baseline only; default: {DEFAULT_K})")
     p.add_argument("--window", type=_count(1),
-                   help="sliding-window width of the baseline (default: no smoothing)")
+                   help="sliding-window width of the baseline, at most --k (baseline only; "
+                        "default: no smoothing)")
     _common(p, "evaluate the release at N evenly spaced points of the spec's curve domain "
-               "(unbounded: of the released support)")
+               "(unbounded: of the released support)", STDOUT)
     p.set_defaults(run=cmd_privatize)
     p = command("audit", "privacy audit: black box and white-box noise conformance")
     p.add_argument("spec", nargs="?", help="a spec file or a generated module (.py)")
@@ -834,12 +979,13 @@ def build_parser():
                    help="DP epsilon (required; no default)")
     p.add_argument("--delta", type=_probability, required=True,
                    help="DP delta in (0, 1) (required; no default)")
-    p.add_argument("--degree", type=_count(0),
-                   help="Legendre degree K (default: from --spec, else 10)")
+    p.add_argument("--degree", type=_count(1),
+                   help="Legendre degree K, moments and direct only (default: from --spec, "
+                        "else 10)")
     p.add_argument("--method", default="direct",
                    choices=["moments", "direct", "histogram", "adaptive-quantiles"],
                    help="estimator (docs/design.md, \"CDF estimation\")")
-    _common(p, "evaluate the private CDF at N evenly spaced points of [lo, hi]")
+    _common(p, "evaluate the private CDF at N evenly spaced points of [lo, hi]", None)
     p.set_defaults(run=cmd_cdf)
     p = commands.add_parser("experiment", help="the paper's evaluation (Sec. 5) under its protocol")
     p.add_argument("name", choices=["ecg", "select", "trajectories", "segments", "cdf"],

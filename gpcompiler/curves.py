@@ -104,28 +104,29 @@ def parse_csv(text, source="<csv>"):
     """Parse CSV text into :class:`Curves`, with a message naming any bad row.
 
     The header is ``t,y1[,y2...]`` (``time`` for ``t``), optionally preceded by a curve id
-    column ``curve`` or ``id``; lines starting with ``#`` are comments.
+    column ``curve`` or ``id``; lines starting with ``#`` are comments. Times are
+    non-decreasing per curve; a curve may have any number of samples (docs/design.md,
+    "Privacy model": fewer than two is the zero function, a repeated time is a jump).
     """
     numbered = [(number, row) for number, row in
                 enumerate(csv.reader(io.StringIO(text)), start=1)
                 if row and not row[0].lstrip().startswith("#")]
     if not numbered:
-        raise DataError(f"{source}: no header and no data")
+        raise DataError(f"{source}: empty file (no header and no data)")
     header = [h.strip() for h in numbered[0][1]]
     id_column = header[0] if header and header[0].lower() in ID_NAMES else None
     names = header[1:] if id_column else header
     if not names or names[0].lower() not in TIME_NAMES or len(names) < 2:
         raise DataError(f"{source}: header must be t,y1[,y2...] (or time,...) optionally "
                         f"preceded by curve or id, got {ascii(','.join(header))}")
-    groups = {}
+    # wide format: one curve, which may have no samples (the zero function)
+    groups = {} if id_column else {"curve": []}
     for number, row in numbered[1:]:
         if len(row) != len(header):
             raise DataError(f"{source}: line {number} has {len(row)} fields, expected {len(header)}")
         key = row[0] if id_column else "curve"
-        try:
-            numbers = [float(v) for v in (row[1:] if id_column else row)]
-        except ValueError:
-            raise DataError(f"{source}: line {number} has a non-numeric value") from None
+        numbers = [_number(source, number, name, value)
+                   for name, value in zip(names, row[1:] if id_column else row)]
         if not all(numpy.isfinite(numbers)):
             raise DataError(f"{source}: line {number} has a NaN or infinite value")
         groups.setdefault(key, []).append(numbers)
@@ -133,31 +134,57 @@ def parse_csv(text, source="<csv>"):
         raise DataError(f"{source}: no data rows")
     times, values = [], []
     for key, items in groups.items():
-        array = numpy.array(items)
-        if array.shape[0] < 2 or numpy.any(numpy.diff(array[:, 0]) <= 0):
-            raise DataError(f"{source}: curve {key!r} needs >= 2 samples with strictly "
-                            "increasing t")
+        array = numpy.array(items, dtype=float).reshape(len(items), len(names))
+        if numpy.any(numpy.diff(array[:, 0]) < 0):
+            raise DataError(f"{source}: curve {key!r}: sample times must be non-decreasing "
+                            "(a repeated time is a jump)")
         times.append(array[:, 0])
         values.append(array[:, 1] if array.shape[1] == 2 else array[:, 1:])
     return Curves(tuple(groups), tuple(times), tuple(values), tuple(names[1:]))
 
 
-def check_writable(path):
-    """Fail early (before any noise is drawn) when ``path`` cannot be written."""
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise DataError(f"cannot write {path}: no directory {directory}")
-    if os.path.isdir(path):
-        raise DataError(f"cannot write {path}: it is a directory")
-    if not os.access(directory, os.W_OK):
-        raise DataError(f"cannot write {path}: directory {directory} is not writable")
+def _number(source, line, column, text):
+    """One CSV field as a float, else a DataError naming the line, column and value."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        raise DataError(f"{source}: line {line}: {column}={text!r} is not a number") from None
+
+
+def _missing_directories(path):
+    """The directories that writing ``path`` would have to create (innermost first) and
+    the nearest existing ancestor."""
+    missing, directory = [], os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(directory):
+        missing.append(directory)
+        directory = os.path.dirname(directory)
+    return missing, directory
+
+
+def check_writable(path, directory=False):
+    """Fail early (before any noise is drawn) when ``path`` (a file, or with ``directory``
+    a directory) cannot be written. Missing parent directories are fine: they are created
+    when the file is written, after every check."""
+    target = os.path.abspath(path)
+    if os.path.isdir(target) != directory and os.path.exists(target):
+        raise DataError(f"cannot write {path}: it is " + ("not a directory" if directory
+                                                          else "a directory"))
+    missing, existing = _missing_directories(os.path.join(target, "x") if directory else target)
+    if not os.path.isdir(existing):
+        raise DataError(f"cannot write {path}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK):
+        raise DataError(f"cannot write {path}: directory {existing} is not writable")
 
 
 def write_text_atomically(path, text):
-    """Write ``text`` (str or bytes) to ``path`` through a temporary file: never
-    half-written; an error names ``path``, never the temporary file."""
+    """Write ``text`` (str or bytes) to ``path`` through a temporary file, creating missing
+    parent directories: never half-written (on failure the new directories are removed
+    again); an error names ``path``, never the temporary file."""
     temporary = f"{path}.tmp"
+    missing, _ = _missing_directories(path)
     try:
+        for directory in reversed(missing):
+            os.mkdir(directory)
         with open(temporary, "wb" if isinstance(text, bytes) else "w",
                   **({} if isinstance(text, bytes) else {"newline": ""})) as handle:
             handle.write(text)
@@ -165,6 +192,9 @@ def write_text_atomically(path, text):
     except OSError as error:
         if os.path.exists(temporary):
             os.remove(temporary)
+        for directory in missing:
+            if os.path.isdir(directory):
+                os.rmdir(directory)
         raise DataError(f"cannot write {path}: {error.strerror}") from None
 
 
@@ -194,18 +224,16 @@ def read_column(source, column):
     else:
         text, source_name = read_text(source), source
     reader = csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#"))
+    if not reader.fieldnames:
+        raise DataError(f"{source_name}: empty file (no header and no data)")
     if column is None:
         raise DataError(f"{source_name}: no column chosen (columns: "
-                        f"{', '.join(reader.fieldnames or [])})")
-    if not reader.fieldnames or column not in reader.fieldnames:
+                        f"{', '.join(reader.fieldnames)})")
+    if column not in reader.fieldnames:
         raise DataError(f"{source_name}: no column {column!r} (columns: "
-                        f"{', '.join(reader.fieldnames or [])})")
-    values = []
-    for number, row in enumerate(reader, start=2):
-        try:
-            values.append(float(row[column]))
-        except (TypeError, ValueError):
-            raise DataError(f"{source_name}: line {number}: {column}={row[column]!r} is not a number") from None
+                        f"{', '.join(reader.fieldnames)})")
+    values = [_number(source_name, number, column, row[column])
+              for number, row in enumerate(reader, start=2)]
     data = numpy.array(values)
     if data.size == 0:
         raise DataError(f"{source_name}: no data rows")

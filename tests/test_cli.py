@@ -126,17 +126,18 @@ def test_budget_whose_noise_overflows_is_refused(cli):
 def test_unwritable_destination_is_checked_first_and_named(cli, tmp_path, monkeypatch):
     drawn = []
     monkeypatch.setattr(cli_module, "_release", lambda *a: drawn.append(a))
-    target = "/nonexistent/dir/x.csv"
+    blocker = tmp_path / "file"     # a file where a directory should be (fails even as root)
+    blocker.write_text("")
+    target = blocker / "dir" / "x.csv"
     status, _, err = cli("privatize", "specs/linear.toml", "bundled:ecg", "--epsilon", "1",
                          "-o", target)
-    one_line_error(status, err, target)
+    one_line_error(status, err, str(target), "not a directory")
     assert ".tmp" not in err and not drawn
     one_line_error(*cli("privatize", "specs/linear.toml", "bundled:ecg", "--epsilon", "1",
                         "-o", tmp_path / "x.txt")[::2], ".csv", ".json")
     one_line_error(*cli("privatize", "specs/linear.toml", "bundled:ecg", "--epsilon", "1",
-                        "--plot", tmp_path / "no" / "x.png")[::2], "x.png")
-    one_line_error(*cli("explain", "specs/linear.toml", "-o", tmp_path / "no" / "x.md")[::2],
-                   "x.md")
+                        "--plot", blocker / "x.png")[::2], "x.png")
+    one_line_error(*cli("explain", "specs/linear.toml", "-o", blocker / "x.md")[::2], "x.md")
     assert not drawn
 
 
@@ -203,7 +204,8 @@ def test_param_is_used_by_the_adaptive_methods(cli, tmp_path, method):
     source = write_csv(tmp_path / "c.csv", t, 1 + t)
     out = tmp_path / "out.json"
     status, _, err = cli("privatize", "specs/linear.toml", source, "--method", method,
-                         "--param", "T=2", "--epsilon", "1", "--seed", "3", "--k", "10",
+                         "--param", "T=2", "--epsilon", "1", "--seed", "3",
+                         *(["--k", "10"] if method == "baseline" else []),
                          "--grid", "9", "-o", out)
     assert status == 0, err
     (curve,) = json.loads(out.read_text())["curves"]
@@ -220,7 +222,8 @@ def test_param_with_unbounded_is_an_error(cli):
 
 
 def test_broken_pipe_is_a_quiet_exit():
-    process = subprocess.Popen([sys.executable, "-m", "gpcompiler", "privatize",
+    """The release goes to standard output (no -o); its reader has gone."""
+    process = subprocess.Popen([sys.executable, "-m", "gpcompiler", "privatize", "-q",
                                 "specs/trajectory_linear.toml", "bundled:ais:40", "--param",
                                 "T=1e4", "--epsilon", "1"], cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -268,7 +271,7 @@ TABLE = [
      "--plot", "{tmp}/o.png"),
     ("privatize", "specs/linear.toml", "bundled:ecg", "--epsilon", "1e-300"),
     ("privatize", "specs/linear.toml", "bundled:ecg", "--epsilon", "1",
-     "-o", "/nonexistent/x.csv"),
+     "-o", "{huge}/x.csv"),
     ("privatize", "specs/linear.toml", "{two}", "--epsilon", "1"),
     ("privatize", "specs/linear.toml", "{bom}", "--epsilon", "1"),
     ("check", "--specs", "{tmp}/nowhere"),
@@ -408,7 +411,8 @@ def test_release_file_holds_only_released_values(cli, tmp_path):
         assert needle in header
     assert "3600" not in header and "3600" not in stdout and "RMS" not in stdout
     status, stdout, err = cli("privatize", "specs/linear.toml", "bundled:ecg", "--param",
-                              "T=800", "--epsilon", "100", "--seed", "1", "--compare")
+                              "T=800", "--epsilon", "100", "--seed", "1", "--compare",
+                              "-o", out)
     assert "3600" not in stdout and err.startswith("not private:") and "3600 samples" in err
     times = tmp_path / "times.csv"
     times.write_text("t\n# public times\n0\n400\n800\n")
@@ -493,13 +497,16 @@ def test_privatize_csv_long_format_and_bad_data(cli, tmp_path):
     assert status == 0, err
     assert len(data_rows(tmp_path / "out.csv")) == 11
     bad = tmp_path / "bad.csv"
-    bad.write_text("t,x,y\n0,0,0\n0.5,nan,1\n1,1,1\n")
-    one_line_error(*cli("privatize", "specs/trajectory_linear.toml", bad, "--rho", "1")[::2],
-                   "line 3 has a NaN")
+    for text, needle in (("0.5,nan,1", "line 3 has a NaN"),
+                         ("1,np.float64(0.0),1", "bad.csv: line 3: x='np.float64(0.0)' is not")):
+        bad.write_text(f"t,x,y\n0,0,0\n{text}\n1,1,1\n")
+        one_line_error(*cli("privatize", "specs/trajectory_linear.toml", bad, "--rho",
+                            "1")[::2], needle)
     outside = tmp_path / "outside.csv"
     outside.write_text("t,x,y\n0,0,0\n2,1,1\n")
     one_line_error(*cli("privatize", "specs/trajectory_linear.toml", outside, "--rho", "1",
-                        "-o", tmp_path / "never.csv")[::2], "must lie in")
+                        "-o", tmp_path / "never.csv")[::2], "outside.csv: curve 'curve'",
+                   "must lie in", "--param T=", "now T=1")
     assert not (tmp_path / "never.csv").exists()
 
 
@@ -528,9 +535,9 @@ def test_privatize_with_every_method(cli, tmp_path):
 
 
 def test_param_option_and_unknown_parameters(cli):
-    status, out, _ = cli("privatize", "specs/trajectory_linear.toml", "bundled:ais:1",
+    status, _, err = cli("privatize", "specs/trajectory_linear.toml", "bundled:ais:1",
                          "--epsilon", "0.1", "--param", "T=400", "--seed", "1")
-    assert status == 0 and "expected L2 noise" in out
+    assert status == 0 and "expected L2 noise" in err
     one_line_error(*cli("privatize", "specs/trajectory_linear.toml", "bundled:ais:1",
                         "--epsilon", "0.1", "--param", "Q=1")[::2], "unknown parameter 'Q'")
 
@@ -577,3 +584,225 @@ def test_audit_refuses_bad_options_in_one_line(options, message, capsys):
     error = capsys.readouterr().err
     assert exit_info.value.code == 2 and message in error and "Traceback" not in error
     assert len(error.strip().splitlines()) == 1
+
+
+# ----- a new user's findings (F4-F14 of the review of main 368274c) ------------------------
+
+SHORT = {"one": "t,y\n0.3,1\n", "jump": "t,y\n0,1\n0.5,2\n0.5,0\n1,0\n",
+         "batch": "curve,t,y\nA,0,1\nA,1,2\nB,0.5,1\n"}
+@pytest.mark.parametrize("method", ["seg", "baseline", "project", "select"])
+def test_short_curves_and_repeated_times_are_released(cli, tmp_path, method):
+    """F4: a curve of one sample is the zero function and a repeated time is a jump (README
+    "Privacy model"): released like any curve, byte-identical to the API's release; one
+    short curve does not stop a batch."""
+    sources = {name: tmp_path / f"{name}.csv" for name in SHORT}
+    for name, text in SHORT.items():
+        sources[name].write_text(text)
+    zero = write_csv(tmp_path / "zero.csv", [0.0, 1.0], [0.0, 0.0])
+    options = ("--method", method, "--epsilon", "3", "--seed", "7", "--grid", "5")
+    one, zeros = release_bytes(cli, "specs/linear.toml", (sources["one"], zero), *options)
+    assert one == zeros
+    jump = tmp_path / "jump.json"
+    status, _, err = cli("privatize", "specs/linear.toml", sources["jump"], *options, "-o", jump)
+    assert status == 0, err
+    grid = numpy.linspace(0, 1, 5)
+    import gpcompiler
+    module = gpcompiler.load(ROOT / "specs" / "linear.toml")
+    t, y = numpy.array([0, 0.5, 0.5, 1]), numpy.array([1.0, 2, 0, 0])
+    rng = numpy.random.default_rng(7)
+    expected = (module.evaluate(module.privatize(module.project(t, y), epsilon=3.0, rng=rng),
+                                grid) if method == "project" else
+                gpcompiler.baseline_points(t, y, 100, domain=(0.0, 1.0), epsilon=3.0,
+                                           rng=rng).evaluate(grid) if method == "baseline" else
+                getattr(gpcompiler, f"priv_func_{method}")(t, y, module, epsilon=3.0,
+                                                           rng=rng).evaluate(grid))
+    released = numpy.ravel(json.loads(jump.read_text())["curves"][0]["values"])
+    numpy.testing.assert_allclose(released, numpy.ravel(expected), rtol=1e-9, atol=1e-12)
+    status, out, err = cli("privatize", "specs/linear.toml", sources["batch"], *options)
+    assert status == 0, err
+    assert [row.split(",")[0] for row in data_rows_of(out)] == ["curve"] + ["A"] * 5 + ["B"] * 5
+
+
+def data_rows_of(text):
+    return [line for line in text.splitlines() if not line.startswith("#")]
+
+
+def test_csv_reader_accepts_any_sample_count_and_refuses_decreasing_times(tmp_path):
+    """F4: the reader passes short curves and repeated times through unchanged; an empty
+    wide-format curve is the zero function; decreasing times are an error naming the
+    curve."""
+    from gpcompiler.curves import parse_csv
+    curves = parse_csv(SHORT["batch"], "b.csv")
+    assert curves.ids == ("A", "B") and curves.times[1].tolist() == [0.5]
+    assert curves.values[1].tolist() == [1.0]
+    jump = parse_csv(SHORT["jump"])
+    assert jump.times[0].tolist() == [0, 0.5, 0.5, 1] and jump.values[0].tolist() == [1, 2, 0, 0]
+    empty = parse_csv("t,x,y\n")
+    assert empty.times[0].shape == (0,) and empty.values[0].shape == (0, 2)
+    with pytest.raises(cli_module.DataError, match=r"d.csv: curve 'B': .*non-decreasing"):
+        parse_csv("id,t,y\nA,0,1\nB,1,0\nB,0.5,0\n", "d.csv")
+
+
+def test_release_goes_to_standard_output_without_o(cli, tmp_path):
+    """F5: no -o (or -o -) writes the release CSV to stdout, summaries to stderr; -q keeps
+    the release."""
+    out = tmp_path / "r.csv"
+    options = ("privatize", "specs/linear.toml", "bundled:ecg", "--param", "T=800",
+               "--epsilon", "5", "--seed", "2", "--grid", "7")
+    status, stdout, err = cli(*options, "-o", out)
+    assert status == 0 and "expected L2 noise" in stdout
+    for extra in ((), ("-o", "-"), ("-q",)):
+        status, stdout, err = cli(*options, *extra)
+        assert status == 0 and stdout == out.read_text(), extra
+        assert ("expected L2 noise" in err) == (extra != ("-q",)), err
+    status, stdout, err = cli("cdf", "--epsilon", "1", "--delta", "1e-6", "--lo", "0",
+                              "--hi", "2000", "--grid", "3", "-o", "-")
+    assert status == 0, err
+    assert [row.split(",")[0] for row in data_rows_of(stdout)] == ["x", "0.0", "1000.0",
+                                                                   "2000.0"]
+    assert "private quantile" in err
+
+
+def test_l2_norm_is_exact_and_does_not_overflow(cli, tmp_path):
+    """F6: the too-large message shows the true norm (no nan from overflowing squares) and
+    names the file; the norm agrees with an mpmath evaluation."""
+    import mpmath
+    t, y = numpy.array([0.0, 0.25, 0.25, 1.0]), numpy.array([1e200, -3e199, 2e200, -1e200])
+    with mpmath.workdps(40):
+        exact = mpmath.sqrt(sum((mpmath.mpf(t1) - t0) * (mpmath.mpf(a) ** 2 + mpmath.mpf(a) * b
+                                                         + mpmath.mpf(b) ** 2) / 3
+                                for t0, t1, a, b in zip(t, t[1:], y, y[1:])))
+    assert cli_module.l2_norm(t, y) == pytest.approx(float(exact), rel=1e-14)  # float64 sums
+    assert cli_module.l2_norm([0.3], [5.0]) == 0.0 and cli_module.l2_norm([], []) == 0.0
+    big = write_csv(tmp_path / "big.csv", [0, 1], [1e200, -1e200])
+    status, _, err = cli("privatize", "specs/linear.toml", big, "--epsilon", "1")
+    one_line_error(status, err, "big.csv: curve 'curve'", "L2 norm 5.77e+199")
+
+
+def test_cdf_refuses_overflowing_bounds_and_degree_below_one(cli, tmp_path):
+    """F7: one-line errors for bounds whose width overflows or is not finite and for K < 1;
+    data beyond huge bounds gives no overflow warning."""
+    import warnings
+    common = ("--epsilon", "1", "--delta", "1e-6", "--seed", "1")
+    for bounds in (("--lo", "0", "--hi", "1e308"), ("--lo", "-1e308", "--hi", "1e308"),
+                   ("--lo", "nan", "--hi", "1"), ("--lo", "0", "--hi", "inf"),
+                   ("--lo", "2", "--hi", "1")):
+        one_line_error(*cli("cdf", *bounds, *common)[::2], "--lo/--hi")
+    one_line_error(*cli("cdf", "--lo", "0", "--hi", "1", "--degree", "0", *common)[::2],
+                   "--degree")
+    one_line_error(*cli("cdf", "--lo", "0", "--hi", "1", "--degree", "3", "--method",
+                        "histogram", *common)[::2], "--degree", "histogram")
+    huge = tmp_path / "huge.csv"
+    huge.write_text("v\n1.5e308\n-1.7e308\n3\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        status, _, err = cli("cdf", huge, "--column", "v", "--lo", "-4e307", "--hi", "4e307",
+                             *common)
+    assert status == 0, err
+
+
+def test_negative_numbers_in_scientific_notation_are_values(cli):
+    """F8: `--lo -5e3` is a value on every parser, not an option."""
+    status, out, err = cli("cdf", "--lo", "-5e3", "--hi", "3000", "--epsilon", "1",
+                           "--delta", "1e-6", "--seed", "1", "--grid", "3", "-o", "-")
+    assert status == 0, err
+    assert "# lo: -5000.0" in out
+    parser = cli_module.build_parser()
+    args = parser.parse_args(["cdf", "--lo", "-.5E+2", "--hi", "-1e-3", "--epsilon", "1",
+                              "--delta", "0.1"])
+    assert (args.lo, args.hi) == (-50.0, -0.001)
+
+
+@pytest.mark.parametrize("method, option", [
+    ("project", ("--continuous",)), ("select", ("--continuous",)), ("baseline", ("--continuous",)),
+    ("project", ("--k", "5")), ("seg", ("--k", "5")), ("select", ("--window", "2")),
+    ("project", ("--beta", "0.2")), ("baseline", ("--beta", "0.2"))])
+def test_options_of_other_methods_are_errors(cli, tmp_path, monkeypatch, method, option):
+    """F9: an option that does not apply to the method is a one-line error, exit 2, before
+    the data is read."""
+    from gpcompiler import curves
+    monkeypatch.setattr(curves, "read_curves", lambda *a: pytest.fail("data was read"))
+    one_line_error(*cli("privatize", "specs/linear.toml", tmp_path / "c.csv", "--epsilon", "1",
+                        "--method", method, *option)[::2], option[0], method)
+
+
+def test_errors_name_file_curve_and_cause(cli, tmp_path, monkeypatch):
+    """F10 (the file, curve, --param hint and the column and value of a non-number:
+    test_privatize_csv_long_format_and_bad_data): "empty file" in cdf too; spec/method
+    mismatches before the data is read."""
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    for command in (("privatize", "specs/linear.toml", empty, "--epsilon", "1"),
+                    ("cdf", empty, "--column", "w", "--lo", "0", "--hi", "1", "--epsilon", "1",
+                     "--delta", "1e-6")):
+        one_line_error(*cli(*command)[::2], "empty.csv: empty file")
+    from gpcompiler import curves
+    monkeypatch.setattr(curves, "read_curves", lambda *a: pytest.fail("data was read"))
+    for spec, method, needle in (("specs/fourier8.toml", "seg", "all polynomials"),
+                                 ("specs/circle_shift.toml", "unbounded", "all polynomials"),
+                                 ("specs/circle_shift.toml", "select", "scalar basis")):
+        one_line_error(*cli("privatize", spec, tmp_path / "c.csv", "--epsilon", "1",
+                            "--method", method)[::2], spec, f"--method {method}", needle)
+
+
+def test_select_needs_a_bounded_curve_domain():
+    """F10: a spec whose curve domain is the real line is refused for select (by the spec)."""
+    from types import SimpleNamespace
+    module = SimpleNamespace(METRIC="L2", VECTOR_BASIS=False, POLYNOMIAL_DEGREE=None,
+                             curve_interval=lambda: (-numpy.inf, numpy.inf))
+    with pytest.raises(cli_module.UserError, match="h.toml: --method select needs a bounded"):
+        cli_module._check_spec_for_method("h.toml", module, "select", {})
+    cli_module._check_spec_for_method("h.toml", module, "project", {})
+
+
+def test_missing_directories_are_created_by_every_o_option(cli, tmp_path, monkeypatch):
+    """F12: one rule for compile, explain, privatize and cdf: a missing parent directory is
+    created when the file is written (after every check); a file in the way is refused
+    before any work; a failed write removes the directories it made."""
+    made = tmp_path / "a" / "b"
+    for command in (("compile", "specs/linear.toml", "-o", made / "gen"),
+                    ("explain", "specs/linear.toml", "-o", made / "x.md"),
+                    ("privatize", "specs/linear.toml", "bundled:ecg", "--param", "T=800",
+                     "--epsilon", "1", "--grid", "3", "-o", made / "r.json",
+                     "--plot", made / "p" / "r.png"),
+                    ("cdf", "--lo", "0", "--hi", "2000", "--epsilon", "1", "--delta", "1e-6",
+                     "--grid", "3", "-o", made / "c" / "c.csv")):
+        status, _, err = cli(*command)
+        assert status == 0, err
+    assert sorted(p.relative_to(made).as_posix() for p in made.rglob("*.*")) == [
+        "c/c.csv", "gen/linear.py", "p/r.png", "r.json", "x.md"]
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    from gpcompiler import build
+    monkeypatch.setattr(build, "compile_spec", lambda *a: pytest.fail("compiled"))
+    one_line_error(*cli("compile", "specs/linear.toml", "-o", blocker / "gen")[::2],
+                   "blocker", "not a directory")
+    one_line_error(*cli("cdf", "--lo", "0", "--hi", "1", "--epsilon", "1", "--delta", "1e-6",
+                        "-o", blocker / "c.csv")[::2], "not a directory")
+    from gpcompiler.curves import write_text_atomically
+
+    def refuse(*args):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(cli_module.DataError, match="No space left"):
+        write_text_atomically(tmp_path / "new" / "deeper" / "x.csv", "x")
+    assert not (tmp_path / "new").exists()
+
+
+def test_batch_plot_has_a_colour_and_legend_entry_per_curve(cli, tmp_path, monkeypatch):
+    """F14: two curves get two colours and two legend entries; the title shows T."""
+    figures = []
+    monkeypatch.setattr(cli_module, "_png", lambda figure: figures.append(figure) or b"png")
+    two = tmp_path / "two.csv"
+    two.write_text("curve,t,y\nA,0,1\nA,10,2\nB,0,3\nB,10,0\n")
+    status, _, err = cli("privatize", "specs/linear.toml", two, "--param", "T=10", "--epsilon",
+                         "1", "--grid", "5", "--plot", tmp_path / "two.png", "--compare")
+    assert status == 0, err
+    axis = figures[0].axes[0]
+    releases = [line for line in axis.lines if line.get_label().startswith("private")]
+    assert [line.get_label() for line in releases] == ["private release: A",
+                                                       "private release: B"]
+    assert releases[0].get_color() != releases[1].get_color()
+    assert [text.get_text() for text in axis.get_legend().get_texts()] == [
+        "original (true data)", "private release: A", "private release: B"]
+    assert "T = 10" in axis.get_title() and "ε = 1" in axis.get_title()
