@@ -31,7 +31,10 @@ from fractions import Fraction
 import numpy
 
 NAME = 'ellipse'
-TITLE = 'Ellipse a1*cos t + a2*sin t + a3 with vector coefficients in R^2 on [0, 2*pi] (paper Example 2)'
+TITLE = (
+    'Ellipse a1*cos t + a2*sin t + a3 with vector coefficients in R^2 on [0, 2*pi] (paper'
+    ' Example 2)'
+)
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/ellipse.toml'
 SPEC_SHA256 = 'bb5a5e3a629921f3bb25c06b5d43becd26a06f358db204c488ab4e445384268f'
@@ -182,15 +185,21 @@ def _check_times(t, p):
     return t
 
 
+def gauss_order(half_width, min_nodes):
+    """Gauss-Legendre order whose truncation term (half-width x frequency)^(2n)/(2n)! is
+    <= 1e-17, at least ``min_nodes``, at most 40 (copied into generated modules)."""
+    order = min_nodes
+    while order < 40 and (2 * order * math.log(half_width + 1e-300)
+                          - math.lgamma(2 * order + 1)) > math.log(1e-17):
+        order += 1
+    return order
+
+
 def _gauss_rule(h):
     """Sub-pieces per piece and Gauss-Legendre order (truncation <= 1e-17)."""
     pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY / 8.0), 1).astype(int)
     half_width = float(numpy.max(h / pieces)) * _FREQUENCY / 2.0
-    order = _MIN_NODES
-    while order < 40 and (2 * order * math.log(half_width + 1e-300)
-                          - math.lgamma(2 * order + 1)) > math.log(1e-17):
-        order += 1
-    return pieces, order
+    return pieces, gauss_order(half_width, _MIN_NODES)
 
 
 def _sub_pieces(t, h, p):
@@ -499,7 +508,8 @@ def expected_error(*, epsilon=None, rho=None):
     budget = _budget(epsilon, rho)
     if rho is None:
         return COEF_DIM / budget
-    return math.exp(math.lgamma((COEF_DIM + 1) / 2) - math.lgamma(COEF_DIM / 2)) / math.sqrt(budget)
+    ratio = math.exp(math.lgamma((COEF_DIM + 1) / 2) - math.lgamma(COEF_DIM / 2))
+    return ratio / math.sqrt(budget)
 
 
 def error_bound(beta, *, epsilon=None, rho=None):

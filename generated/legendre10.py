@@ -511,7 +511,8 @@ def expected_error(*, epsilon=None, rho=None):
     budget = _budget(epsilon, rho)
     if rho is None:
         return COEF_DIM / budget
-    return math.exp(math.lgamma((COEF_DIM + 1) / 2) - math.lgamma(COEF_DIM / 2)) / math.sqrt(budget)
+    ratio = math.exp(math.lgamma((COEF_DIM + 1) / 2) - math.lgamma(COEF_DIM / 2))
+    return ratio / math.sqrt(budget)
 
 
 def error_bound(beta, *, epsilon=None, rho=None):

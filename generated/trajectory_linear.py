@@ -31,7 +31,9 @@ from fractions import Fraction
 import numpy
 
 NAME = 'trajectory_linear'
-TITLE = 'Linear 2-D trajectories a1*t + a2 with a_j in R^2 on [0, T] (paper Example 3)'
+TITLE = (
+    'Linear 2-D trajectories a1*t + a2 with a_j in R^2 on [0, T] (paper Example 3)'
+)
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/trajectory_linear.toml'
 SPEC_SHA256 = '02333d898a5261c9ef3aa911c14b7a932c8c16dd3f0076c507575f0e982c52d6'
@@ -498,7 +500,8 @@ def expected_error(*, epsilon=None, rho=None):
     budget = _budget(epsilon, rho)
     if rho is None:
         return COEF_DIM / budget
-    return math.exp(math.lgamma((COEF_DIM + 1) / 2) - math.lgamma(COEF_DIM / 2)) / math.sqrt(budget)
+    ratio = math.exp(math.lgamma((COEF_DIM + 1) / 2) - math.lgamma(COEF_DIM / 2))
+    return ratio / math.sqrt(budget)
 
 
 def error_bound(beta, *, epsilon=None, rho=None):

@@ -31,7 +31,10 @@ from fractions import Fraction
 import numpy
 
 NAME = 'two_circles'
-TITLE = 'Vector-valued basis [cos t, sin t], [cos(t/2), sin(t/2)] on [0, 2*pi] (paper Fig. 2b)'
+TITLE = (
+    'Vector-valued basis [cos t, sin t], [cos(t/2), sin(t/2)] on [0, 2*pi] (paper Fig. '
+    '2b)'
+)
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/two_circles.toml'
 SPEC_SHA256 = 'c5f01679c7e12e621ec7427a9d69b56128940e915e0a89a8ea4e305d922d2874'
@@ -180,15 +183,21 @@ def _check_times(t, p):
     return t
 
 
+def gauss_order(half_width, min_nodes):
+    """Gauss-Legendre order whose truncation term (half-width x frequency)^(2n)/(2n)! is
+    <= 1e-17, at least ``min_nodes``, at most 40 (copied into generated modules)."""
+    order = min_nodes
+    while order < 40 and (2 * order * math.log(half_width + 1e-300)
+                          - math.lgamma(2 * order + 1)) > math.log(1e-17):
+        order += 1
+    return order
+
+
 def _gauss_rule(h):
     """Sub-pieces per piece and Gauss-Legendre order (truncation <= 1e-17)."""
     pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY / 8.0), 1).astype(int)
     half_width = float(numpy.max(h / pieces)) * _FREQUENCY / 2.0
-    order = _MIN_NODES
-    while order < 40 and (2 * order * math.log(half_width + 1e-300)
-                          - math.lgamma(2 * order + 1)) > math.log(1e-17):
-        order += 1
-    return pieces, order
+    return pieces, gauss_order(half_width, _MIN_NODES)
 
 
 def _sub_pieces(t, h, p):
@@ -497,7 +506,8 @@ def expected_error(*, epsilon=None, rho=None):
     budget = _budget(epsilon, rho)
     if rho is None:
         return COEF_DIM / budget
-    return math.exp(math.lgamma((COEF_DIM + 1) / 2) - math.lgamma(COEF_DIM / 2)) / math.sqrt(budget)
+    ratio = math.exp(math.lgamma((COEF_DIM + 1) / 2) - math.lgamma(COEF_DIM / 2))
+    return ratio / math.sqrt(budget)
 
 
 def error_bound(beta, *, epsilon=None, rho=None):

@@ -595,8 +595,9 @@ def _quadrature(spec, atoms):
     return Quadrature(frequency=frequency, min_nodes=degree // 2 + 2, singular=singular)
 
 
-def _gauss_order(half_width, min_nodes):
-    """The generated module's order for a sub-piece of this half-width x frequency."""
+def gauss_order(half_width, min_nodes):
+    """Gauss-Legendre order whose truncation term (half-width x frequency)^(2n)/(2n)! is
+    <= 1e-17, at least ``min_nodes``, at most 40 (copied into generated modules)."""
     order = min_nodes
     while order < 40 and (2 * order * math.log(half_width + 1e-300)
                           - math.lgamma(2 * order + 1)) > math.log(1e-17):
@@ -635,7 +636,7 @@ def _rules_hold(functions, lo, hi, frequency, min_nodes):
     """Whether the module's rules are accurate for every sub-piece length it may use."""
     width = min(8.0 / frequency, hi - lo)
     while True:
-        order = _gauss_order(width * frequency / 2, min_nodes)
+        order = gauss_order(width * frequency / 2, min_nodes)
         nodes, weights = numpy.polynomial.legendre.leggauss(order)
         for start in numpy.unique(numpy.linspace(lo, hi - width, 4)):
             if not all(_tile_holds(f, size, start, width, nodes, weights)

@@ -9,7 +9,7 @@ import string
 import textwrap
 from importlib import resources
 
-from . import rounding, secure
+from . import analysis, rounding, secure
 
 _ATOMS = {
     "legendre": '''def _atoms(x, p):
@@ -68,7 +68,8 @@ def emit_cdf_module(ir):
     def table(entries):
         return "\n".join(f"    ({_index(e)}, {e.code}),  # {e.exact}" for e in entries)
     return _fill("cdf_module.py.tmpl", {
-        "title": ir.title, "tool_version": ir.tool_version, "spec_path": ir.spec_path,
+        "title": "\n".join(textwrap.wrap(ir.title, 96)), "tool_version": ir.tool_version,
+        "spec_path": ir.spec_path,
         "spec_sha256": ir.spec_sha256, "name_repr": repr(ir.name),
         "tool_version_repr": repr(ir.tool_version), "spec_path_repr": repr(ir.spec_path),
         "spec_sha256_repr": repr(ir.spec_sha256), "degree": str(ir.degree),
@@ -99,11 +100,12 @@ def _placeholders(ir):
     lo, hi = ir.domain
     curve = ir.curve_interval or ir.domain
     return {
-        "title": ir.title, "tool_version": ir.tool_version, "spec_path": ir.spec_path,
+        "title": "\n".join(textwrap.wrap(ir.title, 96)), "tool_version": ir.tool_version,
+        "spec_path": ir.spec_path,
         "spec_sha256": ir.spec_sha256,
         "summary": "\n".join(textwrap.fill(line, 99, subsequent_indent="    ")
                               for line in ir.summary),
-        "name_repr": repr(ir.name), "title_repr": repr(ir.title),
+        "name_repr": repr(ir.name), "title_repr": _string(ir.title),
         "tool_version_repr": repr(ir.tool_version), "spec_path_repr": repr(ir.spec_path),
         "spec_sha256_repr": repr(ir.spec_sha256), "basis_size": str(ir.basis_size),
         "value_dim": str(ir.value_dim), "coef_dim": str(ir.coef_dim),
@@ -120,7 +122,8 @@ def _placeholders(ir):
         "condition_number": ir.condition_number,
         "atoms_size": str(ir.atoms_size),
         "quadrature_constants": _quadrature_constants(ir),
-        "gauss_rule_function": _GAUSS_RULE[ir.exact_nodes is not None],
+        "gauss_rule_function": (_GAUSS_RULE[True] if ir.exact_nodes is not None
+                                else _source(analysis.gauss_order) + "\n\n\n" + _GAUSS_RULE[False]),
         "sub_pieces_function": _sub_pieces_function(ir),
         "gram_body": _matrix_body(ir.gram),
         "cholesky_body": _matrix_body(ir.cholesky), "cholesky_doc": ir.cholesky_doc,
@@ -142,11 +145,7 @@ _GAUSS_RULE = {
     """Sub-pieces per piece and Gauss-Legendre order (truncation <= 1e-17)."""
     pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY / 8.0), 1).astype(int)
     half_width = float(numpy.max(h / pieces)) * _FREQUENCY / 2.0
-    order = _MIN_NODES
-    while order < 40 and (2 * order * math.log(half_width + 1e-300)
-                          - math.lgamma(2 * order + 1)) > math.log(1e-17):
-        order += 1
-    return pieces, order''',
+    return pieces, gauss_order(half_width, _MIN_NODES)''',
 }
 _SUB_PIECES = '''def _sub_pieces(t, h, p):
     """Sub-pieces of the linear pieces: (piece, start, width) in s in [0, 1], Gauss order."""
