@@ -14,6 +14,7 @@ from .errors import DataError
 ECG_RATE = 360.0
 ECG_WINDOW_SECONDS = 10.0
 ECG_TIME_SCALE = 80.0   # paper Sec. 5.1: 10 s -> T = 800
+AIS_CENTRE = (40.6803, -74.0142)   # degrees north, east: a fixed point in New York Harbor
 
 
 @dataclass(frozen=True)
@@ -244,14 +245,16 @@ def read_column(source, column):
 
 def bundled_trajectories(minimum_points=100):
     """Vessel trajectories of the bundled AIS data (New York Harbor, 1-7 Dec 2020) in a
-    local metric plane: equirectangular projection about the data's centre, metres; time in
-    minutes from each trajectory's start. Repeated timestamps are dropped."""
+    local metric plane: equirectangular projection about the public point AIS_CENTRE
+    (never a statistic of the vessels' data, so one vessel's release does not depend on
+    another's), metres; time in minutes from each trajectory's start. Repeated timestamps
+    are dropped."""
     with resources.files("gpcompiler").joinpath("data/nyharbor_ais_2020-12-01_07.csv.gz").open("rb") as f:
         rows = list(csv.DictReader(io.StringIO(gzip.decompress(f.read()).decode())))
     lon = numpy.array([float(r["lon"]) for r in rows])
     lat = numpy.array([float(r["lat"]) for r in rows])
     radius = 6371008.8
-    lat0, lon0 = numpy.radians(lat.mean()), numpy.radians(lon.mean())
+    lat0, lon0 = numpy.radians(AIS_CENTRE)
     x = radius * (numpy.radians(lon) - lon0) * numpy.cos(lat0)
     y = radius * (numpy.radians(lat) - lat0)
     seconds = numpy.array([datetime.fromisoformat(r["time"]).timestamp() for r in rows])

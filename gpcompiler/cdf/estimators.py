@@ -198,8 +198,9 @@ def _check_compatible(a, b):
 class PrivateStatistics:
     """Noisy sums of one or more disjoint batches; merging costs no budget (post-processing,
     parallel composition over disjoint records: the merge is (max epsilon, max delta)-DP).
-    ``spent`` lists (epsilon, delta, records); ``batches`` names the disjoint batches, and
-    a merge of releases that share one is refused."""
+    ``spent`` lists (epsilon, delta, records); ``batches`` names the Statistics objects
+    released, and a merge of releases that share one is refused. That separately built
+    batches hold disjoint records is the caller's promise (it cannot be checked here)."""
     method: str
     degree: int
     lo: float
