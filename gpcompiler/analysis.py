@@ -616,6 +616,9 @@ def _verified_frequency(spec, frequency, min_nodes, doublings=12):
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return frequency
     weight = spec.metric.weight if spec.metric.weight is not None else sympy.Integer(1)
+    expressions = [(c * weight).subs(spec.defaults) for f in spec.functions for c in f]
+    frequency = max([frequency] + [_feature_frequency(e, spec.variable, lo, hi)
+                                   for e in expressions])
     functions = []
     for component in (c for f in spec.functions for c in f):
         function = sympy.lambdify(spec.variable, (component * weight).subs(spec.defaults),
@@ -630,6 +633,30 @@ def _verified_frequency(spec, frequency, min_nodes, doublings=12):
     raise SpecError([("basis.functions", f"no Gauss rule up to frequency {frequency:g} "
                                          "integrates the basis accurately on "
                                          f"[{lo:g}, {hi:g}]")], spec.path)
+
+
+def _feature_frequency(expression, t, lo, hi):
+    """A frequency for local features the symbolic bound misses: 4/d for a pole (a root of
+    a polynomial denominator) at distance d > 0 from [lo, hi], so sub-pieces stay within
+    its region of analyticity, and the largest |d(argument)/dt| of every function on a
+    grid of the interval (numerical)."""
+    frequency, grid = 0.0, numpy.linspace(lo, hi, 4097)
+    for node in sympy.preorder_traversal(expression):
+        if isinstance(node, sympy.Pow) and node.exp.is_negative and node.base.is_polynomial(t) \
+                and node.base.has(t):
+            for root in sympy.Poly(node.base, t).nroots():
+                z = complex(root)
+                gap = abs(z.imag) if lo <= z.real <= hi else abs(z - min((lo, hi),
+                                                                      key=lambda e: abs(z - e)))
+                if gap > 0:
+                    frequency = max(frequency, 4 / gap)
+        elif isinstance(node, sympy.Function) and node.args and node.args[0].has(t):
+            rate = sympy.lambdify(t, sympy.diff(node.args[0], t), "numpy")
+            with numpy.errstate(all="ignore"):
+                values = numpy.abs(numpy.broadcast_to(rate(grid), grid.shape).astype(complex))
+            if numpy.isfinite(values).any():
+                frequency = max(frequency, float(numpy.nanmax(values[numpy.isfinite(values)])))
+    return frequency
 
 
 def _rules_hold(functions, lo, hi, frequency, min_nodes):

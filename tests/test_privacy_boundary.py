@@ -473,3 +473,22 @@ def test_a_batch_released_twice_cannot_be_merged_as_if_disjoint():
     other = cdf.Statistics.from_data(data[:500], lo=0.0, hi=3000.0, degree=10)
     merged = first.merge(other.privatize(epsilon=0.5, delta=1e-6, rng=3)).estimate()
     assert (merged.epsilon, merged.delta) == (1.0, 1e-6)
+
+
+@pytest.mark.parametrize("basis, interval", [
+    ('["1", "1/(1+t**2)"]', '["-5", "5"]'),                 # poles near the interval
+    ('["sin(t)**15", "1"]', '["-pi", "pi"]'),               # a power raises the frequency
+    ('["1", "1/((t-0.2)**2+1e-6)"]', '["0", "1"]'),         # a narrow peak between tiles
+])
+def test_generated_projection_does_not_depend_on_the_grid_for_hard_bases(
+        tmp_path_factory, basis, interval):
+    """Adversary findings: the symbolic frequency bound missed these, so the Gauss rule
+    was wrong on coarse grids (release gaps 0.23, 0.06, 2.8) and the projection could
+    expand. The compile-time rule is now sized by poles and rates and verified."""
+    module = _compiled(tmp_path_factory, "hard", basis, interval)
+    lo, hi = module.curve_interval()
+    coarse, fine = numpy.array([lo, hi]), numpy.linspace(lo, hi, 1001)
+    constant = [module.project(t, 100 * numpy.ones_like(t)) for t in (coarse, fine)]
+    assert numpy.abs(constant[0] - constant[1]).max() <= 1e-9 * numpy.abs(constant[1]).max()
+    for c in constant:      # q = 100 lies in the span: ||P q|| = ||q||, never more
+        assert numpy.linalg.norm(c) <= 100 * math.sqrt(hi - lo) * (1 + 1e-12)
