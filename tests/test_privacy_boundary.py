@@ -492,3 +492,15 @@ def test_generated_projection_does_not_depend_on_the_grid_for_hard_bases(
     assert numpy.abs(constant[0] - constant[1]).max() <= 1e-9 * numpy.abs(constant[1]).max()
     for c in constant:      # q = 100 lies in the span: ||P q|| = ||q||, never more
         assert numpy.linalg.norm(c) <= 100 * math.sqrt(hi - lo) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("ulps", [1, 4, 64, 2 ** 20])
+def test_piecewise_projection_is_non_expansive_on_segments_a_few_ulps_wide(ulps):
+    """Adversary finding: nodes rebuilt from x = lo + h s collapsed onto the ends of a tiny
+    segment (||P(q 1_seg)|| was 8.2 ||q 1_seg|| at 1 ulp); they sit at exact Gauss points."""
+    curve = make_curve(numpy.array([-1.0, 1.0]), numpy.array([1.0, 1.0]), (-1.0, 1.0))
+    hi = 0.5
+    for _ in range(ulps):
+        hi = math.nextafter(hi, 1.0)
+    function, _ = piecewise.project(curve, numpy.array([-1.0, 0.5, hi, 1.0]), 10)
+    assert numpy.linalg.norm(function.coefficients[1]) <= math.sqrt(hi - 0.5) * (1 + 1e-12)
