@@ -287,7 +287,7 @@ def _check_values(y, batch_shape, samples):
                                     and y.shape[1:] == expected):
         raise ValueError(f"values y have shape {y.shape}; expected {expected} "
                          f"(or (B,) + {expected} for a batch)")
-    if not numpy.isfinite(y).all():
+    if not math.isfinite(y.sum()) and not numpy.isfinite(y).all():  # a NaN or inf propagates
         raise ValueError("values y contain NaN or infinite values")
     return y
 
@@ -470,24 +470,30 @@ def privatize(c, *, epsilon=None, rho=None, rng=None):
                          f"got {c.shape}")
     if not numpy.isfinite(c).all():
         raise ValueError("coefficients contain NaN or infinite values")
-    rng = default_generator(rng)
+    return _add_noise(c, scale, rho is None, default_generator(rng))
+
+
+def _add_noise(c, scale, spherical, rng):
+    """c + scale Z per curve: Z = R U, U uniform on the sphere, R ~ Gamma(d) (GP), or Z
+    standard normal (CGP). The per-curve factor is formed first: one pass over the noise."""
     batch = c.shape[:c.ndim - len(COEF_SHAPE)]
-    if rho is None:
-        direction = rng.standard_normal(batch + (COEF_DIM,))
-        direction /= numpy.sqrt(numpy.add.reduce(direction * direction, axis=-1, keepdims=True))
-        noise = rng.gamma(COEF_DIM, size=batch)[..., None] * direction * scale
+    noise = rng.standard_normal(batch + (COEF_DIM,))
+    if spherical:
+        norm = numpy.sqrt(numpy.add.reduce(noise * noise, axis=-1))
+        noise *= (rng.gamma(COEF_DIM, size=batch) * scale / norm)[..., None]
     else:
-        noise = rng.standard_normal(batch + (COEF_DIM,)) * scale
+        noise *= scale
     released = c + noise.reshape(c.shape)
     if not numpy.isfinite(released).all():
-        raise ValueError("the release overflows float64: the budget is too small for float64")
+        raise ValueError("the release overflows float64: the budget is too small, or the "
+                         "values too large, for float64")
     return released
 
 
 def project_and_privatize(t, y, *, epsilon=None, rho=None, rng=None, **params):
     """Project-and-Privatize (paper Alg. 2 for GP, Alg. 6 for CGP)."""
-    _scale(epsilon, rho)
-    return privatize(project(t, y, **params), epsilon=epsilon, rho=rho, rng=rng)
+    scale = _scale(epsilon, rho)
+    return _add_noise(project(t, y, **params), scale, rho is None, default_generator(rng))
 
 
 def evaluate(c, t, **params):
