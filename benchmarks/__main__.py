@@ -8,9 +8,10 @@ inputs. Ratios are what matter on a shared, noisy machine.
     python -m benchmarks --only seg cdf        # some sections
     python -m benchmarks --only dask --records 1e8 [--scheduler tcp://HOST:8786]
 
-Sections: privatize (batch Project-and-Privatize, sinc_ecg), seg (PrivFuncSeg, S = 1e3..1e6),
-select (PrivFuncSelect, S = 1e6), cdf (cdf.estimate, N = 1e7, K = 20), dask (a Parquet
-dataset on a 2-worker LocalCluster with a per-worker memory limit, or a scheduler address).
+Sections: privatize (weights, Project-and-Privatize: sinc_ecg, monomial32), seg (PrivFuncSeg,
+S = 1e3..1e6), select (PrivFuncSelect, S = 1e6), cdf (cdf.estimate, N = 1e7, K = 20), dask
+(a Parquet dataset on a 2-worker LocalCluster with a per-worker memory limit, or a scheduler
+address).
 """
 import argparse
 import math
@@ -29,6 +30,8 @@ from gpcompiler.adaptive import piecewise, priv_func_select, priv_func_seg, seg 
 from gpcompiler.adaptive.curve import make_curve  # noqa: E402
 from gpcompiler.build import import_module_file  # noqa: E402
 from gpcompiler.curves import bundled_ecg  # noqa: E402
+
+from benchmarks.original import original_weights  # noqa: E402
 
 SECTIONS = ("privatize", "seg", "select", "cdf", "dask")
 
@@ -69,26 +72,30 @@ def module(name):
 
 
 def bench_privatize(args):
-    """Batch Project-and-Privatize of B ECG windows (3600 samples) on sinc_ecg, against the
-    bare matrix product of the same shapes."""
-    sinc = module("sinc_ecg")
+    """Weights and Project-and-Privatize on sinc_ecg and monomial32, 3600 samples per curve:
+    the first-call weight build against the original build (benchmarks/original.py), and
+    B = 1 and B = --batch curves against the bare matrix product y @ W of the same shapes."""
     windows = [bundled_ecg(w % 30) for w in range(args.batch)]
-    t = windows[0].times[0]
-    y = numpy.stack([w.values[0] for w in windows])
-    weights = sinc.projection_weights(t)
     seeded = numpy.random.default_rng(0)
-    bare = best_time(lambda: y @ weights, args.repeats)
-    header(f"privatize: sinc_ecg, batch {args.batch} x {t.size} samples -> {sinc.COEF_DIM}")
-    product = y @ weights
-    for name, call in (
-            ("privatize seeded (after y @ W)", lambda: sinc.privatize(
-                product, epsilon=1.0, rng=seeded)),
-            ("privatize secure (after y @ W)", lambda: sinc.privatize(product, epsilon=1.0)),
-            ("project_and_privatize seeded", lambda: sinc.project_and_privatize(
-                t, y, epsilon=1.0, rng=seeded)),
-            ("project_and_privatize secure", lambda: sinc.project_and_privatize(
-                t, y, epsilon=1.0))):
-        row(name, best_time(call, args.repeats), "y @ W", bare)
+    for name in ("sinc_ecg", "monomial32"):
+        generated = module(name)
+        p = generated._params({})
+        lo, hi = generated._curve_interval(p)
+        t = windows[0].times[0] if name == "sinc_ecg" else numpy.linspace(lo, hi, 3600)
+        y = numpy.stack([w.values[0] for w in windows])
+        header(f"privatize: {name}, {t.size} samples -> {generated.COEF_DIM} coefficients")
+        row("weights, first call on a grid", best_time(lambda: generated._weights(t, p),
+                                                       args.repeats),
+            "original build", best_time(lambda: original_weights(generated, t, p),
+                                        args.repeats))
+        weights = generated.projection_weights(t)
+        for batch in (1, args.batch):
+            curves = y[0] if batch == 1 else y
+            bare = best_time(lambda: curves @ weights, 100 * args.repeats // batch + 1)
+            for noise, rng in (("seeded", seeded), ("secure", None)):
+                seconds = best_time(lambda: generated.project_and_privatize(
+                    t, curves, epsilon=1.0, rng=rng), 100 * args.repeats // batch + 1)
+                row(f"project_and_privatize B = {batch}, {noise}", seconds, "y @ W", bare)
 
 
 def bench_seg(args):

@@ -58,7 +58,7 @@ CONDITION_NUMBER = 7.638774e+131  # of the user-basis Gram matrix, at the defaul
 
 _ATOMS_SIZE = 33
 _EXACT_NODES = 17
-_CHUNK = 1 << 22
+_CHUNK = 1 << 18  # atoms per block of nodes: the block stays in cache
 
 
 def _params(overrides):
@@ -1238,12 +1238,14 @@ def _atoms(x, p):
     recurrence (never expanded into monomials): shape (..., 33)."""
     lo, hi = _domain(p)
     u = (2.0 * x - lo - hi) / (hi - lo)
-    out = numpy.empty(x.shape + (33,))
-    out[..., 0] = 1.0
-    out[..., 1] = u
+    out = numpy.empty((33,) + x.shape)  # k-major: each step writes contiguous memory
+    out[0] = 1.0
+    out[1] = u
     for k in range(1, 33 - 1):
-        out[..., k + 1] = ((2 * k + 1) * u * out[..., k] - k * out[..., k - 1]) / (k + 1)
-    return out * numpy.sqrt((2.0 * numpy.arange(33) + 1.0) / (hi - lo))
+        out[k + 1] = ((2 * k + 1) * u * out[k] - k * out[k - 1]) / (k + 1)
+    scale = numpy.sqrt((2.0 * numpy.arange(33) + 1.0) / (hi - lo))
+    out *= scale.reshape((-1,) + u.ndim * (1,))
+    return numpy.moveaxis(out, 0, -1)
 
 
 def _user_basis(x, p):
@@ -1303,6 +1305,18 @@ def _gauss_rule(h):
     return numpy.ones(h.shape, dtype=int), _EXACT_NODES
 
 
+_RULES = {}
+
+
+def _leggauss(order):
+    """Gauss-Legendre nodes and weights on [-1, 1], computed once per order (read-only)."""
+    if order not in _RULES:
+        _RULES[order] = numpy.polynomial.legendre.leggauss(order)
+        for array in _RULES[order]:
+            array.setflags(write=False)
+    return _RULES[order]
+
+
 def _sub_pieces(t, h, p):
     """Sub-pieces of the linear pieces: (piece, start, width) in s in [0, 1], Gauss order."""
     pieces, order = _gauss_rule(h)
@@ -1327,41 +1341,43 @@ def _run_weights(t, p):
     """Projection weights of one run of strictly increasing sample times."""
     h = numpy.diff(t)
     piece, start, width, order = _sub_pieces(t, h, p)
-    xi, w = numpy.polynomial.legendre.leggauss(order)
+    xi, w = _leggauss(order)
     first = numpy.searchsorted(piece, numpy.arange(h.size))
     s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
     x = t[piece][:, None] + s * h[piece][:, None]
     wt = (h[piece] * width)[:, None] * w / 2.0
     shape = (BASIS_SIZE, VALUE_DIM) if VECTOR_BASIS else (BASIS_SIZE,)
-    left = numpy.empty((piece.size,) + shape)
-    right = numpy.empty((piece.size,) + shape)
+    sums = numpy.empty((piece.size, 2, math.prod(shape)))
     rows = max(1, _CHUNK // (order * _ATOMS_SIZE * VALUE_DIM))
     for start in range(0, piece.size, rows):
         block = slice(start, start + rows)
-        e = _orthonormal(x[block], p)
-        ws = (wt[block] * s[block]).reshape(wt[block].shape + (1,) * len(shape))
-        wl = wt[block].reshape(ws.shape) - ws
-        left[block] = numpy.sum(wl * e, axis=1)
-        right[block] = numpy.sum(ws * e, axis=1)
+        e = _orthonormal(x[block], p).reshape(x[block].shape + (-1,))
+        ws = wt[block] * s[block]
+        numpy.matmul(numpy.stack([wt[block] - ws, ws], axis=1), e, out=sums[block])
+    if piece.size > h.size:
+        sums = numpy.add.reduceat(sums, first, axis=0)
     out = numpy.zeros((t.size,) + shape)
-    out[:-1] += numpy.add.reduceat(left, first, axis=0)
-    out[1:] += numpy.add.reduceat(right, first, axis=0)
+    out[:-1] += sums[:, 0].reshape((h.size,) + shape)
+    out[1:] += sums[:, 1].reshape((h.size,) + shape)
     return out
 
 
-_WEIGHT_CACHE = {}
+_GRIDS = []
 
 
 def _cached_weights(t, p):
-    """Weights for a grid, remembered for the last 8 grids (read-only arrays)."""
-    key = (t.tobytes(), tuple(sorted(p.items())))
-    if key not in _WEIGHT_CACHE:
-        if len(_WEIGHT_CACHE) >= 8:
-            _WEIGHT_CACHE.pop(next(iter(_WEIGHT_CACHE)))
-        weights = _weights(t, p)
-        weights.setflags(write=False)
-        _WEIGHT_CACHE[key] = weights
-    return _WEIGHT_CACHE[key]
+    """Weights for a grid, validated and built once for each of the last 8 grids (read-only).
+    A grid is found by comparing its bytes, which is faster than hashing them."""
+    t = numpy.asarray(t, dtype=float)
+    key = (t.shape, t.tobytes(), sorted(p.items()))
+    for known, weights in _GRIDS:
+        if known == key:
+            return weights
+    weights = _weights(_check_times(t, p), p)
+    weights.setflags(write=False)
+    _GRIDS.insert(0, (key, weights))
+    del _GRIDS[8:]
+    return weights
 
 
 def projection_weights(t, **params):
@@ -1371,8 +1387,7 @@ def projection_weights(t, **params):
     sufficient order) and accurate to ~1e-16 relative otherwise; precompute A once
     for a fixed grid and a batch projection is one matrix product.
     """
-    p = _params(params)
-    return _cached_weights(_check_times(t, p), p)
+    return _cached_weights(t, _params(params))
 
 
 def _check_values(y, batch_shape, samples):
@@ -1382,7 +1397,7 @@ def _check_values(y, batch_shape, samples):
                                     and y.shape[1:] == expected):
         raise ValueError(f"values y have shape {y.shape}; expected {expected} "
                          f"(or (B,) + {expected} for a batch)")
-    if not numpy.all(numpy.isfinite(y)):
+    if not math.isfinite(y.sum()) and not numpy.isfinite(y).all():  # a NaN or inf propagates
         raise ValueError("values y contain NaN or infinite values")
     return y
 
@@ -1408,8 +1423,8 @@ def project(t, y, **params):
         y = _check_values(y, (t.shape[0],), t.shape[1])
         return numpy.stack([_contract(y[b], _weights(_check_times(t[b], p), p))
                             for b in range(t.shape[0])])
-    t = _check_times(t, p)
-    return _contract(_check_values(y, (), t.size), _cached_weights(t, p))
+    weights = _cached_weights(t, p)
+    return _contract(_check_values(y, (), t.size), weights)
 
 
 class SecureGenerator:
@@ -1537,37 +1552,58 @@ def _noise_scale(epsilon, rho):
         raise ValueError(f"the noise scale for budget {budget!r} overflows float64") from None
 
 
+_SCALES = {}
+
+
+def _scale(epsilon, rho):
+    """_noise_scale, remembered per budget and its type (so True never matches 1)."""
+    key = (type(epsilon), epsilon, type(rho), rho)
+    try:
+        return _SCALES[key]
+    except (KeyError, TypeError):
+        scale = _noise_scale(epsilon, rho)
+    if len(_SCALES) < 1024:
+        _SCALES[key] = scale
+    return scale
+
+
 def privatize(c, *, epsilon=None, rho=None, rng=None):
     """c + Z/epsilon with Z spherical Laplace in R^d (epsilon-GP, paper Thm 3.2), or
     c + N(0, I)/sqrt(2 rho) (rho-CGP, Thm 3.3). A leading batch axis gets independent
     noise per curve. rng: an int seed or a numpy Generator for reproducible tests; None
     (production) draws from the OS CSPRNG through SecureGenerator. The noise scale is
     rounded up by exact arithmetic (ceil_float, ceil_sqrt)."""
-    scale = _noise_scale(epsilon, rho)
+    scale = _scale(epsilon, rho)
     c = numpy.asarray(c, dtype=float)
     if c.shape[c.ndim - len(COEF_SHAPE):] != COEF_SHAPE or c.ndim < len(COEF_SHAPE):
         raise ValueError(f"coefficients must have shape (..., {', '.join(map(str, COEF_SHAPE))}), "
                          f"got {c.shape}")
-    if not numpy.all(numpy.isfinite(c)):
+    if not numpy.isfinite(c).all():
         raise ValueError("coefficients contain NaN or infinite values")
-    rng = default_generator(rng)
+    return _add_noise(c, scale, rho is None, default_generator(rng))
+
+
+def _add_noise(c, scale, spherical, rng):
+    """c + scale Z per curve: Z = R U, U uniform on the sphere, R ~ Gamma(d) (GP), or Z
+    standard normal (CGP). The per-curve factor is formed first: one pass over the noise."""
     batch = c.shape[:c.ndim - len(COEF_SHAPE)]
-    if rho is None:
-        direction = rng.standard_normal(batch + (COEF_DIM,))
-        direction /= numpy.linalg.norm(direction, axis=-1, keepdims=True)
-        noise = rng.gamma(COEF_DIM, size=batch)[..., None] * direction * scale
+    noise = rng.standard_normal(batch + (COEF_DIM,))
+    if spherical:
+        norm = numpy.sqrt(numpy.add.reduce(noise * noise, axis=-1))
+        noise *= (rng.gamma(COEF_DIM, size=batch) * scale / norm)[..., None]
     else:
-        noise = rng.standard_normal(batch + (COEF_DIM,)) * scale
+        noise *= scale
     released = c + noise.reshape(c.shape)
-    if not numpy.all(numpy.isfinite(released)):
-        raise ValueError("the release overflows float64: the budget is too small for float64")
+    if not numpy.isfinite(released).all():
+        raise ValueError("the release overflows float64: the budget is too small, or the "
+                         "values too large, for float64")
     return released
 
 
 def project_and_privatize(t, y, *, epsilon=None, rho=None, rng=None, **params):
     """Project-and-Privatize (paper Alg. 2 for GP, Alg. 6 for CGP)."""
-    _noise_scale(epsilon, rho)
-    return privatize(project(t, y, **params), epsilon=epsilon, rho=rho, rng=rng)
+    scale = _scale(epsilon, rho)
+    return _add_noise(project(t, y, **params), scale, rho is None, default_generator(rng))
 
 
 def evaluate(c, t, **params):

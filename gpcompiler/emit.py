@@ -17,15 +17,26 @@ _ATOMS = {
     recurrence (never expanded into monomials): shape (..., {size})."""
     lo, hi = _domain(p)
     u = (2.0 * x - lo - hi) / (hi - lo)
-    out = numpy.empty(x.shape + ({size},))
-    out[..., 0] = 1.0{second}
-    return out * numpy.sqrt((2.0 * numpy.arange({size}) + 1.0) / (hi - lo))''',
+    out = numpy.empty(({size},) + x.shape)  # k-major: each step writes contiguous memory
+    out[0] = 1.0{second}
+    scale = numpy.sqrt((2.0 * numpy.arange({size}) + 1.0) / (hi - lo))
+    out *= scale.reshape((-1,) + u.ndim * (1,))
+    return numpy.moveaxis(out, 0, -1)''',
     "sinc": '''_SINC_SHIFTS = numpy.arange({first}, {end}, dtype=float)
+_SINC_SIGNS = numpy.where(numpy.arange({first}, {end}) % 2 == 0, 1.0, -1.0)
 
 
 def _atoms(x, p):
-    """Normalized sinc(t - k), k = {first}..{last}: orthonormal on R (paper Sec. 3.5)."""
-    return numpy.sinc(x[..., None] - _SINC_SHIFTS)''',
+    """Normalized sinc(t - k), k = {first}..{last}: orthonormal on R (paper Sec. 3.5), as
+    (-1)^(n + k) sin(pi r)/(pi (t - k)) with t = n + r, n an integer: exact reduction."""
+    t = x.reshape(-1)
+    n = numpy.rint(t)
+    top = numpy.sin(numpy.pi * (t - n)) / numpy.pi * numpy.where(n % 2 == 0, 1.0, -1.0)
+    out = (t[:, None] - _SINC_SHIFTS) * _SINC_SIGNS
+    numpy.divide(top[:, None], out, out=out, where=out != 0)
+    whole = numpy.flatnonzero((t == n) & (n >= {first}) & (n <= {last}))
+    out[whole, (n[whole] - {first}).astype(int)] = 1.0
+    return out.reshape(x.shape + ({size},))''',
     "fourier": '''def _atoms(x, p):
     """1, cos(k w t), sin(k w t) for k = 1..{last}, w = 2 pi/(b - a): shape (..., {size})."""
     lo, hi = _domain(p)
@@ -43,14 +54,14 @@ def _atoms(x, p):
 }
 _SECOND = {
     "legendre": """
-    out[..., 1] = u{loop}""",
+    out[1] = u{loop}""",
     "hermite": """
     out[..., 1] = math.sqrt(2.0) * x * out[..., 0]{loop}""",
 }
 _LOOP = {
     "legendre": """
     for k in range(1, {size} - 1):
-        out[..., k + 1] = ((2 * k + 1) * u * out[..., k] - k * out[..., k - 1]) / (k + 1)""",
+        out[k + 1] = ((2 * k + 1) * u * out[k] - k * out[k - 1]) / (k + 1)""",
     "hermite": """
     for k in range(1, {size} - 1):
         out[..., k + 1] = (math.sqrt(2.0 / (k + 1)) * x * out[..., k]
@@ -155,7 +166,7 @@ _SUB_PIECES = '''def _sub_pieces(t, h, p):
     return piece, sub / pieces[piece], 1.0 / pieces[piece], order'''
 _NODES = """\
     piece, start, width, order = _sub_pieces(t, h, p)
-    xi, w = numpy.polynomial.legendre.leggauss(order)
+    xi, w = _leggauss(order)
     first = numpy.searchsorted(piece, numpy.arange(h.size))
     s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
     x = t[piece][:, None] + s * h[piece][:, None]
@@ -163,7 +174,7 @@ _NODES = """\
 """
 _GRADED_NODES = """\
     piece, start, width, toward, order = _sub_pieces(t, h, p)
-    xi, w = numpy.polynomial.legendre.leggauss(order)
+    xi, w = _leggauss(order)
     first = numpy.searchsorted(piece, numpy.arange(h.size))
     u = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
     hs = h[piece][:, None]
