@@ -297,26 +297,13 @@ def _release(module, args, params, t, y, rng):
                     f"{chosen}, ledger total {result.ledger.total:.6g}", support)
 
 
-def l2_norm(t, y):
-    """||q||_2 of the piecewise-linear curve through (t, y), scaled by max |y| so that the
-    squares cannot overflow: per piece h ((u0 + u1)^2 + u0^2 + u1^2) / 6, a sum of
-    non-negative terms (inf only when the norm itself exceeds float64)."""
-    y = numpy.asarray(y, dtype=float)
-    y = y[:, None] if y.ndim == 1 else y
-    scale = float(numpy.max(numpy.abs(y), initial=0.0))
-    if scale == 0 or len(t) < 2:
-        return 0.0
-    u0, u1 = y[:-1] / scale, y[1:] / scale
-    with numpy.errstate(over="ignore", invalid="ignore"):
-        pieces = numpy.diff(t)[:, None] * ((u0 + u1) ** 2 + u0 * u0 + u1 * u1)
-        norm = scale * math.sqrt(float(numpy.sum(pieces)) / 6)
-    return math.inf if math.isnan(norm) else norm
-
-
 def _check_values(where, t, y, budget):
     """Refuse a curve whose norm would round the noise away or overflow (before any file
     is written): ||q||_2 must be below noise floor * 2**FLOAT_HEADROOM."""
-    norm, limit = l2_norm(t, y), _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM
+    from .adaptive.curve import Curve
+    y = numpy.asarray(y, dtype=float)
+    norm = Curve(numpy.asarray(t, dtype=float), y.reshape(len(t), -1), None).norm()
+    limit = _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM
     if not norm <= limit:
         raise DataError(f"{where}: its values are too large for float64 noise at this "
                         f"budget (L2 norm {norm:.3g} > {limit:.3g} = noise scale x 2^"

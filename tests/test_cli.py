@@ -672,8 +672,10 @@ def test_l2_norm_is_exact_and_does_not_overflow(cli, tmp_path):
         exact = mpmath.sqrt(sum((mpmath.mpf(t1) - t0) * (mpmath.mpf(a) ** 2 + mpmath.mpf(a) * b
                                                          + mpmath.mpf(b) ** 2) / 3
                                 for t0, t1, a, b in zip(t, t[1:], y, y[1:])))
-    assert cli_module.l2_norm(t, y) == pytest.approx(float(exact), rel=1e-14)  # float64 sums
-    assert cli_module.l2_norm([0.3], [5.0]) == 0.0 and cli_module.l2_norm([], []) == 0.0
+    from gpcompiler.adaptive.curve import make_curve
+    assert make_curve(t, y, (0, 1)).norm() == pytest.approx(float(exact), rel=1e-14)
+    assert make_curve([0.3], [5.0], (0, 1)).norm() == 0.0
+    assert make_curve([], [], (0, 1)).norm() == 0.0
     big = write_csv(tmp_path / "big.csv", [0, 1], [1e200, -1e200])
     status, _, err = cli("privatize", "specs/linear.toml", big, "--epsilon", "1")
     one_line_error(status, err, "big.csv: curve 'curve'", "L2 norm 5.77e+199")

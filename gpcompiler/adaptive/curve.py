@@ -5,6 +5,7 @@ on the spec's public domain [a, b]. Its sample times are private: every quantity
 algorithm computes from a curve depends on the function q alone, never on where or how
 often it was sampled.
 """
+import math
 from dataclasses import dataclass
 
 import numpy
@@ -29,6 +30,15 @@ class Curve:
         """||q||^2 exactly: sum over pieces of h (y0^2 + y0 y1 + y1^2)/3."""
         y0, y1 = self.y[:-1], self.y[1:]
         return float(numpy.sum(numpy.diff(self.t)[:, None] * (y0 * y0 + y0 * y1 + y1 * y1)) / 3)
+
+    def norm(self):
+        """||q|| without overflow in the squares: max |y| times the norm of y / max |y| (inf
+        only when ||q|| itself exceeds float64)."""
+        scale = float(numpy.max(numpy.abs(self.y), initial=0.0))
+        if scale == 0:
+            return 0.0
+        with numpy.errstate(over="ignore"):
+            return scale * math.sqrt(Curve(self.t, self.y / scale, self.domain).norm_squared())
 
     def _interval_values(self, x, index):
         """q on sample interval ``index`` at x, as a convex combination (no slope, so no
