@@ -74,7 +74,7 @@ def test_console_script_of_the_installed_wheel(wheel, tmp_path):
                     str(environment)], check=True)
     python = environment / "bin" / "python"
     result = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
-                             "--no-deps", "--no-index", "-q", str(wheel)],
+                             "--no-deps", "--no-index", "--ignore-installed", "-q", str(wheel)],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     work = tmp_path / "elsewhere"
