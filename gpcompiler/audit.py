@@ -138,10 +138,10 @@ def _logistic_attack(scores_x, scores_y, fit=20000):
         return numpy.column_stack([(scores - centre) / scale, numpy.ones(len(scores))])
     matrix = design(data)
 
-    def loss(weights):
-        margin = matrix @ weights
+    def loss(weights):   # einsum: threaded BLAS matrix-vector products crawl on shared cores
+        margin = numpy.einsum("ij,j->i", matrix, weights)
         value = numpy.mean(numpy.logaddexp(0.0, margin) - labels * margin)
-        return value, matrix.T @ (special.expit(margin) - labels) / len(labels)
+        return value, numpy.einsum("ij,i->j", matrix, special.expit(margin) - labels) / len(labels)
     weights = optimize.minimize(loss, numpy.zeros(matrix.shape[1]), jac=True, method="L-BFGS-B").x
     return lambda scores: numpy.column_stack([scores, design(scores) @ weights])
 

@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy
 
 from . import adaptive, cdf, mutants
-from .adaptive import seg, select
-from .audit import AuditReport, Claim, audit_module, audit_pair, black_box_samples
+from .adaptive import batched, seg, select
+from .audit import (AuditReport, Claim, audit_module, audit_pair, black_box_samples,
+                    pair_multiples)
 from .build import import_module_file
 from .cdf import estimators
 from .conformance import StepRecorder, conform_module, conformance, default_draws, steps_report
@@ -33,9 +34,9 @@ ALPHA = 1e-6
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = {
     "full": {"black_box": 4e5, "least": 2000, "conformance": 4e7, "fewest": 1000000,
-             "most": 1000000, "end_to_end": 2000},
+             "most": 1000000, "end_to_end": 2000, "adaptive": 100000, "spied": 2000},
     "quick": {"black_box": 1e4, "least": 500, "conformance": 2e5, "fewest": 500,
-              "most": 20000, "end_to_end": 100},
+              "most": 20000, "end_to_end": 100, "adaptive": 50000, "spied": 100},
 }
 
 
@@ -212,9 +213,10 @@ def _cdf_end_to_end(method, claim, s, alpha, seed, name):
 # -- adaptive algorithms (end to end) -----------------------------------------------------
 
 ADAPTIVE = {
-    "PrivFuncSelect": ("legendre10", select, "priv_func_select", (-1.0, 1.0)),
-    "PrivFuncSeg": ("linear", seg, "priv_func_seg", (0.0, 1.0)),
-    "PrivFuncUnbounded": ("linear", seg, "priv_func_unbounded", (-1.0, 1.0)),
+    "PrivFuncSelect": ("legendre10", select, "priv_func_select", batched.SelectRuns, (-1.0, 1.0)),
+    "PrivFuncSeg": ("linear", seg, "priv_func_seg", batched.seg_runs, (0.0, 1.0)),
+    "PrivFuncUnbounded": ("linear", seg, "priv_func_unbounded", batched.unbounded_runs,
+                          (-1.0, 1.0)),
 }
 ADAPTIVE_MUTANTS = {
     "SVT noise halved": mutants.first_svt_noise_halved,
@@ -244,44 +246,65 @@ def _spike_pair():
     return t, q, numpy.zeros_like(t), math.sqrt((t[1] - t[0]) / 3)
 
 
-def adaptive_audit(algorithm, model, mutant=None, mode="full", alpha=ALPHA, seed=70):
-    """End-to-end black box of an adaptive algorithm (or of a mutant patched in for the
-    run), its release evaluated on 24 public points; GP epsilon = 1 / CGP rho = 0.5, except
-    the unbounded algorithm on issue 8's clipping pair at epsilon = 20 / rho = 20. Then as
-    many runs with spies on its SVTs and releases: the conformance of each noisy step with
-    the budget its ledger charged (gpcompiler.conformance.StepRecorder)."""
-    spec, home, function_name, interval = ADAPTIVE[algorithm]
-    module, s = generated(spec), SETTINGS[mode]
+def adaptive_pairs(algorithm, model, samples):
+    """The claim and the pairs (label, t, q, q', distance) of an adaptive algorithm's
+    black box. The unbounded algorithm: issue 8's clipping pair at epsilon = 20 / rho = 20.
+    The others at epsilon = 1 (at ln(samples)/3 units of 1/epsilon, pair_multiples: near
+    the largest loss n samples can certify) or rho = 0.5 (at 1/sqrt(rho): rho dist^2 = 1
+    already allows a loss near 6 on events of probability 1e-3): a bump against q = 0
+    (SVT queries and projections differ) and a constant against its negative (equal SVT
+    queries, so only the releases tell them apart: a release with too little noise shows
+    undiluted)."""
     if algorithm == "PrivFuncUnbounded":
         t, q, q_prime, distance = _spike_pair()
-        claim = Claim(model, 20.0)
-    else:
-        distance = 1.0
-        t, q, q_prime = _curve_pair(distance, interval)
-        claim = Claim(model, 1.0 if model == "GP" else 0.5)
-    grid = numpy.linspace(*interval, 24)
+        return Claim(model, 20.0), [("clipping pair", t, q, q_prime, distance)]
+    claim = Claim(model, 1.0 if model == "GP" else 0.5)
+    a, b = ADAPTIVE[algorithm][-1]
+    distance = pair_multiples(samples)[-1] / claim.budget if model == "GP" else \
+        1 / math.sqrt(claim.budget)
+    t, zero, bump = _curve_pair(distance, (a, b))
+    level = numpy.full_like(t, distance / (2 * math.sqrt(b - a)))
+    return claim, [("bump against 0", t, zero, bump, distance),
+                   ("constant against its negative", t, -level, level, distance)]
 
-    def sampler(y):
-        def sample(count, g):
-            function = getattr(adaptive, function_name)
-            return numpy.stack([function(t, y, module, rng=g, **_keyword(claim)).evaluate(grid)
-                                for _ in range(count)]).reshape(count, -1)
-        return sample
+
+def adaptive_audit(algorithm, model, mutant=None, mode="full", alpha=ALPHA, seed=70):
+    """End-to-end black box of an adaptive algorithm (or of a mutant patched in for the
+    run) on ``adaptive_pairs``, its release evaluated on 24 public points, from batched
+    runs (gpcompiler.adaptive.batched: the mode's "adaptive" samples per phase). Then
+    the algorithm itself run "spied" times one at a time with spies on its SVTs and
+    releases: the conformance of each noisy step with the budget its ledger charged
+    (gpcompiler.conformance.StepRecorder)."""
+    spec, home, function_name, build, interval = ADAPTIVE[algorithm]
+    module, s = generated(spec), SETTINGS[mode]
+    samples = s["adaptive"]
+    claim, pairs = adaptive_pairs(algorithm, model, samples)
+    grid = numpy.linspace(*interval, 24)
     name = f"{algorithm} ({model})" + (f": {mutant}" if mutant else "")
-    samples = s["end_to_end"]
+
+    def sampler(t, y):
+        plan = build(t, y, module, **_keyword(claim))
+        return lambda count, g: plan.sample(count, g, grid).values.reshape(count, -1)
 
     def run():
         with ADAPTIVE_MUTANTS[mutant](home) if mutant else contextlib.nullcontext():
-            pair = audit_pair(sampler(q), sampler(q_prime), claim, distance, label=name,
-                              samples=samples, alpha=alpha / 2,
-                              rng=numpy.random.default_rng(seed), pilot=samples // 4)
+            audits = tuple(
+                audit_pair(sampler(t, q), sampler(t, q_prime), claim, distance,
+                           label=f"{name}, {label}", samples=samples, alpha=alpha / 2,
+                           events=len(pairs), rng=numpy.random.default_rng(seed + i),
+                           pilot=samples // 4)
+                for i, (label, t, q, q_prime, distance) in enumerate(pairs))
             recorder = StepRecorder()
+            _, t, _, q_prime, _ = pairs[0]
+            rng = numpy.random.default_rng(seed + len(pairs))
             with mutants.patched(home, "svt", recorder.svt_spy), \
                     mutants.patched(home, "privatize_vector", recorder.release_spy):
-                sampler(q_prime)(samples, numpy.random.default_rng(seed + 1))
-        return (AuditReport(name, claim, (pair,), alpha / 2),
+                for _ in range(s["spied"]):
+                    getattr(adaptive, function_name)(t, q_prime, module, rng=rng,
+                                                     **_keyword(claim))
+        return (AuditReport(name, claim, audits, alpha / 2),
                 steps_report(name, recorder, alpha / 2))
-    return _timed(name, claim.describe(distance), run)
+    return _timed(name, claim.describe(pairs[0][-1]), run)
 
 
 # -- negative controls ---------------------------------------------------------------------
@@ -382,8 +405,7 @@ def suite_tasks(mode="full", end_to_end=True):
     for method in estimators.METHODS:
         if method in ("moments", "direct") or end_to_end:
             tasks.append((False, cdf_audit, (method, 1.0, mode)))
-    algorithms = list(ADAPTIVE) if end_to_end else ["PrivFuncUnbounded"]
-    for algorithm in algorithms:
+    for algorithm in ADAPTIVE:
         for model in ("GP", "CGP") if end_to_end else ("GP",):
             tasks.append((False, adaptive_audit, (algorithm, model, None, mode)))
     return tasks

@@ -39,13 +39,28 @@ def test_mutants_are_flagged_by_the_stage_that_can_see_them(spec, model, budget,
     assert audit.violated and stage in audit.stage, audit.stage
 
 
-def test_adaptive_mutants_are_flagged_by_step_conformance(monkeypatch):
-    monkeypatch.setitem(audit_suite.SETTINGS["quick"], "end_to_end", 50)
-    halved = audit_suite.adaptive_audit("PrivFuncSeg", "GP", "final release charged half",
-                                        "quick", alpha=1e-7)
-    correct = audit_suite.adaptive_audit("PrivFuncSeg", "GP", None, "quick", alpha=1e-7)
-    assert halved.conformance.violated and not correct.violated
-    assert any("release" in name for name in halved.conformance.failed)
+@pytest.mark.parametrize("algorithm, mutant", [("PrivFuncSeg", "final release charged half"),
+                                                ("PrivFuncSelect", "SVT noise halved")])
+def test_adaptive_mutants_are_flagged_by_step_conformance(monkeypatch, algorithm, mutant):
+    monkeypatch.setitem(audit_suite.SETTINGS["quick"], "spied", 50)
+    monkeypatch.setitem(audit_suite.SETTINGS["quick"], "adaptive", 2000)
+    broken = audit_suite.adaptive_audit(algorithm, "GP", mutant, "quick", alpha=1e-7)
+    correct = audit_suite.adaptive_audit(algorithm, "GP", None, "quick", alpha=1e-7)
+    assert broken.conformance.violated and not correct.violated
+    step = "release" if "release" in mutant else "SVT"
+    assert any(name.startswith(step) for name in broken.conformance.failed)
+
+
+def test_batched_black_box_flags_the_half_charged_final_release():
+    """50,000 batched runs per phase (gpcompiler.adaptive.batched): the black box now sees
+    PrivFuncSeg's final release drawing the noise of twice its charge, on the pair whose
+    SVT queries are equal (2,000 one-at-a-time runs per phase did not)."""
+    assert audit_suite.SETTINGS["quick"]["adaptive"] >= 50000
+    audit = audit_suite.adaptive_audit("PrivFuncSeg", "GP", "final release charged half",
+                                       "quick", alpha=1e-7)
+    constant = audit.black_box.pairs[1]
+    assert "constant" in constant.label and constant.violated
+    assert constant.certified_loss > constant.claimed_loss + 0.5
 
 
 def test_user_basis_mutant_of_an_orthonormal_basis_is_equivalent():
