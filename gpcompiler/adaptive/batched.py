@@ -288,7 +288,9 @@ class ScriptedRuns:
     """Batched runs of ``algorithm(rng)``: PrivFuncSeg or the unbounded algorithm on one
     input (continuous=False), whose final release goes through ``home.privatize_vector``;
     ``sample(count, rng, grid)`` returns Runs (details: the release's details and its
-    number of segments)."""
+    number of segments). Cost: one replay per distinct path of decisions, kept for later
+    samples (the audit's inputs: 60-150 paths for PrivFuncSeg, 600-1,300 for the unbounded
+    algorithm over 120,000 runs), noise-free results shared between replays."""
 
     def __init__(self, algorithm, home):
         self.algorithm, self.home, self.replays, self.cache = algorithm, home, {}, {}
