@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy
 
 from . import adaptive, cdf, mutants
-from .adaptive import batched, seg, select
+from . import batched
+from .adaptive import seg, select
 from .audit import (AuditReport, Claim, audit_module, audit_pair, black_box_samples,
                     pair_multiples)
 from .build import import_module_file
@@ -271,7 +272,7 @@ def adaptive_pairs(algorithm, model, samples):
 def adaptive_audit(algorithm, model, mutant=None, mode="full", alpha=ALPHA, seed=70):
     """End-to-end black box of an adaptive algorithm (or of a mutant patched in for the
     run) on ``adaptive_pairs``, its release evaluated on 24 public points, from batched
-    runs (gpcompiler.adaptive.batched: the mode's "adaptive" samples per phase). Then
+    runs (gpcompiler.batched: the mode's "adaptive" samples per phase). Then
     the algorithm itself run "spied" times one at a time with spies on its SVTs and
     releases: the conformance of each noisy step with the budget its ledger charged
     (gpcompiler.conformance.StepRecorder)."""

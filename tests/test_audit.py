@@ -52,7 +52,7 @@ def test_adaptive_mutants_are_flagged_by_step_conformance(monkeypatch, algorithm
 
 
 def test_batched_black_box_flags_the_half_charged_final_release():
-    """50,000 batched runs per phase (gpcompiler.adaptive.batched): the black box now sees
+    """50,000 batched runs per phase (gpcompiler.batched): the black box now sees
     PrivFuncSeg's final release drawing the noise of twice its charge, on the pair whose
     SVT queries are equal (2,000 one-at-a-time runs per phase did not)."""
     assert audit_suite.SETTINGS["quick"]["adaptive"] >= 50000

@@ -1,4 +1,4 @@
-"""Batched runs of the adaptive algorithms (gpcompiler/adaptive/batched.py) against the
+"""Batched runs of the adaptive algorithms (gpcompiler/batched.py) against the
 algorithms run one at a time: the same distribution (two-sample chi-square on the choices
 each run makes, KS on a released value) and the same ledger and noise scales."""
 import collections
@@ -10,7 +10,8 @@ import pytest
 from scipy import stats
 
 from gpcompiler import adaptive, audit_suite, mutants
-from gpcompiler.adaptive import batched, seg, select
+from gpcompiler import batched
+from gpcompiler.adaptive import seg, select
 from gpcompiler.rounding import ceil_float, ceil_sqrt
 
 LEVEL = 1e-4       # a correct sampler fails one of these comparisons w.p. < 1e-4 per test

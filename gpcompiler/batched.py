@@ -35,10 +35,10 @@ from fractions import Fraction
 
 import numpy
 
-from ..mutants import patched
-from . import piecewise, seg, select
-from .curve import Curve, prepare_run
-from .noise import spherical_laplace
+from .adaptive import piecewise, seg, select
+from .adaptive.curve import Curve, prepare_run
+from .adaptive.noise import spherical_laplace
+from .mutants import patched
 
 
 @dataclass(frozen=True)
