@@ -188,37 +188,56 @@ class SecureGenerator:
     def _words(self, count):
         return numpy.frombuffer(os.urandom(8 * count), dtype=numpy.uint64)
 
-    def _exponents(self, words):
-        """Geometric exponents e >= 1, P[e = k] = 2^-k: one plus the leading zero bits of
-        the top 12 bits of ``words``, continued with fresh 64-bit words while they are 0."""
-        top = (words >> numpy.uint64(52)).astype(numpy.int64)
-        exponents = 12 - numpy.floor(numpy.log2(numpy.maximum(top, 1))).astype(numpy.int64)
-        pending = numpy.flatnonzero(top == 0)
+    def _uniforms(self, words):
+        """u = (2^52 + m) 2^-(52 + e) from 64-bit words: m the low 52 bits, e one plus the
+        leading zero bits of the top 12, continued with fresh words while they are 0, so
+        P[e = k] = 2^-k. The float's bits are built directly: for top bits T >= 1 the
+        exponent field of float(T) is 1023 + floor(log2 T) = 1035 - e, and u's is 1023 - e."""
+        bits = (words >> numpy.uint64(52)).astype(numpy.float64).view(numpy.uint64)
+        bits &= numpy.uint64(0x7FF << 52)
+        bits -= numpy.uint64(12 << 52)
+        bits |= words & numpy.uint64((1 << 52) - 1)
+        values = bits.view(numpy.float64)
+        zero = numpy.flatnonzero(words < numpy.uint64(1 << 52))  # top bits 0: P = 2^-12
+        if zero.size:
+            mantissa = (words[zero] & numpy.uint64((1 << 52) - 1)).astype(numpy.float64)
+            values[zero] = numpy.ldexp(mantissa + 2.0 ** 52, -64 - self._more_zeros(zero.size))
+        return values
+
+    def _more_zeros(self, count):
+        """Leading zero bits plus one of fresh 64-bit words, 64 more for each word that is 0."""
+        extra = numpy.zeros(count, dtype=numpy.int64)
+        pending = numpy.arange(count)
         while pending.size:
             fresh = self._words(pending.size)
-            high = numpy.floor(numpy.log2(fresh.astype(numpy.float64) + 0.5)).astype(numpy.int64)
-            high = numpy.minimum(high, 63)
-            high -= (numpy.left_shift(numpy.uint64(1), high.astype(numpy.uint64)) > fresh)
-            exponents[pending] += numpy.where(fresh == 0, 64, 64 - high)
+            extra[pending] += [65 - w.bit_length() if w else 64 for w in fresh.tolist()]
             pending = pending[fresh == 0]
-        return exponents
+        return extra
 
     def random(self, size=None):
         """Uniform on (0, 1): u = (2^52 + m) 2^-(52 + e), m a uniform 52-bit mantissa and
         e a geometric exponent, so every binade [2^-k, 2^(1-k)) has probability 2^-k."""
         count = int(numpy.prod(size)) if size is not None else 1
-        words = self._words(count)
-        mantissa = (words & numpy.uint64((1 << 52) - 1)).astype(numpy.float64) + 2.0 ** 52
-        values = numpy.ldexp(mantissa, -(52 + self._exponents(words)))
+        values = self._uniforms(self._words(count))
         return values.reshape(size) if size is not None else float(values[0])
 
     def standard_normal(self, size=None):
-        """Box-Muller, both outputs: sqrt(-2 ln u1) (cos, sin)(2 pi u2)."""
+        """Box-Muller, both outputs: sqrt(-2 ln u1) (cos, sin)(2 pi u2), all the uniforms
+        from one draw of OS entropy."""
         count = int(numpy.prod(size)) if size is not None else 1
         half = (count + 1) // 2
-        radius = numpy.sqrt(-2.0 * numpy.log(self.random(half)))
-        angle = 2.0 * math.pi * self.random(half)
-        values = numpy.concatenate([radius * numpy.cos(angle), radius * numpy.sin(angle)])[:count]
+        u = self.random(2 * half)
+        radius = numpy.log(u[:half])
+        radius *= -2.0
+        numpy.sqrt(radius, out=radius)
+        angle = u[half:]
+        angle *= 2.0 * math.pi
+        values = numpy.empty(2 * half)
+        numpy.cos(angle, out=values[:half])
+        numpy.sin(angle, out=values[half:])
+        values[:half] *= radius
+        values[half:] *= radius
+        values = values[:count]
         return values.reshape(size) if size is not None else float(values[0])
 
     def laplace(self, loc=0.0, scale=1.0, size=None):
@@ -254,6 +273,8 @@ def default_generator(rng):
     numpy.random.default_rng(seed) (tests, demos); a Generator or SecureGenerator as is."""
     if rng is None:
         return SecureGenerator()
+    if isinstance(rng, (numpy.random.Generator, SecureGenerator)):
+        return rng
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
         if rng < 0:
             raise ValueError(f"a seed must be a non-negative integer, got {rng}")

@@ -268,15 +268,16 @@ _GRIDS = []
 
 def _cached_weights(t, p):
     """Weights for a grid, validated and built once for each of the last 8 grids (read-only).
-    A grid is found by comparing its bytes, which is faster than hashing them."""
+    A grid is found by comparing all its bytes (faster than hashing them), so an array
+    changed in place never meets the weights of its old values."""
     t = numpy.asarray(t, dtype=float)
-    key = (t.shape, t.tobytes(), sorted(p.items()))
-    for known, weights in _GRIDS:
-        if known == key:
+    key = (t.shape, t.tobytes())
+    for known, known_p, weights in _GRIDS:
+        if known == key and known_p == p:
             return weights
     weights = _weights(_check_times(t, p), p)
     weights.setflags(write=False)
-    _GRIDS.insert(0, (key, weights))
+    _GRIDS.insert(0, (key, dict(p), weights))
     del _GRIDS[8:]
     return weights
 
@@ -298,9 +299,15 @@ def _check_values(y, batch_shape, samples):
                                     and y.shape[1:] == expected):
         raise ValueError(f"values y have shape {y.shape}; expected {expected} "
                          f"(or (B,) + {expected} for a batch)")
-    if not math.isfinite(y.sum()) and not numpy.isfinite(y).all():  # a NaN or inf propagates
+    if not _finite(y):
         raise ValueError("values y contain NaN or infinite values")
     return y
+
+
+def _finite(x):
+    """Whether every entry of x is finite: the sum of squares is unless a NaN or inf propagates
+    to it or it overflows (one BLAS call, then an exact check in that case)."""
+    return math.isfinite(numpy.vdot(x, x)) or bool(numpy.isfinite(x).all())
 
 
 def _contract(y, weights):
@@ -334,37 +341,56 @@ class SecureGenerator:
     def _words(self, count):
         return numpy.frombuffer(os.urandom(8 * count), dtype=numpy.uint64)
 
-    def _exponents(self, words):
-        """Geometric exponents e >= 1, P[e = k] = 2^-k: one plus the leading zero bits of
-        the top 12 bits of ``words``, continued with fresh 64-bit words while they are 0."""
-        top = (words >> numpy.uint64(52)).astype(numpy.int64)
-        exponents = 12 - numpy.floor(numpy.log2(numpy.maximum(top, 1))).astype(numpy.int64)
-        pending = numpy.flatnonzero(top == 0)
+    def _uniforms(self, words):
+        """u = (2^52 + m) 2^-(52 + e) from 64-bit words: m the low 52 bits, e one plus the
+        leading zero bits of the top 12, continued with fresh words while they are 0, so
+        P[e = k] = 2^-k. The float's bits are built directly: for top bits T >= 1 the
+        exponent field of float(T) is 1023 + floor(log2 T) = 1035 - e, and u's is 1023 - e."""
+        bits = (words >> numpy.uint64(52)).astype(numpy.float64).view(numpy.uint64)
+        bits &= numpy.uint64(0x7FF << 52)
+        bits -= numpy.uint64(12 << 52)
+        bits |= words & numpy.uint64((1 << 52) - 1)
+        values = bits.view(numpy.float64)
+        zero = numpy.flatnonzero(words < numpy.uint64(1 << 52))  # top bits 0: P = 2^-12
+        if zero.size:
+            mantissa = (words[zero] & numpy.uint64((1 << 52) - 1)).astype(numpy.float64)
+            values[zero] = numpy.ldexp(mantissa + 2.0 ** 52, -64 - self._more_zeros(zero.size))
+        return values
+
+    def _more_zeros(self, count):
+        """Leading zero bits plus one of fresh 64-bit words, 64 more for each word that is 0."""
+        extra = numpy.zeros(count, dtype=numpy.int64)
+        pending = numpy.arange(count)
         while pending.size:
             fresh = self._words(pending.size)
-            high = numpy.floor(numpy.log2(fresh.astype(numpy.float64) + 0.5)).astype(numpy.int64)
-            high = numpy.minimum(high, 63)
-            high -= (numpy.left_shift(numpy.uint64(1), high.astype(numpy.uint64)) > fresh)
-            exponents[pending] += numpy.where(fresh == 0, 64, 64 - high)
+            extra[pending] += [65 - w.bit_length() if w else 64 for w in fresh.tolist()]
             pending = pending[fresh == 0]
-        return exponents
+        return extra
 
     def random(self, size=None):
         """Uniform on (0, 1): u = (2^52 + m) 2^-(52 + e), m a uniform 52-bit mantissa and
         e a geometric exponent, so every binade [2^-k, 2^(1-k)) has probability 2^-k."""
         count = int(numpy.prod(size)) if size is not None else 1
-        words = self._words(count)
-        mantissa = (words & numpy.uint64((1 << 52) - 1)).astype(numpy.float64) + 2.0 ** 52
-        values = numpy.ldexp(mantissa, -(52 + self._exponents(words)))
+        values = self._uniforms(self._words(count))
         return values.reshape(size) if size is not None else float(values[0])
 
     def standard_normal(self, size=None):
-        """Box-Muller, both outputs: sqrt(-2 ln u1) (cos, sin)(2 pi u2)."""
+        """Box-Muller, both outputs: sqrt(-2 ln u1) (cos, sin)(2 pi u2), all the uniforms
+        from one draw of OS entropy."""
         count = int(numpy.prod(size)) if size is not None else 1
         half = (count + 1) // 2
-        radius = numpy.sqrt(-2.0 * numpy.log(self.random(half)))
-        angle = 2.0 * math.pi * self.random(half)
-        values = numpy.concatenate([radius * numpy.cos(angle), radius * numpy.sin(angle)])[:count]
+        u = self.random(2 * half)
+        radius = numpy.log(u[:half])
+        radius *= -2.0
+        numpy.sqrt(radius, out=radius)
+        angle = u[half:]
+        angle *= 2.0 * math.pi
+        values = numpy.empty(2 * half)
+        numpy.cos(angle, out=values[:half])
+        numpy.sin(angle, out=values[half:])
+        values[:half] *= radius
+        values[half:] *= radius
+        values = values[:count]
         return values.reshape(size) if size is not None else float(values[0])
 
     def laplace(self, loc=0.0, scale=1.0, size=None):
@@ -400,6 +426,8 @@ def default_generator(rng):
     numpy.random.default_rng(seed) (tests, demos); a Generator or SecureGenerator as is."""
     if rng is None:
         return SecureGenerator()
+    if isinstance(rng, (numpy.random.Generator, SecureGenerator)):
+        return rng
     if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
         if rng < 0:
             raise ValueError(f"a seed must be a non-negative integer, got {rng}")
@@ -479,7 +507,7 @@ def privatize(c, *, epsilon=None, rho=None, rng=None):
     if c.shape[c.ndim - len(COEF_SHAPE):] != COEF_SHAPE or c.ndim < len(COEF_SHAPE):
         raise ValueError(f"coefficients must have shape (..., {', '.join(map(str, COEF_SHAPE))}), "
                          f"got {c.shape}")
-    if not numpy.isfinite(c).all():
+    if not _finite(c):
         raise ValueError("coefficients contain NaN or infinite values")
     return _add_noise(c, scale, rho is None, default_generator(rng))
 
@@ -489,13 +517,16 @@ def _add_noise(c, scale, spherical, rng):
     standard normal (CGP). The per-curve factor is formed first: one pass over the noise."""
     batch = c.shape[:c.ndim - len(COEF_SHAPE)]
     noise = rng.standard_normal(batch + (COEF_DIM,))
-    if spherical:
-        norm = numpy.sqrt(numpy.add.reduce(noise * noise, axis=-1))
+    if spherical and not batch:  # one curve: the factor in Python floats
+        noise *= rng.gamma(COEF_DIM) * scale / math.sqrt(noise @ noise)
+    elif spherical:
+        norm = numpy.sqrt(numpy.einsum("...i,...i->...", noise, noise))
         noise *= (rng.gamma(COEF_DIM, size=batch) * scale / norm)[..., None]
     else:
         noise *= scale
-    released = c + noise.reshape(c.shape)
-    if not numpy.isfinite(released).all():
+    released = noise.reshape(c.shape)
+    released += c
+    if not _finite(released):
         raise ValueError("the release overflows float64: the budget is too small, or the "
                          "values too large, for float64")
     return released
