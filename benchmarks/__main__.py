@@ -8,19 +8,22 @@ inputs. Ratios are what matter on a shared, noisy machine.
     python -m benchmarks --only seg cdf        # some sections
     python -m benchmarks --only dask --records 1e8 [--scheduler tcp://HOST:8786]
 
-Sections: privatize (weights, Project-and-Privatize: sinc_ecg, monomial32), seg (PrivFuncSeg,
+BLAS runs one thread unless OPENBLAS_NUM_THREADS is set. Sections: privatize (weights,
+Project-and-Privatize: sinc_ecg, monomial32, and the floors of its noise), seg (PrivFuncSeg,
 S = 1e3..1e6), select (PrivFuncSelect, S = 1e6), cdf (cdf.estimate, N = 1e7, K = 20), dask
 (a Parquet dataset on a 2-worker LocalCluster with a per-worker memory limit, or a scheduler
 address).
 """
 import argparse
 import math
+import os
 import sys
 import time
 import tracemalloc
 from pathlib import Path
 
-import numpy
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # the issue's condition: one BLAS thread
+import numpy  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -91,11 +94,17 @@ def bench_privatize(args):
         weights = generated.projection_weights(t)
         for batch in (1, args.batch):
             curves = y[0] if batch == 1 else y
-            bare = best_time(lambda: curves @ weights, 100 * args.repeats // batch + 1)
+            repeats = max(10, 100 * args.repeats // batch + 1)
+            bare = best_time(lambda: curves @ weights, repeats)
             for noise, rng in (("seeded", seeded), ("secure", None)):
                 seconds = best_time(lambda: generated.project_and_privatize(
-                    t, curves, epsilon=1.0, rng=rng), 100 * args.repeats // batch + 1)
+                    t, curves, epsilon=1.0, rng=rng), repeats)
                 row(f"project_and_privatize B = {batch}, {noise}", seconds, "y @ W", bare)
+        normals = args.batch * generated.COEF_DIM
+        row(f"  floor: {normals} PCG64 normals", best_time(
+            lambda: seeded.standard_normal(normals), repeats), "y @ W, B = batch", bare)
+        row(f"  floor: os.urandom, {8 * normals} bytes", best_time(
+            lambda: os.urandom(8 * normals), repeats), "y @ W, B = batch", bare)
 
 
 def bench_seg(args):
@@ -216,7 +225,8 @@ def main(argv=None):
     parser.add_argument("--scheduler", default=None, help="Dask scheduler address")
     args = parser.parse_args(argv)
     print(f"gpcompiler benchmarks, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-          f"numpy {numpy.__version__}")
+          f"numpy {numpy.__version__}; OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; "
+          f"load average {os.getloadavg()[0]:.2f}")
     for section in args.only:
         globals()[f"bench_{section}"](args)
 

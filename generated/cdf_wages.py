@@ -188,20 +188,29 @@ class SecureGenerator:
     def _words(self, count):
         return numpy.frombuffer(os.urandom(8 * count), dtype=numpy.uint64)
 
+    def _exponents(self, words):
+        """Geometric exponents e >= 1, P[e = k] = 2^-k: one plus the leading zero bits of
+        the top 12 bits T of ``words`` (for T >= 1, 1035 minus the exponent field of the
+        float T), continued with fresh 64-bit words while they are 0."""
+        top = (words >> numpy.uint64(52)).astype(numpy.float64)
+        exponents = 1035 - (top.view(numpy.int64) >> 52)
+        zero = numpy.flatnonzero(top == 0)  # P = 2^-12
+        if zero.size:
+            exponents[zero] = 12 + self._more_zeros(zero.size)
+        return exponents
+
     def _uniforms(self, words):
-        """u = (2^52 + m) 2^-(52 + e) from 64-bit words: m the low 52 bits, e one plus the
-        leading zero bits of the top 12, continued with fresh words while they are 0, so
-        P[e = k] = 2^-k. The float's bits are built directly: for top bits T >= 1 the
-        exponent field of float(T) is 1023 + floor(log2 T) = 1035 - e, and u's is 1023 - e."""
-        bits = (words >> numpy.uint64(52)).astype(numpy.float64).view(numpy.uint64)
-        bits &= numpy.uint64(0x7FF << 52)
-        bits -= numpy.uint64(12 << 52)
+        """u = (2^52 + m) 2^-(52 + e): m the low 52 bits of each word, e its geometric
+        exponent. The float's bits are built directly (exponent field 1023 - e, mantissa m),
+        and by ldexp where u is subnormal (e > 1022)."""
+        exponents = self._exponents(words)
+        bits = (1023 - exponents).view(numpy.uint64) << numpy.uint64(52)
         bits |= words & numpy.uint64((1 << 52) - 1)
         values = bits.view(numpy.float64)
-        zero = numpy.flatnonzero(words < numpy.uint64(1 << 52))  # top bits 0: P = 2^-12
-        if zero.size:
-            mantissa = (words[zero] & numpy.uint64((1 << 52) - 1)).astype(numpy.float64)
-            values[zero] = numpy.ldexp(mantissa + 2.0 ** 52, -64 - self._more_zeros(zero.size))
+        deep = numpy.flatnonzero(exponents > 1022)  # P = 2^-1022
+        if deep.size:
+            mantissa = (words[deep] & numpy.uint64((1 << 52) - 1)).astype(numpy.float64)
+            values[deep] = numpy.ldexp(mantissa + 2.0 ** 52, -52 - exponents[deep])
         return values
 
     def _more_zeros(self, count):

@@ -299,14 +299,12 @@ def _check_values(y, batch_shape, samples):
                                     and y.shape[1:] == expected):
         raise ValueError(f"values y have shape {y.shape}; expected {expected} "
                          f"(or (B,) + {expected} for a batch)")
-    if not _finite(y):
-        raise ValueError("values y contain NaN or infinite values")
     return y
 
 
 def _finite(x):
-    """Whether every entry of x is finite: the sum of squares is unless a NaN or inf propagates
-    to it or it overflows (one BLAS call, then an exact check in that case)."""
+    """Whether every entry of x is finite: its sum of squares is, unless a NaN or inf reaches
+    it or it overflows (one BLAS call, then an exact check in that case)."""
     return math.isfinite(numpy.vdot(x, x)) or bool(numpy.isfinite(x).all())
 
 
@@ -325,14 +323,29 @@ def project(t, y, **params):
     t: (S,) shared by all curves, or (B, S); y: (S,), (B, S), (S, n) or (B, S, n).
     Returns (..., m) or (..., m, n) for vector coefficients (paper Appendix E).
     """
-    p = _params(params)
+    c, y = _project(t, y, _params(params))
+    if not _finite(c):
+        _reject_nonfinite(y)
+    return c
+
+
+def _project(t, y, p):
+    """(c, y): the contraction of the values y (shape checked) with the weights of t."""
     t = numpy.asarray(t, dtype=float)
     if t.ndim == 2:
         y = _check_values(y, (t.shape[0],), t.shape[1])
         return numpy.stack([_contract(y[b], _weights(_check_times(t[b], p), p))
-                            for b in range(t.shape[0])])
+                            for b in range(t.shape[0])]), y
     weights = _cached_weights(t, p)
-    return _contract(_check_values(y, (), t.size), weights)
+    y = _check_values(y, (), t.size)
+    return _contract(y, weights), y
+
+
+def _reject_nonfinite(y):
+    """Raise if y has a NaN or inf. Called only when a result from y is not finite: a NaN or
+    inf in y always makes it so (NaN * 0 is NaN), so valid values are not read again."""
+    if not numpy.isfinite(y).all():
+        raise ValueError("values y contain NaN or infinite values")
 
 
 class SecureGenerator:
@@ -341,20 +354,29 @@ class SecureGenerator:
     def _words(self, count):
         return numpy.frombuffer(os.urandom(8 * count), dtype=numpy.uint64)
 
+    def _exponents(self, words):
+        """Geometric exponents e >= 1, P[e = k] = 2^-k: one plus the leading zero bits of
+        the top 12 bits T of ``words`` (for T >= 1, 1035 minus the exponent field of the
+        float T), continued with fresh 64-bit words while they are 0."""
+        top = (words >> numpy.uint64(52)).astype(numpy.float64)
+        exponents = 1035 - (top.view(numpy.int64) >> 52)
+        zero = numpy.flatnonzero(top == 0)  # P = 2^-12
+        if zero.size:
+            exponents[zero] = 12 + self._more_zeros(zero.size)
+        return exponents
+
     def _uniforms(self, words):
-        """u = (2^52 + m) 2^-(52 + e) from 64-bit words: m the low 52 bits, e one plus the
-        leading zero bits of the top 12, continued with fresh words while they are 0, so
-        P[e = k] = 2^-k. The float's bits are built directly: for top bits T >= 1 the
-        exponent field of float(T) is 1023 + floor(log2 T) = 1035 - e, and u's is 1023 - e."""
-        bits = (words >> numpy.uint64(52)).astype(numpy.float64).view(numpy.uint64)
-        bits &= numpy.uint64(0x7FF << 52)
-        bits -= numpy.uint64(12 << 52)
+        """u = (2^52 + m) 2^-(52 + e): m the low 52 bits of each word, e its geometric
+        exponent. The float's bits are built directly (exponent field 1023 - e, mantissa m),
+        and by ldexp where u is subnormal (e > 1022)."""
+        exponents = self._exponents(words)
+        bits = (1023 - exponents).view(numpy.uint64) << numpy.uint64(52)
         bits |= words & numpy.uint64((1 << 52) - 1)
         values = bits.view(numpy.float64)
-        zero = numpy.flatnonzero(words < numpy.uint64(1 << 52))  # top bits 0: P = 2^-12
-        if zero.size:
-            mantissa = (words[zero] & numpy.uint64((1 << 52) - 1)).astype(numpy.float64)
-            values[zero] = numpy.ldexp(mantissa + 2.0 ** 52, -64 - self._more_zeros(zero.size))
+        deep = numpy.flatnonzero(exponents > 1022)  # P = 2^-1022
+        if deep.size:
+            mantissa = (words[deep] & numpy.uint64((1 << 52) - 1)).astype(numpy.float64)
+            values[deep] = numpy.ldexp(mantissa + 2.0 ** 52, -52 - exponents[deep])
         return values
 
     def _more_zeros(self, count):
@@ -512,9 +534,10 @@ def privatize(c, *, epsilon=None, rho=None, rng=None):
     return _add_noise(c, scale, rho is None, default_generator(rng))
 
 
-def _add_noise(c, scale, spherical, rng):
+def _add_noise(c, scale, spherical, rng, y=None):
     """c + scale Z per curve: Z = R U, U uniform on the sphere, R ~ Gamma(d) (GP), or Z
-    standard normal (CGP). The per-curve factor is formed first: one pass over the noise."""
+    standard normal (CGP). The per-curve factor is formed first: one pass over the noise.
+    y: the values c was projected from, checked here (_reject_nonfinite) if c was not."""
     batch = c.shape[:c.ndim - len(COEF_SHAPE)]
     noise = rng.standard_normal(batch + (COEF_DIM,))
     if spherical and not batch:  # one curve: the factor in Python floats
@@ -524,9 +547,11 @@ def _add_noise(c, scale, spherical, rng):
         noise *= (rng.gamma(COEF_DIM, size=batch) * scale / norm)[..., None]
     else:
         noise *= scale
-    released = noise.reshape(c.shape)
+    released = noise if noise.shape == c.shape else noise.reshape(c.shape)
     released += c
     if not _finite(released):
+        if y is not None:
+            _reject_nonfinite(y)
         raise ValueError("the release overflows float64: the budget is too small, or the "
                          "values too large, for float64")
     return released
@@ -535,7 +560,8 @@ def _add_noise(c, scale, spherical, rng):
 def project_and_privatize(t, y, *, epsilon=None, rho=None, rng=None, **params):
     """Project-and-Privatize (paper Alg. 2 for GP, Alg. 6 for CGP)."""
     scale = _scale(epsilon, rho)
-    return _add_noise(project(t, y, **params), scale, rho is None, default_generator(rng))
+    c, y = _project(t, y, _params(params))
+    return _add_noise(c, scale, rho is None, default_generator(rng), y)
 
 
 def evaluate(c, t, **params):

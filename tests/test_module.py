@@ -209,16 +209,24 @@ def test_grid_cache_never_serves_the_weights_of_old_values():
         module.projection_weights(numpy.linspace(-1, 1, 50).reshape(2, 25))
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered in matmul")  # inf * 0
 @pytest.mark.parametrize("bad, message", [(numpy.nan, "values y contain NaN"),
                                           (-numpy.inf, "values y contain NaN"),
                                           (1e200, None)])
 def test_value_check_is_exact_when_the_sum_of_squares_overflows(bad, message):
-    """Finite values whose squares overflow are accepted; a NaN or an infinity never is."""
+    """Finite values whose squares overflow are accepted; a NaN or an infinity never is, not
+    even at a lone sample between two jumps, whose weights are all zero (NaN * 0 is NaN)."""
     module = generated("linear")
-    t, y = numpy.linspace(0, 1, 5), numpy.ones((3, 5))
-    y[1, 2] = bad
-    if message is None:
-        assert numpy.isfinite(module.project(t, y)).all()
-    else:
-        with pytest.raises(ValueError, match=message):
-            module.project_and_privatize(t, y, epsilon=1.0, rng=1)
+    t, y = numpy.array([0.0, 0.25, 0.5, 0.5, 0.5, 1.0]), numpy.ones((3, 6))
+    assert not module.projection_weights(t)[3].any()
+    for sample in (1, 3):
+        y[1, sample] = bad
+        for call in (lambda: module.project(t, y),
+                     lambda: module.project(numpy.stack([t] * 3), y),
+                     lambda: module.project_and_privatize(t, y[1], epsilon=1.0, rng=1)):
+            if message is None:
+                assert numpy.isfinite(call()).all()
+            else:
+                with pytest.raises(ValueError, match=message):
+                    call()
+        y[1, sample] = 1.0

@@ -160,3 +160,6 @@ def test_secure_uniforms_are_exactly_the_geometric_exponent_construction():
         e = 13 - top.bit_length() if top else 12 + next(continuation)
         assert Fraction(value) == Fraction(2 ** 52 + m, 2 ** (52 + e)), word
     assert fresh == [7]
+    fresh[:] = [0] * 15 + [100]      # e = 12 + 15 * 64 + 58 = 1030: u is subnormal, rounded
+    deep = Scripted()._uniforms(numpy.array([5], dtype=numpy.uint64))[0]
+    assert deep == float(Fraction(2 ** 52 + 5, 2 ** (52 + 1030))) and 0 < deep < 2.0 ** -1022
