@@ -340,6 +340,13 @@ def _reject_nonfinite(y):
 class SecureGenerator:
     """OS-entropy random variates with the numpy.random.Generator interface used here."""
 
+    @staticmethod
+    def _count(size):
+        """How many variates a NumPy ``size`` (None, an int or a shape) asks for."""
+        if size is None:
+            return 1
+        return math.prod(size) if isinstance(size, (tuple, list)) else int(size)
+
     def _words(self, count):
         return numpy.frombuffer(os.urandom(8 * count), dtype=numpy.uint64)
 
@@ -349,7 +356,7 @@ class SecureGenerator:
         float T), continued with fresh 64-bit words while they are 0."""
         top = (words >> numpy.uint64(52)).astype(numpy.float64)
         exponents = 1035 - (top.view(numpy.int64) >> 52)
-        zero = numpy.flatnonzero(top == 0)  # P = 2^-12
+        zero = (top == 0).nonzero()[0]  # P = 2^-12
         if zero.size:
             exponents[zero] = 12 + self._more_zeros(zero.size)
         return exponents
@@ -362,7 +369,7 @@ class SecureGenerator:
         bits = (1023 - exponents).view(numpy.uint64) << numpy.uint64(52)
         bits |= words & numpy.uint64((1 << 52) - 1)
         values = bits.view(numpy.float64)
-        deep = numpy.flatnonzero(exponents > 1022)  # P = 2^-1022
+        deep = (exponents > 1022).nonzero()[0]  # P = 2^-1022
         if deep.size:
             mantissa = (words[deep] & numpy.uint64((1 << 52) - 1)).astype(numpy.float64)
             values[deep] = numpy.ldexp(mantissa + 2.0 ** 52, -52 - exponents[deep])
@@ -381,14 +388,14 @@ class SecureGenerator:
     def random(self, size=None):
         """Uniform on (0, 1): u = (2^52 + m) 2^-(52 + e), m a uniform 52-bit mantissa and
         e a geometric exponent, so every binade [2^-k, 2^(1-k)) has probability 2^-k."""
-        count = int(numpy.prod(size)) if size is not None else 1
+        count = self._count(size)
         values = self._uniforms(self._words(count))
         return values.reshape(size) if size is not None else float(values[0])
 
     def standard_normal(self, size=None):
         """Box-Muller, both outputs: sqrt(-2 ln u1) (cos, sin)(2 pi u2), all the uniforms
         from one draw of OS entropy."""
-        count = int(numpy.prod(size)) if size is not None else 1
+        count = self._count(size)
         half = (count + 1) // 2
         u = self.random(2 * half)
         radius = numpy.log(u[:half])
@@ -406,7 +413,7 @@ class SecureGenerator:
 
     def laplace(self, loc=0.0, scale=1.0, size=None):
         """loc + scale * sign * Exp(1): the sign is one random bit, Exp(1) = -ln u."""
-        count = int(numpy.prod(size)) if size is not None else 1
+        count = self._count(size)
         sign = numpy.where(self._words(count) >> numpy.uint64(63), -1.0, 1.0)
         values = loc + scale * sign * -numpy.log(self.random(count))
         return values.reshape(size) if size is not None else float(values[0])
@@ -415,7 +422,7 @@ class SecureGenerator:
         """Gamma(shape, scale) for shape >= 1 by Marsaglia-Tsang (vectorized rejection)."""
         if shape < 1:
             raise ValueError("SecureGenerator.gamma supports shape >= 1")
-        count = int(numpy.prod(size)) if size is not None else 1
+        count = self._count(size)
         d = shape - 1.0 / 3.0
         c = 1.0 / math.sqrt(9.0 * d)
         out = numpy.empty(count)
