@@ -49,6 +49,18 @@ def best_time(function, repeats):
     return min(times)
 
 
+def best_times(functions, repeats):
+    """Minimum wall time of each function over ``repeats`` rounds that call them in turn, so
+    that a shared machine's changing load weighs on all of them alike."""
+    best = [math.inf] * len(functions)
+    for _ in range(repeats):
+        for i, function in enumerate(functions):
+            start = time.perf_counter()
+            function()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
+
+
 def traced_peak(function):
     """(seconds, peak bytes allocated by ``function`` as traced by tracemalloc)."""
     tracemalloc.start()
@@ -61,8 +73,8 @@ def traced_peak(function):
 
 
 def row(name, seconds, reference_name, reference, extra=""):
-    print(f"  {name:<38} {seconds * 1e3:10.2f} ms   {reference_name:<30} "
-          f"{reference * 1e3:10.2f} ms   {seconds / reference:7.2f}  {extra}", flush=True)
+    print(f"  {name:<38} {seconds * 1e3:10.3f} ms   {reference_name:<30} "
+          f"{reference * 1e3:10.3f} ms   {seconds / reference:7.2f}  {extra}", flush=True)
 
 
 def header(title):
@@ -77,7 +89,10 @@ def module(name):
 def bench_privatize(args):
     """Weights and Project-and-Privatize on sinc_ecg and monomial32, 3600 samples per curve:
     the first-call weight build against the original build (benchmarks/original.py), and
-    B = 1 and B = --batch curves against the bare matrix product y @ W of the same shapes."""
+    B = 1 (best of many calls in a row) and B = --batch curves (best of 20 rounds that time
+    each call in turn) against the bare matrix product y @ W of the same shapes; the floors
+    of the batch's noise: as many PCG64 normals, and the OS entropy of the secure normals
+    (8 bytes each)."""
     windows = [bundled_ecg(w % 30) for w in range(args.batch)]
     seeded = numpy.random.default_rng(0)
     for name in ("sinc_ecg", "monomial32"):
@@ -92,19 +107,21 @@ def bench_privatize(args):
             "original build", best_time(lambda: original_weights(generated, t, p),
                                         args.repeats))
         weights = generated.projection_weights(t)
-        for batch in (1, args.batch):
-            curves = y[0] if batch == 1 else y
-            repeats = max(10, 100 * args.repeats // batch + 1)
-            bare = best_time(lambda: curves @ weights, repeats)
-            for noise, rng in (("seeded", seeded), ("secure", None)):
-                seconds = best_time(lambda: generated.project_and_privatize(
-                    t, curves, epsilon=1.0, rng=rng), repeats)
-                row(f"project_and_privatize B = {batch}, {noise}", seconds, "y @ W", bare)
         normals = args.batch * generated.COEF_DIM
-        row(f"  floor: {normals} PCG64 normals", best_time(
-            lambda: seeded.standard_normal(normals), repeats), "y @ W, B = batch", bare)
-        row(f"  floor: os.urandom, {8 * normals} bytes", best_time(
-            lambda: os.urandom(8 * normals), repeats), "y @ W, B = batch", bare)
+        curve = y[0]
+        calls = [lambda: curve @ weights] + [
+            lambda rng=rng: generated.project_and_privatize(t, curve, epsilon=1.0, rng=rng)
+            for rng in (seeded, None)]
+        one = [best_time(call, 100 * args.repeats + 1) for call in calls]
+        batch = best_times([lambda: y @ weights] + [
+            lambda rng=rng: generated.project_and_privatize(t, y, epsilon=1.0, rng=rng)
+            for rng in (seeded, None)] + [
+            lambda: seeded.standard_normal(normals), lambda: os.urandom(8 * normals)], 20)
+        for size, times in ((1, one), (args.batch, batch)):
+            for noise, seconds in (("seeded", times[1]), ("secure", times[2])):
+                row(f"project_and_privatize B = {size}, {noise}", seconds, "y @ W", times[0])
+        row(f"  floor: {normals} PCG64 normals", batch[3], "y @ W, B = batch", batch[0])
+        row(f"  floor: os.urandom, {8 * normals} bytes", batch[4], "y @ W, B = batch", batch[0])
 
 
 def bench_seg(args):

@@ -542,7 +542,7 @@ def _add_noise(c, scale, spherical, rng, y=None):
     batch = c.shape[:c.ndim - len(COEF_SHAPE)]
     noise = rng.standard_normal(batch + (COEF_DIM,))
     if spherical and not batch:  # one curve: the factor in Python floats
-        noise *= rng.gamma(COEF_DIM) * scale / math.sqrt(noise @ noise)
+        noise *= rng.gamma(COEF_DIM) * scale / math.sqrt(noise.dot(noise))
     elif spherical:
         norm = numpy.sqrt(numpy.einsum("...i,...i->...", noise, noise))
         noise *= (rng.gamma(COEF_DIM, size=batch) * scale / norm)[..., None]
