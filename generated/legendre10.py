@@ -406,20 +406,26 @@ class SecureGenerator:
 
     def standard_normal(self, size=None):
         """Box-Muller, both outputs: sqrt(-2 ln u1) (cos, sin)(2 pi u2), all the uniforms
-        from one draw of OS entropy."""
+        from one draw of OS entropy. cos and sin come from one tangent, t = tan(pi u2):
+        (cos, sin)(2 pi u2) = (1 - t^2, 2 t) / (1 + t^2)."""
         count = self._count(size)
         half = (count + 1) // 2
         u = self.random(2 * half)
         radius = numpy.log(u[:half])
         radius *= -2.0
         numpy.sqrt(radius, out=radius)
-        angle = u[half:]
-        angle *= 2.0 * math.pi
+        t = u[half:]
+        t *= math.pi
+        numpy.tan(t, out=t)
         values = numpy.empty(2 * half)
-        numpy.cos(angle, out=values[:half])
-        numpy.sin(angle, out=values[half:])
-        values[:half] *= radius
-        values[half:] *= radius
+        x, y = values[:half], values[half:]
+        numpy.multiply(t, t, out=x)
+        numpy.add(x, 1.0, out=y)
+        numpy.divide(radius, y, out=radius)  # radius / (1 + t^2)
+        numpy.subtract(1.0, x, out=x)
+        x *= radius
+        numpy.multiply(t, radius, out=y)
+        y *= 2.0
         values = values[:count]
         return values.reshape(size) if size is not None else float(values[0])
 
