@@ -187,3 +187,46 @@ def test_weights_equal_the_original_build(name):
         whole = module._atoms(numpy.array([3.0, -2.0]), p)
         assert whole[0, 2] == 1.0 and whole[1, 0] == 0.0
         assert numpy.count_nonzero(whole) == 1
+
+
+def test_grid_cache_never_serves_the_weights_of_old_values():
+    """A grid is cached by all its bytes: an array changed in place, a 2-D array with the same
+    bytes, or other parameter values get their own (validated) weights, never stale ones."""
+    module = generated("legendre10")
+    t = numpy.linspace(-1, 1, 50)
+    y = numpy.random.default_rng(4).normal(size=50)
+    first = module.project(t, y)
+    t[10] += 0.003                       # the same array object, one value moved
+    moved = module.project(t, y)
+    assert numpy.array_equal(moved, y @ module._weights(t, module._params({})))
+    assert not numpy.allclose(moved, first, atol=1e-6, rtol=0)
+    t[10] -= 0.003
+    assert numpy.array_equal(module.project(t, y), first)
+    t[-1] = 1.5                          # out of the domain: validated again, not served
+    with pytest.raises(ValueError, match="must lie in"):
+        module.project(t, y)
+    with pytest.raises(ValueError, match="1-D"):
+        module.projection_weights(numpy.linspace(-1, 1, 50).reshape(2, 25))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in matmul")  # inf * 0
+@pytest.mark.parametrize("bad, message", [(numpy.nan, "values y contain NaN"),
+                                          (-numpy.inf, "values y contain NaN"),
+                                          (1e200, None)])
+def test_value_check_is_exact_when_the_sum_of_squares_overflows(bad, message):
+    """Finite values whose squares overflow are accepted; a NaN or an infinity never is, not
+    even at a lone sample between two jumps, whose weights are all zero (NaN * 0 is NaN)."""
+    module = generated("linear")
+    t, y = numpy.array([0.0, 0.25, 0.5, 0.5, 0.5, 1.0]), numpy.ones((3, 6))
+    assert not module.projection_weights(t)[3].any()
+    for sample in (1, 3):
+        y[1, sample] = bad
+        for call in (lambda: module.project(t, y),
+                     lambda: module.project(numpy.stack([t] * 3), y),
+                     lambda: module.project_and_privatize(t, y[1], epsilon=1.0, rng=1)):
+            if message is None:
+                assert numpy.isfinite(call()).all()
+            else:
+                with pytest.raises(ValueError, match=message):
+                    call()
+        y[1, sample] = 1.0

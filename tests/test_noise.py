@@ -132,3 +132,58 @@ def test_default_secure_path_of_generated_modules_has_the_right_distribution(nam
     assert stats.kstest((z @ axis / radius + 1) / 2, "beta", args=(shape, shape)).pvalue > ALPHA
     gaussian = module.privatize(numpy.zeros((20000, d)), rho=2.0)
     assert stats.kstest(gaussian.ravel() * 2.0, "norm").pvalue > ALPHA
+
+
+def test_secure_uniforms_are_exactly_the_geometric_exponent_construction():
+    """SecureGenerator builds u's bits directly; each u equals (2^52 + m) 2^-(52 + e) exactly,
+    e = 1 + the leading zero bits of the word's top 12 bits, continued into fresh words while
+    they are 0 (scripted here), computed independently with Python integers."""
+    from fractions import Fraction
+
+    from gpcompiler.secure import SecureGenerator
+    fresh = [0, 1, 2 ** 63, 12345, 2 ** 64 - 1, 7]
+
+    class Scripted(SecureGenerator):
+        def _words(self, count):
+            taken = [fresh.pop(0) for _ in range(count)]
+            return numpy.array(taken, dtype=numpy.uint64)
+
+    random = numpy.random.default_rng(9).integers(2 ** 52, 2 ** 64, 2000, dtype=numpy.uint64,
+                                                  endpoint=False).tolist()
+    words = [2 ** 64 - 1, 2 ** 63, 2 ** 52, 2 ** 53 - 1, 7 << 52 | 99, 3, 0, 2 ** 52 - 1, 5]
+    words += random
+    values = Scripted()._uniforms(numpy.array(words, dtype=numpy.uint64)).tolist()
+    # words 3, 0, 2^52 - 1, 5 (top bits 0) take 0 then 2^64 - 1, 1, 2^63, 12345
+    continuation = iter([64 + 1, 64, 1, 51])
+    for word, value in zip(words, values):
+        top, m = word >> 52, word & (2 ** 52 - 1)
+        e = 13 - top.bit_length() if top else 12 + next(continuation)
+        assert Fraction(value) == Fraction(2 ** 52 + m, 2 ** (52 + e)), word
+    assert fresh == [7]
+    fresh[:] = [0] * 15 + [100]      # e = 12 + 15 * 64 + 58 = 1030: u is subnormal, rounded
+    deep = Scripted()._uniforms(numpy.array([5], dtype=numpy.uint64))[0]
+    assert deep == float(Fraction(2 ** 52 + 5, 2 ** (52 + 1030))) and 0 < deep < 2.0 ** -1022
+
+
+def test_secure_box_muller_pairs_match_mpmath():
+    """Box-Muller takes cos and sin of 2 pi u2 from one tangent t = tan(pi u2): for scripted
+    uniforms both outputs equal sqrt(-2 ln u1) (cos, sin)(2 pi u2) computed by mpmath to
+    1e-15 relative to the radius (a float64 tolerance), also at the pole of the tangent."""
+    import mpmath
+
+    from gpcompiler.secure import SecureGenerator
+    rng = numpy.random.default_rng(21)
+    u2 = numpy.r_[rng.random(1500), 0.5 + rng.normal(0, 1e-7, 200), [0.5, 0.25, 0.75],
+                  [2.0 ** -40, 1 - 2.0 ** -53], rng.random(100) * 1e-9]
+    u1 = rng.random(u2.size)
+
+    class Scripted(SecureGenerator):
+        def random(self, size=None):
+            return numpy.r_[u1, u2]
+
+    z = Scripted().standard_normal(2 * u2.size)
+    for a, b, x, y in zip(u1.tolist(), u2.tolist(), z[:u2.size].tolist(), z[u2.size:].tolist()):
+        radius = mpmath.sqrt(-2 * mpmath.log(a))
+        angle = 2 * mpmath.pi * mpmath.mpf(b)
+        assert abs(x - radius * mpmath.cos(angle)) <= 1e-15 * radius, (a, b)
+        assert abs(y - radius * mpmath.sin(angle)) <= 1e-15 * radius, (a, b)
