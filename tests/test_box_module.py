@@ -1,5 +1,6 @@
 """Generated modules over a box (paper Sec. 3.2, "Multivariate functions"): project_grid
 against mpmath projections of the interpolant, the noise, and the privacy boundary."""
+import json
 import math
 
 import mpmath
@@ -254,3 +255,61 @@ def test_to_user_inverts_from_user_on_a_tensor_product():
     assert numpy.allclose(module.to_user(module.from_user(a)), a, rtol=0, atol=1e-13)
     r = module._cholesky(module.PARAMETERS)
     assert numpy.allclose(r @ r.T, module.gram(), rtol=0, atol=1e-15)
+
+
+def _gpcompiler(capsys, *args):
+    """``gpcompiler ARGS`` in-process: (status, out, err)."""
+    from gpcompiler import cli
+    try:
+        status = cli.main([str(a) for a in args])
+    except SystemExit as exit_:
+        status = exit_.code
+    return (status, *capsys.readouterr())
+
+
+def test_cli_privatizes_gridded_data_in_every_format(tmp_path, capsys, monkeypatch):
+    """.npy, .npz and long-form CSV of the same nodal field give the same release (same
+    seed); cell values from .npy; errors are one line naming the file or flag."""
+    from conftest import ROOT
+    monkeypatch.chdir(ROOT)
+    x, y = numpy.linspace(0, 2, 5), numpy.linspace(0, 1, 4)
+    values = numpy.add.outer(numpy.sin(x), y ** 2)
+    numpy.save(tmp_path / "f.npy", values)
+    numpy.savez(tmp_path / "f.npz", values=values, x=x, y=y)
+    rows = [f"{float(a)!r},{float(b)!r},{float(values[i, j])!r}" for i, a in enumerate(x) for j, b in enumerate(y)]
+    (tmp_path / "f.csv").write_text("x,y,value\n" + "\n".join(rows[::-1]) + "\n")
+    outputs = []
+    for name in ("f.npy", "f.npz", "f.csv"):
+        status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",
+                                       tmp_path / name, "--epsilon", 5, "--seed", 3,
+                                       "--grid", 16, "-o", tmp_path / f"{name}.json")
+        assert status == 0, err
+        outputs.append(json.loads((tmp_path / f"{name}.json").read_text()))
+    assert outputs[0]["fields"] == outputs[1]["fields"] == outputs[2]["fields"]
+    release = outputs[0]["fields"][0]
+    assert len(release["coefficients"]) == 35 and numpy.shape(release["values"]) == (4, 4)
+    module = generated("legendre_box")
+    expected = module.privatize(module.project_grid((x, y), values), epsilon=5,
+                                rng=numpy.random.default_rng(3))
+    assert numpy.allclose(release["coefficients"], expected, rtol=1e-9)
+    numpy.save(tmp_path / "cells.npy", numpy.ones((2, 4, 3)))
+    status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",
+                                   tmp_path / "cells.npy", "--kind", "cells", "--rho", 1,
+                                   "--grid", 4)
+    assert status == 0 and out.count("\n0,") == 4 and out.count("\n1,") == 4
+    (tmp_path / "gap.csv").write_text("x,y,value\n" + "\n".join(rows[1:]) + "\n")
+    for args, message in [(("gap.csv",), "each node once"),
+                          (("f.csv", "--kind", "cells"), "--kind linear"),
+                          (("f.npy", "--method", "seg"), "--method is for curves")]:
+        status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",
+                                       tmp_path / args[0], *args[1:], "--epsilon", 1)
+        assert status == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_explain_shows_the_box_derivation(capsys, monkeypatch):
+    from conftest import ROOT
+    monkeypatch.chdir(ROOT)
+    status, out, err = _gpcompiler(capsys, "explain", "specs/legendre_box.toml")
+    assert status == 0
+    assert "Box $I = [0, W] \\times [0, 1]$" in out and "G = G_{x} \\otimes G_{y}" in out
+    assert "$$ G_{y} = \\left[\\begin{matrix}1 & 0" in out and "d = 35" in out
