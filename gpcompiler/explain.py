@@ -213,5 +213,21 @@ def explain_cdf(spec, tables, example=(1000, 1.0, 1e-5)):
         f"- moments: $\\sigma(\\varepsilon,\\delta,\\sqrt{{(5K+8)/2}}/N)\\sqrt{{\\mathrm{{tr}}(AA^T)}}$, "
         f"$\\mathrm{{tr}}(AA^T) = {to_float(trace):.6g}$", "",
         f"For $N = {n}$, $\\varepsilon = {epsilon}$, $\\delta = {delta}$: direct {errors['direct']:.4g}, "
-        f"moments {errors['moments']:.4g} (ratio {errors['moments'] / errors['direct']:.4g}).",
+        f"moments {errors['moments']:.4g} (ratio {errors['moments'] / errors['direct']:.4g}).", "",
+        JOINT_SENSITIVITY,
     ]) + "\n"
+
+
+JOINT_SENSITIVITY = "\n".join([
+    "## Several columns (data $(N, k)$, `gpcompiler.cdf.estimate`)", "",
+    "Each column is mapped to $[-1, 1]$ and $F(y) = \\frac1N\\sum_n 1_{Q(x_n)}(y)$ with the "
+    "quadrant $Q(x) = \\prod_i [x_i, 1]$; the tensor coefficients are "
+    "$c_a = \\frac1N\\sum_n \\prod_i \\int_{x_{ni}}^1 e_{a_i}$. Replacing $x$ by $x'$ changes "
+    "$NF$ by $1_{Q(x')} - 1_{Q(x)}$, whose squared $L^2$ norm is the volume of "
+    "$Q(x) \\triangle Q(x') \\subseteq [-1, 1]^k$, at most $2^k$; projection is non-expansive, "
+    "so the direct method's sensitivity is $\\sqrt{2^k}/N$. **Attained** for every degree: "
+    "$x = (1, \\dots, 1)$, $x' = (-1, \\dots, -1)$ turns a null set into the box, "
+    "$1_{[-1,1]^k} = \\sqrt{2^k}\\,e_0$. Post-processing: isotonic regression along each "
+    "axis in turn (order-preserving, so earlier axes stay non-decreasing), then clipping "
+    "to $[0, 1]$.",
+])
