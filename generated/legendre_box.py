@@ -280,11 +280,11 @@ def _axis_weights(t, axis, kind, p):
     s = (xi + 1.0) / 2.0
     e = _axis_atoms(t[:-1, None] + h * s, axis, p)
     if kind == "cells":
-        return numpy.einsum("pq,pqa->pa", h * w / 2.0, e)
+        return numpy.einsum("pq,pqa->pa", h * w / 2.0, e), None
     out = numpy.zeros((t.size, e.shape[-1]))
     out[:-1] += numpy.einsum("pq,pqa->pa", h * (w * (1.0 - s)) / 2.0, e)
     out[1:] += numpy.einsum("pq,pqa->pa", h * (w * s) / 2.0, e)
-    return out
+    return out, None
 
 
 def _grid_weights(grids, kind, p):
@@ -295,6 +295,18 @@ def _grid_weights(grids, kind, p):
                          f"{VARIABLES}")
     return [_axis_weights(_check_grid(t, axis, p), axis, kind, p)
             for axis, t in enumerate(grids)]
+
+
+def _node_atoms(nodes, p):
+    """The atoms as a table over per-axis Legendre indices (one-hot): (n_1, ..., n_k, A)."""
+    out = numpy.zeros(_AXIS_SIZES + (_ATOMS_SIZE,))
+    out[tuple(_INDEX.T) + (numpy.arange(_ATOMS_SIZE),)] = 1.0
+    return out
+
+
+def _to_atoms(y, nodes, p):
+    """Atom coordinates from per-axis Legendre coordinates (..., n_1, ..., n_k): (..., A)."""
+    return y[(Ellipsis,) + tuple(_INDEX.T)]
 
 
 def _from_atoms(coefficients, p):
@@ -309,11 +321,9 @@ def projection_weights(grids, *, kind="linear", **params):
     outside the grid. Memory S_1...S_k m: project_grid never forms A."""
     p = _params(params)
     weights = _grid_weights(grids, kind, p)
-    shape = tuple(w.shape[0] for w in weights)
-    out = numpy.ones(shape + (_ATOMS_SIZE,))
-    for axis, w in enumerate(weights):
-        out *= w[:, _INDEX[:, axis]].reshape((1,) * axis + (w.shape[0],)
-                                             + (1,) * (DIMENSION - axis - 1) + (-1,))
+    out = _node_atoms([nodes for _, nodes in weights], p)
+    for axis, (w, _) in enumerate(weights):
+        out = numpy.moveaxis(numpy.tensordot(w, out, axes=([1], [axis])), 0, axis)
     return _from_atoms(out, p)
 
 
@@ -330,7 +340,7 @@ def project_grid(grids, values, *, kind="linear", **params):
     """
     p = _params(params)
     weights = _grid_weights(grids, kind, p)
-    shape = tuple(w.shape[0] for w in weights) + ((VALUE_DIM,) if VALUE_DIM > 1 else ())
+    shape = tuple(w.shape[0] for w, _ in weights) + ((VALUE_DIM,) if VALUE_DIM > 1 else ())
     y = numpy.asarray(values, dtype=float)
     if not len(shape) <= y.ndim <= len(shape) + 1 or y.shape[y.ndim - len(shape):] != shape:
         raise ValueError(f"values have shape {y.shape}; expected {shape} (or (B,) + {shape} "
@@ -341,9 +351,9 @@ def project_grid(grids, values, *, kind="linear", **params):
     if VALUE_DIM > 1:
         y = numpy.moveaxis(y, -1, batch)
         batch += 1
-    for w in weights:  # contract the first remaining grid axis; its atoms go last
+    for w, _ in weights:  # contract the first remaining grid axis; its index goes last
         y = numpy.tensordot(y, w, axes=([batch], [0]))
-    c = _from_atoms(y[(Ellipsis,) + tuple(_INDEX.T)], p)
+    c = _from_atoms(_to_atoms(y, [nodes for _, nodes in weights], p), p)
     return numpy.moveaxis(c, -2, -1) if VALUE_DIM > 1 else c
 
 

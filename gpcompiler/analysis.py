@@ -516,7 +516,7 @@ def _expression_gram(spec):
                     value = sympy.integrate(_integrand(spec, j, k), *box)
                     if value.has(sympy.Integral):
                         raise SymbolicLimitError("no closed form", limit=INTEGRATION)
-                    if value.is_number and not value.is_finite:
+                    if value.is_number and not value.is_finite and spec.dimension == 1:
                         _not_integrable(spec, j if j == k else None)
                         raise SymbolicLimitError("infinite entry", limit=INTEGRATION)
                     entries[j, k] = entries[k, j] = simplify_entry(value)
@@ -524,8 +524,9 @@ def _expression_gram(spec):
     except SymbolicLimitError as error:
         if error.limit != INTEGRATION:
             raise
-        return _numerical_gram(spec), (f"numerical: mpmath quadrature (tanh-sinh) at {DIGITS} "
-                                       "digits, at the default parameters")
+        return _numerical_gram(spec), (
+            f"numerical: mpmath quadrature ({'tanh-sinh' if spec.dimension == 1 else 'Gauss-Legendre'}) "
+            f"at {DIGITS} digits, at the default parameters")
 
 
 def _mp_interval(spec, interval=None):
@@ -543,6 +544,8 @@ def _numerical_gram(spec):
     checked for integrability."""
     m = spec.basis_size
     box = [_split(*_mp_interval(spec, interval)) for interval in spec.intervals]
+    # a finite box (k > 1): Gauss-Legendre cubature, far faster than tanh-sinh in 2-D/3-D
+    method = "tanh-sinh" if spec.dimension == 1 else "gauss-legendre"
     entries = {}
     with mpmath.workdps(2 * DIGITS):
         for j in range(m if spec.dimension == 1 else 0):
@@ -551,7 +554,7 @@ def _numerical_gram(spec):
             for k in range(j + 1):
                 function = sympy.lambdify(spec.variables,
                                           _integrand(spec, j, k).subs(spec.defaults), "mpmath")
-                value = mpmath.quad(function, *box)
+                value = mpmath.quad(function, *box, method=method)
                 entries[j, k] = entries[k, j] = sympy.Float(value, DIGITS)
     return sympy.Matrix(m, m, lambda j, k: entries[j, k])
 

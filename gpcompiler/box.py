@@ -15,7 +15,8 @@ import mpmath
 import sympy
 
 from .analysis import (Analysis, Atoms, Quadrature, _check_weight, _expression_gram,
-                       _factorize, _legendre_rows, _legendre_space, _polynomial_space, analyze)
+                       _factorize, _frequency_and_degree, _legendre_rows, _legendre_space,
+                       _polynomial_space, analyze)
 from .spec import Family, Metric, _family_functions, axis_families, family_size, multi_indices
 from .symbolic import KroneckerMatrix, matrix_field
 
@@ -136,8 +137,21 @@ def tensor_legendre_expansion(spec):
 
 def box_quadrature(spec, atoms):
     """Gauss-Legendre nodes per axis and cell, exact for tensor Legendre atoms times a
-    multilinear interpolant (degree a_i + 1 in x_i); None for other atoms."""
-    if atoms.kind != "legendre" or spec.metric.weight is not None:
+    multilinear interpolant (degree a_i + 1 in x_i); for expression atoms (plain L2), a
+    frequency bound and smallest order per variable as in 1-D (not verified against mpmath
+    as the 1-D rules are); nothing for weighted or Sobolev metrics."""
+    if spec.metric.kind != "L2" and not (atoms.kind == "legendre" and spec.metric.sobolev):
         return Quadrature()
-    return Quadrature(exact_nodes=tuple((max(a[i] for a in atoms.index) + 3) // 2
-                                        for i in range(spec.dimension)))
+    if atoms.kind == "legendre":
+        return Quadrature(exact_nodes=tuple((max(a[i] for a in atoms.index) + 3) // 2
+                                            for i in range(spec.dimension)))
+    if atoms.kind != "expression":
+        return Quadrature()
+    frequencies, orders = [], []
+    for t, (lo, hi) in zip(spec.variables, spec.intervals):
+        rates = [_frequency_and_degree(c.subs(spec.defaults), t)
+                 for f in spec.functions for c in f]
+        length = float(sympy.N((hi - lo).subs(spec.defaults)))
+        frequencies.append(max([1.0 / length] + [r for r, _ in rates]))
+        orders.append(max(d for _, d in rates) // 2 + 2)
+    return Quadrature(frequency=tuple(frequencies), min_nodes=tuple(orders))

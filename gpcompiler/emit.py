@@ -415,6 +415,68 @@ def _atoms(x, p):
     for axis in range(DIMENSION):
         out *= _axis_atoms(x[..., axis], axis, p)[..., _INDEX[:, axis]]
     return out'''
+_SEPARABLE = {
+    "axis_weights": '''def _axis_weights(t, axis, kind, p):
+    """(S, n) weights int h_s L_a dx_i along one axis, h_s the hat function of node s
+    ("linear", S nodes) or the indicator of cell s ("cells", S + 1 edges): Gauss-Legendre
+    with _EXACT_NODES[axis] nodes per piece, exact for these polynomial integrands."""
+    xi, w = _leggauss(_EXACT_NODES[axis])
+    h = numpy.diff(t)[:, None]
+    s = (xi + 1.0) / 2.0
+    e = _axis_atoms(t[:-1, None] + h * s, axis, p)
+    if kind == "cells":
+        return numpy.einsum("pq,pqa->pa", h * w / 2.0, e), None
+    out = numpy.zeros((t.size, e.shape[-1]))
+    out[:-1] += numpy.einsum("pq,pqa->pa", h * (w * (1.0 - s)) / 2.0, e)
+    out[1:] += numpy.einsum("pq,pqa->pa", h * (w * s) / 2.0, e)
+    return out, None''',
+    "node_atoms": '''def _node_atoms(nodes, p):
+    """The atoms as a table over per-axis Legendre indices (one-hot): (n_1, ..., n_k, A)."""
+    out = numpy.zeros(_AXIS_SIZES + (_ATOMS_SIZE,))
+    out[tuple(_INDEX.T) + (numpy.arange(_ATOMS_SIZE),)] = 1.0
+    return out
+
+
+def _to_atoms(y, nodes, p):
+    """Atom coordinates from per-axis Legendre coordinates (..., n_1, ..., n_k): (..., A)."""
+    return y[(Ellipsis,) + tuple(_INDEX.T)]''',
+    "integrals_doc": "The integrals are exact (tensor Gauss rules\n    per cell) and computed "
+                     "one axis at a time: O(S_1...S_k m) work.",
+}
+_QUADRATURE = {
+    "axis_weights": '''def _axis_weights(t, axis, kind, p):
+    """(S, N) weights of the N Gauss nodes along one axis, and the nodes: pieces are cut into
+    sub-pieces of width <= 8/frequency, with the Gauss-Legendre order whose truncation term
+    (frequency h/2)^(2n)/(2n)! is <= 1e-17; a node's weight goes to the hat functions of
+    the piece's two ends ("linear") or to its cell ("cells")."""
+    h = numpy.diff(t)
+    pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY[axis] / 8.0), 1).astype(int)
+    order = gauss_order(float(numpy.max(h / pieces)) * _FREQUENCY[axis] / 2.0, _MIN_NODES[axis])
+    xi, w = _leggauss(order)
+    piece = numpy.repeat(numpy.arange(h.size), pieces)
+    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
+    s = (sub[:, None] + (xi + 1.0) / 2.0) / pieces[piece][:, None]
+    nodes = t[piece][:, None] + s * h[piece][:, None]
+    wt = (h[piece] / pieces[piece])[:, None] * w / 2.0
+    columns = numpy.arange(nodes.size).reshape(nodes.shape)
+    out = numpy.zeros((h.size if kind == "cells" else t.size, nodes.size))
+    if kind == "cells":
+        out[piece[:, None], columns] = wt
+    else:
+        out[piece[:, None], columns] = wt * (1.0 - s)
+        out[piece[:, None] + 1, columns] = wt * s
+    return out, nodes.ravel()''',
+    "node_atoms": '''def _node_atoms(nodes, p):
+    """The atoms on the tensor grid of Gauss nodes: (N_1, ..., N_k, A)."""
+    return _atoms(numpy.stack(numpy.meshgrid(*nodes, indexing="ij"), axis=-1), p)
+
+
+def _to_atoms(y, nodes, p):
+    """Atom coordinates from weighted values at the Gauss nodes (..., N_1, ..., N_k)."""
+    return numpy.tensordot(y, _node_atoms(nodes, p), axes=DIMENSION)''',
+    "integrals_doc": "The integrals use tensor Gauss rules per\n    (sub-)cell, accurate to "
+                     "about 1e-16 relative: O(S_1...S_k q^k m) work for q nodes per axis.",
+}
 _BOX_FAMILY_BASIS = {
     "legendre": ("prod_i P_(a_i)(u_i) = psi_a prod_i sqrt((b_i - a_i)/(2 a_i + 1)), a in _INDEX.",
                  "scale = numpy.ones(_ATOMS_SIZE)\n    for axis, (lo, hi) in enumerate(_domain(p)):\n"
@@ -434,25 +496,37 @@ _KRON = '''def _kron(*factors):
 def _box_placeholders(ir):
     """Placeholders of a module over a box (module_box.py.tmpl, paper Sec. 3.2)."""
     box = ir.box
+    separable = ir.atoms_kind == "legendre"
+    return {
+        **(_SEPARABLE if separable else _QUADRATURE),
+        "dimension": str(len(box.variables)), "variables_repr": repr(box.variables),
+        "domain_exact": ", ".join(f"({lo[1]!r}, {hi[1]!r})" for lo, hi in ir.domain),
+        "box_domain": "(" + ", ".join(f"({lo[0]}, {hi[0]})" for lo, hi in ir.domain) + ",)",
+        "quadrature_constants": _box_constants(box, separable),
+        "gram_body": _box_matrix_body(ir.gram, box.factors, 1, "G", _KRON),
+        "cholesky_body": _box_matrix_body(ir.cholesky, box.factors, 2, "R"),
+        "atoms_function": _BOX_ATOMS if separable else _expression_body(
+            "_atoms", "The user's basis functions, evaluated as written.", ir.atom_codes,
+            (ir.atoms_size,), "x.shape[:-1]"),
+        "basis_function": _box_basis_function(ir),
+        "from_atoms": ("coefficients" if ir.transform.identity
+                       else "coefficients @ _transform(p).T"),
+    }
+
+
+def _box_constants(box, separable):
+    """Exact Gauss orders and the atom multi-indices (Legendre atoms), or the frequency
+    bound and smallest order per axis (the module's gauss_order picks the order)."""
+    if not separable:
+        return (f"_FREQUENCY = {box.frequency}  # per variable: sub-pieces <= 8/frequency\n"
+                f"_MIN_NODES = {box.min_nodes}\n\n\n{_source(analysis.gauss_order)}")
     index = (f"_INDEX = numpy.indices(_AXIS_SIZES).reshape({len(box.variables)}, -1).T"
              "  # atom multi-indices (last variable fastest)")
     if box.total_degree is not None:
         index += (f"\n_INDEX = _INDEX[_INDEX.sum(axis=1) <= {box.total_degree}]"
                   "  # restricted to total degree")
-    return {
-        "dimension": str(len(box.variables)), "variables_repr": repr(box.variables),
-        "domain_exact": ", ".join(f"({lo[1]!r}, {hi[1]!r})" for lo, hi in ir.domain),
-        "box_domain": "(" + ", ".join(f"({lo[0]}, {hi[0]})" for lo, hi in ir.domain) + ",)",
-        "quadrature_constants": (
-            f"_EXACT_NODES = {box.exact_nodes}  # Gauss-Legendre nodes per axis and cell (exact)\n"
-            f"_AXIS_SIZES = {box.axis_sizes}  # Legendre atoms per variable\n"
-            f"{index}"),
-        "gram_body": _box_matrix_body(ir.gram, box.factors, 1, "G", _KRON),
-        "cholesky_body": _box_matrix_body(ir.cholesky, box.factors, 2, "R"),
-        "atoms_function": _BOX_ATOMS, "basis_function": _box_basis_function(ir),
-        "from_atoms": ("coefficients" if ir.transform.identity
-                       else "coefficients @ _transform(p).T"),
-    }
+    return (f"_EXACT_NODES = {box.exact_nodes}  # Gauss-Legendre nodes per axis and cell (exact)\n"
+            f"_AXIS_SIZES = {box.axis_sizes}  # Legendre atoms per variable\n{index}")
 
 
 def _box_matrix_body(matrix, factors, position, symbol, helper=""):
@@ -468,6 +542,9 @@ def _box_matrix_body(matrix, factors, position, symbol, helper=""):
 
 
 def _box_basis_function(ir):
+    if ir.atoms_kind == "expression":
+        return ('def _user_basis(x, p):\n    """The user basis: here the atoms themselves."""\n'
+                "    return _atoms(x, p)")
     if ir.family in _BOX_FAMILY_BASIS:
         doc, body = _BOX_FAMILY_BASIS[ir.family]
         return f'def _user_basis(x, p):\n    """{doc}"""\n    {body}'

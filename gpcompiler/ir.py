@@ -92,10 +92,12 @@ class ModuleIR:
 class BoxIR:
     """What a module over a box needs beyond the 1-D IR (paper Sec. 3.2)."""
     variables: tuple           # names
-    exact_nodes: tuple         # Gauss-Legendre nodes per axis and cell
+    exact_nodes: tuple         # Legendre atoms: Gauss-Legendre nodes per axis and cell
     axis_sizes: tuple          # Legendre atoms per axis
     total_degree: int          # atoms restricted to total degree, or None (tensor grid)
     factors: tuple             # tensor product: (name, gram MatrixIR, cholesky MatrixIR)
+    frequency: tuple = ()      # expression atoms: frequency bound per variable
+    min_nodes: tuple = ()      # expression atoms: smallest Gauss order per variable
 
 
 class _Printer(NumPyPrinter):
@@ -179,18 +181,26 @@ def lower(analysis):
 
 
 def _check_box_module(analysis):
-    """Modules over a box project with exact tensor Gauss rules: they need Legendre atoms
-    (a polynomial space) and the plain L2 metric."""
+    """Modules over a box project with tensor Gauss rules per cell: they need the plain L2
+    metric, scalar basis functions, and Legendre atoms (exact rules, one axis at a time) or
+    the user's expressions (a frequency bound per variable)."""
     spec = analysis.spec
-    if analysis.atoms.kind != "legendre" or spec.metric.kind != "L2":
-        raise SpecError([("basis", "a module over several variables needs a polynomial space "
-                                   "(a monomial or legendre family, or polynomial functions) "
+    if (analysis.atoms.kind not in ("legendre", "expression") or spec.metric.kind != "L2"
+            or spec.vector_basis):
+        raise SpecError([("basis", "a module over several variables needs scalar basis "
+                                   "functions (a monomial or legendre family, or expressions) "
                                    "with the plain L2 metric; got atoms "
-                                   f"{analysis.atoms.kind}, metric {spec.metric.kind}")],
+                                   f"{analysis.atoms.kind}, metric {spec.metric.kind}"
+                                   + (", a vector-valued basis" if spec.vector_basis else ""))],
                         spec.path)
 
 
 def _box(analysis, lower_value):
+    names = tuple(str(v) for v in analysis.spec.variables)
+    if analysis.atoms.kind == "expression":
+        quadrature = analysis.quadrature
+        return BoxIR(variables=names, exact_nodes=None, axis_sizes=(), total_degree=None,
+                     factors=(), frequency=quadrature.frequency, min_nodes=quadrature.min_nodes)
     index = analysis.atoms.index
     sizes = tuple(max(a[i] for a in index) + 1 for i in range(analysis.spec.dimension))
     total = None if len(index) == math.prod(sizes) else max(sum(a) for a in index)
@@ -199,8 +209,7 @@ def _box(analysis, lower_value):
          _matrix(f"cholesky_{t}", f.cholesky, lower_value,
                  formula=dict(f.formulas).get("cholesky")))
         for t, f in zip(analysis.spec.variables, analysis.factors))
-    return BoxIR(variables=tuple(str(v) for v in analysis.spec.variables),
-                 exact_nodes=analysis.quadrature.exact_nodes, axis_sizes=sizes,
+    return BoxIR(variables=names, exact_nodes=analysis.quadrature.exact_nodes, axis_sizes=sizes,
                  total_degree=total, factors=factors)
 
 

@@ -20,6 +20,13 @@ intervals = [["0", "2"], ["-1", "1"]]
 [basis]
 functions = ["1", "x", "y", "x*y", "x**2*y"]
 '''
+EXPRESSIONS = '''name = "box_expressions"
+[domain]
+variables = ["x", "y"]
+intervals = [["0", "2"], ["0", "1"]]
+[basis]
+functions = ["1", "x*y", "exp(-x)*cos(pi*y)", "y*sin(3*x)"]
+'''
 VECTOR = '''name = "box_vector"
 [domain]
 variables = ["x", "y"]
@@ -33,11 +40,11 @@ dimension = 2
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
-    """Modules of two specs compiled for the tests: polynomial functions (K != I) and a
-    vector-valued field (d = m n)."""
+    """Modules of specs compiled for the tests: polynomial functions (K != I), any
+    expressions (the issue's example), and a vector-valued field (d = m n)."""
     directory = tmp_path_factory.mktemp("box")
     out = {}
-    for text in (POLYNOMIALS, VECTOR):
+    for text in (POLYNOMIALS, EXPRESSIONS, VECTOR):
         name = text.split('"')[1]
         (directory / f"{name}.toml").write_text(text)
         source = compile_spec(directory / f"{name}.toml", directory).source
@@ -121,11 +128,29 @@ def test_project_grid_matches_mpmath_projection_polynomial_functions(compiled):
     assert numpy.abs(module.evaluate(c, points) - reference).max() < 1e-12 * abs(reference).max()
 
 
-@pytest.mark.parametrize("name", ["legendre_box", "surface_total"])
-def test_orthonormal_basis_integrates_to_identity(name):
-    module = generated(name)
+@pytest.mark.parametrize("kind", ["linear", "cells"])
+def test_project_grid_matches_mpmath_projection_expressions(compiled, kind):
+    """Expression atoms (exp(-x) cos(pi y), y sin(3x)): tensor Gauss rules per sub-cell."""
+    module = compiled["box_expressions"]
+    grids = (numpy.array([0.0, 0.2, 0.9, 2.0]), numpy.array([0.0, 0.45, 1.0]))
+    rng = numpy.random.default_rng(7)
+    values = rng.normal(size=(4, 3) if kind == "linear" else (3, 2))
+    phi = [lambda x, y: 1, lambda x, y: x * y,
+           lambda x, y: mpmath.exp(-x) * mpmath.cos(mpmath.pi * y),
+           lambda x, y: y * mpmath.sin(3 * x)]
+    points = rng.uniform([0, 0], [2, 1], size=(5, 2))
+    reference = mp_projection(phi, [[0, 2], [0, 1]], grids, values, kind, points)
+    c = module.project_grid(grids, values, kind=kind)
+    assert numpy.abs(module.evaluate(c, points) - reference).max() < 1e-12 * abs(reference).max()
+    weights = module.projection_weights(grids, kind=kind)
+    assert numpy.allclose(numpy.tensordot(values, weights, 2), c, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", ["legendre_box", "surface_total", "box_expressions"])
+def test_orthonormal_basis_integrates_to_identity(name, compiled):
+    module = compiled[name] if name in compiled else generated(name)
     (a, b), (c, d) = module.domain()
-    nodes, weights = numpy.polynomial.legendre.leggauss(12)
+    nodes, weights = numpy.polynomial.legendre.leggauss(30)
     x, y = (b - a) / 2 * nodes + (a + b) / 2, (d - c) / 2 * nodes + (c + d) / 2
     points = numpy.stack(numpy.meshgrid(x, y, indexing="ij"), axis=-1)
     e = module.orthonormal_basis(points)
