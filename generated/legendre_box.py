@@ -335,8 +335,8 @@ def project_grid(grids, values, *, kind="linear", **params):
     piecewise-constant function of cell values: images, histograms, occupancy maps); the
     field is zero outside the grid. values: (S_1, ..., S_k), a batch (B, S_1, ..., S_k),
     with a trailing (n) axis for vector values. The integrals are exact (tensor Gauss rules
-    per cell) and computed one axis at a time: O(S_1...S_k m) work. Returns (..., m) or
-    (..., m, n).
+    per cell) and computed one axis at a time: O(S_1...S_k m) work.
+    Returns (..., m) or (..., m, n).
     """
     p = _params(params)
     weights = _grid_weights(grids, kind, p)

@@ -472,10 +472,19 @@ _QUADRATURE = {
 
 
 def _to_atoms(y, nodes, p):
-    """Atom coordinates from weighted values at the Gauss nodes (..., N_1, ..., N_k)."""
-    return numpy.tensordot(y, _node_atoms(nodes, p), axes=DIMENSION)''',
-    "integrals_doc": "The integrals use tensor Gauss rules per\n    (sub-)cell, accurate to "
-                     "about 1e-16 relative: O(S_1...S_k q^k m) work for q nodes per axis.",
+    """Atom coordinates from weighted values at the Gauss nodes (..., N_1, ..., N_k), in
+    blocks of the first axis so the atoms on the node grid stay within _CHUNK values."""
+    step = max(1, _CHUNK // (math.prod(n.size for n in nodes[1:]) * _ATOMS_SIZE))
+    out = 0.0
+    for start in range(0, nodes[0].size, step):
+        block = (Ellipsis, slice(start, start + step)) + (slice(None),) * (DIMENSION - 1)
+        atoms = _node_atoms([nodes[0][start:start + step]] + list(nodes[1:]), p)
+        out = out + numpy.tensordot(y[block], atoms, axes=DIMENSION)
+    return out''',
+    "integrals_doc": "The integrals use tensor Gauss rules per\n    (sub-)cell (N_i nodes "
+                     "along axis i), accurate to about 1e-16 relative, contracted\n    one axis "
+                     "at a time with dense (S_i, N_i) weights, then with the atoms at the\n"
+                     "    N_1...N_k nodes.",
 }
 _BOX_FAMILY_BASIS = {
     "legendre": ("prod_i P_(a_i)(u_i) = psi_a prod_i sqrt((b_i - a_i)/(2 a_i + 1)), a in _INDEX.",
@@ -519,7 +528,9 @@ def _box_constants(box, separable):
     bound and smallest order per axis (the module's gauss_order picks the order)."""
     if not separable:
         return (f"_FREQUENCY = {box.frequency}  # per variable: sub-pieces <= 8/frequency\n"
-                f"_MIN_NODES = {box.min_nodes}\n\n\n{_source(analysis.gauss_order)}")
+                f"_MIN_NODES = {box.min_nodes}\n"
+                "_CHUNK = 1 << 20  # atom values per block of Gauss nodes\n\n\n"
+                f"{_source(analysis.gauss_order)}")
     index = (f"_INDEX = numpy.indices(_AXIS_SIZES).reshape({len(box.variables)}, -1).T"
              "  # atom multi-indices (last variable fastest)")
     if box.total_degree is not None:
