@@ -338,3 +338,22 @@ def test_explain_shows_the_box_derivation(capsys, monkeypatch):
     assert status == 0
     assert "Box $I = [0, W] \\times [0, 1]$" in out and "G = G_{x} \\otimes G_{y}" in out
     assert "$$ G_{y} = \\left[\\begin{matrix}1 & 0" in out and "d = 35" in out
+
+
+def test_three_variables_total_degree_recovers_a_trilinear_field(tmp_path):
+    """3-D, monomials of total degree <= 3: a trilinear field's interpolant is the field
+    and lies in the space, so project_grid then to_user recovers its monomial coefficients."""
+    import itertools
+    (tmp_path / "t3.toml").write_text('name = "t3"\n[domain]\nvariables = ["x", "y", "z"]\n'
+                                      'intervals = [["0", "1"], ["-1", "1"], ["0", "2"]]\n'
+                                      '[basis]\nfamily = { name = "monomial", total_degree = 3 }\n')
+    (tmp_path / "t3.py").write_text(compile_spec(tmp_path / "t3.toml", tmp_path).source)
+    module = import_module_file(tmp_path / "t3.py", "test_box_t3")
+    grids = [numpy.linspace(0, 1, 4), numpy.array([-1.0, -0.2, 0.5, 1.0]), numpy.linspace(0, 2, 3)]
+    x, y, z = numpy.meshgrid(*grids, indexing="ij")
+    a = module.to_user(module.project_grid(grids, 1 + x * y * z - 2 * x + y * z))
+    exponents = [e for e in itertools.product(range(4), repeat=3) if sum(e) <= 3]
+    expected = numpy.zeros(20)
+    for e, value in {(0, 0, 0): 1, (1, 1, 1): 1, (1, 0, 0): -2, (0, 1, 1): 1}.items():
+        expected[exponents.index(e)] = value
+    assert numpy.abs(a - expected).max() < 1e-12
