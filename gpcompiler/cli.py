@@ -473,10 +473,10 @@ def _privatize_fields(args, module, params):
     release is the function evaluated on a public grid of about --grid points."""
     from .fields import read_fields
     for flag, used in (("--method", args.method != "project"), ("--at", args.at is not None),
-                       ("--plot", args.plot is not None)):
+                       ("--plot", args.plot is not None and module.DIMENSION != 2)):
         if used:
-            raise UserError(f"{flag} is for curves: {args.spec} is over {module.DIMENSION} "
-                            "variables (--method project, --grid N)")
+            raise UserError(f"{flag} is for curves (--plot: and two variables): {args.spec} is "
+                            f"over {module.DIMENSION} variables (--method project, --grid N)")
     kind = args.kind or "linear"
     box = module.domain(**params)
     fields = read_fields(args.input, module.VARIABLES, box, module.VALUE_DIM, kind)
@@ -525,8 +525,37 @@ def _privatize_fields(args, module, params):
                 for field, value in zip(fields, values)
                 for point, v in zip(flat, value.reshape(len(flat), -1)))
         text = _csv_text(metadata, ["field", *module.VARIABLES, *names], rows)
-    _write_files(args, [(args.output, text)])
+    files = [(args.output, text)]
+    if args.plot:
+        files.append((args.plot, _png(field_figure(module, fields, axes, values, args.compare,
+                                                   _title(module, args, params)))))
+    _write_files(args, files)
     return 0
+
+
+def field_figure(module, fields, axes, values, compare, title, shown=4):
+    """Heat maps of the first ``shown`` released fields of two variables on the public grid
+    (the first component of vector values); with compare, the first input field too,
+    labelled "not private"."""
+    pyplot = _pyplot()
+    panels = [(f"field {field.id}: release", (axes, numpy.asarray(v).reshape(
+        tuple(a.size for a in axes) + (-1,))[..., 0])) for field, v in zip(fields, values)]
+    panels = panels[:shown]
+    if compare:
+        field = fields[0]
+        panels.insert(0, (f"field {field.id}: input data (not private)",
+                          (field.grids, field.values.reshape(field.values.shape[:2] + (-1,))[..., 0])))
+    figure, axis_list = pyplot.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.5),
+                                        squeeze=False, layout="constrained")
+    for axis, (label, (grid, value)) in zip(axis_list[0], panels):
+        nodal = value.shape == (grid[0].size, grid[1].size)
+        mesh = axis.pcolormesh(grid[0], grid[1], value.T, shading="gouraud" if nodal else "flat")
+        axis.set_title(label)
+        axis.set_xlabel(f"{module.VARIABLES[0]} (spec units)")
+        axis.set_ylabel(f"{module.VARIABLES[1]} (spec units)")
+        figure.colorbar(mesh, ax=axis, label="value (data units)")
+    figure.suptitle(title)
+    return figure
 
 
 def _title(module, args, params):

@@ -320,8 +320,10 @@ def test_cli_privatizes_gridded_data_in_every_format(tmp_path, capsys, monkeypat
     numpy.save(tmp_path / "cells.npy", numpy.ones((2, 4, 3)))
     status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",
                                    tmp_path / "cells.npy", "--kind", "cells", "--rho", 1,
-                                   "--grid", 4)
+                                   "--grid", 4, "--compare", "--plot", tmp_path / "cells.png")
     assert status == 0 and out.count("\n0,") == 4 and out.count("\n1,") == 4
+    assert "not private: 0: RMS error" in err
+    assert (tmp_path / "cells.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (tmp_path / "gap.csv").write_text("x,y,value\n" + "\n".join(rows[1:]) + "\n")
     for args, message in [(("gap.csv",), "each node once"),
                           (("f.csv", "--kind", "cells"), "--kind linear"),
