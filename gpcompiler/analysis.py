@@ -11,6 +11,7 @@ diagonal Gram matrix; a polynomial space is mapped to Legendre polynomials by an
 triangular change of basis C built by recurrence, so G = C D C^T with D diagonal;
 symbolic integration, then mpmath quadrature, are the last resorts.
 """
+import itertools
 import math
 import threading
 import time
@@ -37,6 +38,7 @@ class Atoms:
     kind: str          # "legendre" | "expression" | "fourier" | "sinc" | "hermite"
     size: int
     shifts: tuple = ()
+    index: tuple = ()  # on a box: one multi-index per atom, psi_a = prod_i psi_(a_i)(x_i)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class Analysis:
     condition_number: object
     numerical: bool
     formulas: tuple = ()      # (matrix name, closed form of its entries)
+    factors: tuple = ()       # on a box with a tensor-product basis: the 1-D analyses
 
     @property
     def identity(self):
@@ -112,6 +115,9 @@ def analyze(spec, stage=None):
 
 def _analyze(spec, stage):
     stage("Gram matrix")
+    if spec.dimension > 1:
+        from .box import analyze_box
+        return analyze_box(spec, stage)
     family = spec.family.name if spec.family else None
     if family in ("sinc", "hermite"):
         return _orthonormal_family(spec, family)
@@ -225,12 +231,16 @@ def _check_weight(spec):
     weight = spec.metric.weight
     if weight is None:
         return
-    a, b = (e.subs(spec.defaults) for e in spec.interval)
-    a = a if a.is_finite else (b - 64 if b.is_finite else sympy.Integer(-32))
-    b = b if b.is_finite else a + 64
-    for k in range(1, 64):
-        point = a + (b - a) * sympy.Rational(k, 64)
-        value = sympy.N(weight.subs(spec.defaults).subs(spec.variable, point), DIGITS)
+    axes = []
+    for interval in spec.intervals:
+        a, b = (e.subs(spec.defaults) for e in interval)
+        a = a if a.is_finite else (b - 64 if b.is_finite else sympy.Integer(-32))
+        b = b if b.is_finite else a + 64
+        steps = round(64 ** (1 / spec.dimension))
+        axes.append([a + (b - a) * sympy.Rational(k, steps) for k in range(1, steps)])
+    for point in itertools.product(*axes):
+        value = sympy.N(weight.subs(spec.defaults).subs(dict(zip(spec.variables, point))), DIGITS)
+        point = point[0] if spec.dimension == 1 else point
         if not (value.is_real and value >= 0):
             raise SpecError([("metric.weight", f"the weight {weight} is not positive on the "
                                                f"domain: w({point}) = {sympy.N(value, 6)}")],
@@ -352,15 +362,13 @@ def _polynomial_space(spec, stage):
     atoms (K = I) with R = C D^(1/2): no O(m^3) algebra. Otherwise the generic route.
     """
     m = spec.basis_size
-    field, (a, b) = matrix_field(list(spec.interval))
-    rows, size = _legendre_rows(spec, field, a, b)
-    norms = [(b - a) / field(2 * k + 1) for k in range(size)]
-    gram, formula = _polynomial_gram(spec, field, rows, norms, a, b)
+    field, rows, norms, atoms = legendre_expansion(spec)
+    gram, formula = _polynomial_gram(spec, field, rows, norms)
     constant = field.is_QQ
     gram = ExactMatrix((m, m), gram, field.to_sympy, rational_float if constant else None,
                        constant, symmetric=True)
+    size = atoms.size
     change = _change_of_basis(field, rows, norms, constant, (m, size))
-    atoms = Atoms("legendre", size)
     formulas = [("gram", formula)] if formula else []
     if not (size == m and all(max(row) == j and row[j] for j, row in enumerate(rows))):
         analysis = _factorize(spec, gram.to_sympy(), "exact: Legendre expansion of the basis",
@@ -405,13 +413,26 @@ def _change_of_basis(field, rows, norms, constant, shape):
                        convert, as_float if constant else None, constant)
 
 
-def _polynomial_gram(spec, field, rows, norms, a, b):
+def legendre_expansion(spec):
+    """(field, rows of C, norms D_k = ||P_k(u)||^2, atoms): phi_j = sum_k C_jk P_k(u)."""
+    if spec.dimension > 1:
+        from .box import tensor_legendre_expansion
+        return tensor_legendre_expansion(spec)
+    field, (a, b) = matrix_field(list(spec.interval))
+    rows, size = _legendre_rows(spec, field, a, b)
+    return field, rows, [(b - a) / field(2 * k + 1) for k in range(size)], Atoms("legendre", size)
+
+
+def _polynomial_gram(spec, field, rows, norms):
     """G entries {(j, k): value}, k <= j and nonzero: moments for monomials, else C D C^T."""
     m = spec.basis_size
     name = spec.family.name if spec.family else None
     if name == "legendre":
-        return {(j, j): norms[j] for j in range(m)}, "G = diag((b - a)/(2k + 1))"
-    if name == "monomial":
+        return ({(j, j): norms[j] for j in range(m)},
+                "G = diag((b - a)/(2k + 1))" if spec.dimension == 1 else
+                "G = diag(prod_i (b_i - a_i)/(2 k_i + 1))")
+    if name == "monomial" and spec.dimension == 1:
+        a, b = (field.from_sympy(e) for e in spec.interval)
         moments = [(b ** (n + 1) - a ** (n + 1)) / field(n + 1) for n in range(2 * m - 1)]
         return ({(j, k): moments[j + k] for j in range(m) for k in range(j + 1)
                  if moments[j + k]}, "G[j, k] = (b^(j+k+1) - a^(j+k+1))/(j + k + 1)")
@@ -428,21 +449,22 @@ def _polynomial_gram(spec, field, rows, norms, a, b):
 def _legendre_space(spec):
     """phi = M . L with L_k = sqrt((2k+1)/(b-a)) P_k(u), u = (2t-a-b)/(b-a), exact
     (weighted or Sobolev metrics on a polynomial space)."""
-    field, (a, b) = matrix_field(list(spec.interval))
-    rows, size = _legendre_rows(spec, field, a, b)
-    lo, hi = spec.interval
-    norms = [sympy.sqrt((hi - lo) / (2 * k + 1)) for k in range(size)]
+    field, rows, norms, atoms = legendre_expansion(spec)
+    size = atoms.size
+    norms = [sympy.sqrt(simplify_entry(field.to_sympy(n))) for n in norms]
     mapping = sympy.Matrix(len(rows), size, lambda j, k: (
         simplify_entry(field.to_sympy(rows[j][k]) * norms[k]) if k in rows[j] else 0))
     gram, method = mapping * mapping.T, "exact: Legendre expansion of the basis"
+    if spec.metric.weight is not None or spec.dimension > 1:
+        gram, method = _expression_gram(spec)
+        return atoms, mapping, gram.applyfunc(simplify_entry), method
+    lo, hi = spec.interval
     if spec.metric.sobolev:
         derivative = sympy.Matrix(size, size, lambda k, j: (
             2 * sympy.sqrt((2 * k + 1) * (2 * j + 1)) / (hi - lo) if j < k and (k - j) % 2 else 0))
         gram = gram + mapping * derivative * derivative.T * mapping.T
         method += " plus the exact Legendre derivative matrix (H^1)"
-    if spec.metric.weight is not None:
-        gram, method = _expression_gram(spec)
-    return Atoms("legendre", size), mapping, gram.applyfunc(simplify_entry), method
+    return atoms, mapping, gram.applyfunc(simplify_entry), method
 
 
 def _sinc_gram(spec):
@@ -473,27 +495,28 @@ def _sinc_gram(spec):
 
 
 def _integrand(spec, j, k):
-    t, weight = spec.variable, spec.metric.weight
+    weight = spec.metric.weight
     total = 0
     for fj, fk in zip(spec.functions[j], spec.functions[k]):
         total += (weight if weight is not None else 1) * fj * fk
         if spec.metric.sobolev:
-            total += sympy.diff(fj, t) * sympy.diff(fk, t)
+            total += sum(sympy.diff(fj, t) * sympy.diff(fk, t) for t in spec.variables)
     return total
 
 
 def _expression_gram(spec):
-    """Symbolic integrals, else mpmath quadrature (docs/design.md, "Exact analysis")."""
-    m, (a, b) = spec.basis_size, spec.interval
+    """Symbolic integrals (iterated over a box), else mpmath quadrature (docs/design.md,
+    "Exact analysis")."""
+    m, box = spec.basis_size, [(t, a, b) for t, (a, b) in zip(spec.variables, spec.intervals)]
     try:
         with time_limit(INTEGRATION_SECONDS, INTEGRATION):
             entries = {}
             for j in range(m):
                 for k in range(j + 1):
-                    value = sympy.integrate(_integrand(spec, j, k), (spec.variable, a, b))
+                    value = sympy.integrate(_integrand(spec, j, k), *box)
                     if value.has(sympy.Integral):
                         raise SymbolicLimitError("no closed form", limit=INTEGRATION)
-                    if value.is_number and not value.is_finite:
+                    if value.is_number and not value.is_finite and spec.dimension == 1:
                         _not_integrable(spec, j if j == k else None)
                         raise SymbolicLimitError("infinite entry", limit=INTEGRATION)
                     entries[j, k] = entries[k, j] = simplify_entry(value)
@@ -501,16 +524,17 @@ def _expression_gram(spec):
     except SymbolicLimitError as error:
         if error.limit != INTEGRATION:
             raise
-        return _numerical_gram(spec), (f"numerical: mpmath quadrature (tanh-sinh) at {DIGITS} "
-                                       "digits, at the default parameters")
+        return _numerical_gram(spec), (
+            f"numerical: mpmath quadrature ({'tanh-sinh' if spec.dimension == 1 else 'Gauss-Legendre'}) "
+            f"at {DIGITS} digits, at the default parameters")
 
 
-def _mp_interval(spec):
+def _mp_interval(spec, interval=None):
     def value(e):
         if e in (sympy.oo, -sympy.oo):
             return mpmath.inf if e > 0 else -mpmath.inf
         return mpmath.mpf(sympy.Float(sympy.N(e.subs(spec.defaults), DIGITS + 10), DIGITS + 10)._mpf_)
-    return [value(e) for e in spec.interval]
+    return [value(e) for e in (interval or spec.interval)]
 
 
 def _numerical_gram(spec):
@@ -519,16 +543,18 @@ def _numerical_gram(spec):
     an end carries only (precision - log10 1/d) digits of d. Each diagonal entry is first
     checked for integrability."""
     m = spec.basis_size
-    a, b = _mp_interval(spec)
+    box = [_split(*_mp_interval(spec, interval)) for interval in spec.intervals]
+    # a finite box (k > 1): Gauss-Legendre cubature, far faster than tanh-sinh in 2-D/3-D
+    method = "tanh-sinh" if spec.dimension == 1 else "gauss-legendre"
     entries = {}
     with mpmath.workdps(2 * DIGITS):
-        for j in range(m):
+        for j in range(m if spec.dimension == 1 else 0):
             _not_integrable(spec, j)
         for j in range(m):
             for k in range(j + 1):
-                function = sympy.lambdify(spec.variable,
+                function = sympy.lambdify(spec.variables,
                                           _integrand(spec, j, k).subs(spec.defaults), "mpmath")
-                value = mpmath.quad(function, _split(a, b))
+                value = mpmath.quad(function, *box, method=method)
                 entries[j, k] = entries[k, j] = sympy.Float(value, DIGITS)
     return sympy.Matrix(m, m, lambda j, k: entries[j, k])
 
@@ -575,6 +601,9 @@ def _diverges(function, end, other):
 
 
 def _quadrature(spec, atoms):
+    if spec.dimension > 1:
+        from .box import box_quadrature
+        return box_quadrature(spec, atoms)
     if atoms.kind == "legendre" and spec.metric.weight is None:
         return Quadrature(exact_nodes=(atoms.size + 2) // 2)
     length = sympy.N((spec.interval[1] - spec.interval[0]).subs(spec.defaults))

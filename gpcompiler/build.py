@@ -32,9 +32,10 @@ def compile_limit():
     return float(os.environ.get("GPCOMPILER_TIME_LIMIT", "300"))
 
 
-def compile_spec(path, root=None, progress=None):
+def compile_spec(path, root=None, progress=None, emit=True):
     """Run every stage on one spec file, within :func:`compile_limit` seconds
-    (``progress`` hears the stage of a compile longer than about 2 s)."""
+    (``progress`` hears the stage of a compile longer than about 2 s); ``emit=False`` stops
+    after the analysis (``source`` is None: `explain` of any spec)."""
     spec = load_spec(path, root)
     limit = compile_limit()
     with time_limit(limit, f"compiling {spec.path} (GPCOMPILER_TIME_LIMIT = {limit:g} s)"):
@@ -44,6 +45,8 @@ def compile_spec(path, root=None, progress=None):
         stage = Stages(progress, spec.path)
         try:
             analysis = analyze(spec, stage)
+            if not emit:
+                return Compiled(spec, analysis, None)
             stage("emit")
             return Compiled(spec, analysis, emit_module(lower(analysis)))
         finally:

@@ -143,7 +143,7 @@ def cmd_explain(args):
     if args.output:
         check_writable(args.output)
     try:
-        text = explain(compile_spec(args.spec))
+        text = explain(compile_spec(args.spec, emit=False))
     except UserError as error:
         raise _named(args.spec, error) from None
     if args.output:
@@ -174,7 +174,8 @@ def _mechanism(spec):
         module = load(spec)
     except UserError as error:
         raise _named(spec, error) from None
-    if not hasattr(module, "privatize") or not hasattr(module, "project"):
+    if not hasattr(module, "privatize") or not (hasattr(module, "project")
+                                                or hasattr(module, "project_grid")):
         raise UserError(f"{spec} compiles CDF tables, not a curve mechanism: "
                         "use `gpcompiler cdf --spec` for distribution estimation")
     return module
@@ -199,7 +200,7 @@ def _parameters(items, module, method):
         raise UserError("--param does not apply to --method unbounded: its domain is the "
                         "real line, clipped to a privately chosen [-T, T]")
     try:
-        module.curve_interval(**params)
+        (module.domain if hasattr(module, "DIMENSION") else module.curve_interval)(**params)
     except ValueError as error:
         raise UserError(f"--param: {error}") from None
     return params
@@ -418,6 +419,10 @@ def cmd_privatize(args):
     _check_plot(args.plot)
     module = _mechanism(args.spec)
     params = _parameters(args.param, module, args.method)
+    if hasattr(module, "DIMENSION"):
+        return _privatize_fields(args, module, params)
+    if args.kind is not None:
+        raise UserError(f"--kind applies to specs over several variables, not to {args.spec}")
     _check_spec_for_method(args.spec, module, args.method, params)
     curves = read_curves(args.input)
     dimension = _value_dim(curves)
@@ -461,6 +466,96 @@ def cmd_privatize(args):
                                                      args.compare))))
     _write_files(args, files)
     return 0
+
+
+def _privatize_fields(args, module, params):
+    """Gridded fields through project_grid and privatize (paper Sec. 3.2, Alg. 2/6); the
+    release is the function evaluated on a public grid of about --grid points."""
+    from .fields import read_fields
+    for flag, used in (("--method", args.method != "project"), ("--at", args.at is not None),
+                       ("--plot", args.plot is not None and module.DIMENSION != 2)):
+        if used:
+            raise UserError(f"{flag} is for curves (--plot: and two variables): {args.spec} is "
+                            f"over {module.DIMENSION} variables (--method project, --grid N)")
+    kind = args.kind or "linear"
+    box = module.domain(**params)
+    fields = read_fields(args.input, module.VARIABLES, box, module.VALUE_DIM, kind)
+    budget = _budget(args)
+    rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
+    released = []
+    for field in fields:
+        where = f"{args.input}: field {field.id!r}"
+        try:
+            c = module.project_grid(field.grids, field.values, kind=kind, **params)
+        except ValueError as error:
+            raise DataError(f"{where}: {error}{_domain_hint(module, 'project', params, error)}") \
+                from None
+        limit = _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM
+        if not numpy.linalg.norm(c) <= limit:
+            raise DataError(f"{where}: its values are too large for float64 noise at this "
+                            f"budget: rescale the data")
+        released.append(module.privatize(c, rng=rng, **budget))
+    per_axis = max(2, round(args.grid ** (1 / module.DIMENSION)))
+    axes = [numpy.linspace(lo, hi, per_axis) for lo, hi in box]
+    points = numpy.stack(numpy.meshgrid(*axes, indexing="ij"), axis=-1)
+    for field in fields:
+        _say(args, f"{field.id}: project: {module.COEF_DIM} orthonormal coefficients, expected "
+                   f"L2 noise {module.expected_error(**budget):.4g}")
+    if args.compare:
+        for field, c in zip(fields, released):
+            at = [g if kind == "linear" else (g[1:] + g[:-1]) / 2 for g in field.grids]
+            nodes = numpy.stack(numpy.meshgrid(*at, indexing="ij"), axis=-1)
+            error = module.evaluate(c, nodes, **params) - field.values
+            _not_private(f"{field.id}: RMS error of the release at the data "
+                         f"{'nodes' if kind == 'linear' else 'cell centres'} "
+                         f"{float(numpy.sqrt(numpy.mean(error ** 2))):.4g}")
+    metadata = _metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256, kind=kind)
+    values = [module.evaluate(c, points, **params) for c in released]
+    if args.output_format == ".json":
+        text = json.dumps({**metadata, "variables": list(module.VARIABLES), "fields": [
+            {"field": field.id, "coefficients": _jsonable(c),
+             "grid": [_jsonable(a) for a in axes], "values": _jsonable(v)}
+            for field, c, v in zip(fields, released, values)]}) + "\n"
+    else:
+        metadata["grid"] = f"{per_axis} points per variable over the box"
+        flat = points.reshape(-1, module.DIMENSION)
+        names = [f"value{r + 1}" for r in range(module.VALUE_DIM)] if module.VALUE_DIM > 1 \
+            else ["value"]
+        rows = ([field.id, *(repr(float(x)) for x in point), *map(_number, numpy.atleast_1d(v))]
+                for field, value in zip(fields, values)
+                for point, v in zip(flat, value.reshape(len(flat), -1)))
+        text = _csv_text(metadata, ["field", *module.VARIABLES, *names], rows)
+    files = [(args.output, text)]
+    if args.plot:
+        files.append((args.plot, _png(field_figure(module, fields, axes, values, args.compare,
+                                                   _title(module, args, params)))))
+    _write_files(args, files)
+    return 0
+
+
+def field_figure(module, fields, axes, values, compare, title, shown=4):
+    """Heat maps of the first ``shown`` released fields of two variables on the public grid
+    (the first component of vector values); with compare, the first input field too,
+    labelled "not private"."""
+    pyplot = _pyplot()
+    panels = [(f"field {field.id}: release", (axes, numpy.asarray(v).reshape(
+        tuple(a.size for a in axes) + (-1,))[..., 0])) for field, v in zip(fields, values)]
+    panels = panels[:shown]
+    if compare:
+        field = fields[0]
+        panels.insert(0, (f"field {field.id}: input data (not private)",
+                          (field.grids, field.values.reshape(field.values.shape[:2] + (-1,))[..., 0])))
+    figure, axis_list = pyplot.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.5),
+                                        squeeze=False, layout="constrained")
+    for axis, (label, (grid, value)) in zip(axis_list[0], panels):
+        nodal = value.shape == (grid[0].size, grid[1].size)
+        mesh = axis.pcolormesh(grid[0], grid[1], value.T, shading="gouraud" if nodal else "flat")
+        axis.set_title(label)
+        axis.set_xlabel(f"{module.VARIABLES[0]} (spec units)")
+        axis.set_ylabel(f"{module.VARIABLES[1]} (spec units)")
+        figure.colorbar(mesh, ax=axis, label="value (data units)")
+    figure.suptitle(title)
+    return figure
 
 
 def _title(module, args, params):
@@ -901,7 +996,12 @@ def build_parser():
     p.add_argument("spec", help="spec file (TOML) of a curve mechanism")
     p.add_argument("input", help="CSV file (optionally gzip): header t,y1[,y2...] (or time,...), "
                                  "optionally a leading curve/id column, # comments allowed; or "
-                                 "bundled:ecg[:WINDOW] or bundled:ais[:COUNT]")
+                                 "bundled:ecg[:WINDOW] or bundled:ais[:COUNT]. A spec over "
+                                 "several variables reads gridded data: an .npy/.npz array or "
+                                 "a long-form CSV x,y[,...],value")
+    p.add_argument("--kind", choices=["linear", "cells"],
+                   help="gridded data (specs over several variables): the multilinear "
+                        "interpolant of nodal values, or cell values (default: linear)")
     p.add_argument("--param", action="append", metavar="NAME=VALUE",
                    help="spec parameter, public (e.g. T=400) (default: the spec's values)")
     group = p.add_mutually_exclusive_group(required=True)
@@ -924,7 +1024,8 @@ def build_parser():
                    help="sliding-window width of the baseline, at most --k (baseline only; "
                         "default: no smoothing)")
     _common(p, "evaluate the release at N evenly spaced points of the spec's curve domain "
-               "(unbounded: of the released support)", STDOUT)
+               "(unbounded: of the released support; over k variables: N^(1/k) per "
+               "variable)", STDOUT)
     p.set_defaults(run=cmd_privatize)
     p = command("audit", "privacy audit: black box and white-box noise conformance")
     p.add_argument("spec", nargs="?", help="a spec file or a generated module (.py)")

@@ -5,6 +5,7 @@ order, floats printed with ``repr`` from values rounded once from the exact valu
 """
 import inspect
 import math
+import re
 import string
 import textwrap
 from importlib import resources
@@ -70,8 +71,12 @@ _LOOP = {
 
 
 def emit_module(ir):
-    """Return the source text of the generated module for ``ir``."""
-    return _fill("module.py.tmpl", _placeholders(ir))
+    """Return the source text of the generated module for ``ir``; over a box, the marked
+    sections of module.py.tmpl are replaced by those of module_box.py.tmpl."""
+    if ir.box is None:
+        return _fill("module.py.tmpl", _placeholders(ir))
+    return _fill("module.py.tmpl", {**_common_placeholders(ir), **_box_placeholders(ir)},
+                 dict(_SECTION.findall(_template("module_box.py.tmpl"))))
 
 
 def emit_cdf_module(ir):
@@ -96,9 +101,19 @@ def _index(entry):
     return f"({entry.row}, {entry.col})" if entry.col is not None else f"{entry.row}"
 
 
-def _fill(template_name, values):
-    template = string.Template(
-        resources.files("gpcompiler").joinpath(f"templates/{template_name}").read_text())
+_SECTION = re.compile(r"^#@box (\w+)\n(.*?)^#@end\n", re.M | re.S)
+
+
+def _template(name):
+    return resources.files("gpcompiler").joinpath(f"templates/{name}").read_text()
+
+
+def _fill(template_name, values, sections=None):
+    """Substitute ``values`` into a template; its marked sections are kept, or replaced by
+    ``sections`` (name -> text) when given."""
+    text = _SECTION.sub(lambda match: (sections or {}).get(match[1], match[2]),
+                        _template(template_name))
+    template = string.Template(text)
     expected = {name for _, _, name, _ in template.pattern.findall(template.template) if name}
     expected |= {name for _, name, _, _ in template.pattern.findall(template.template) if name}
     if expected != set(values):
@@ -110,6 +125,28 @@ def _fill(template_name, values):
 def _placeholders(ir):
     lo, hi = ir.domain
     curve = ir.curve_interval or ir.domain
+    return {
+        **_common_placeholders(ir),
+        "curve_interval_exact": (repr(tuple(e for _, e in ir.curve_interval))
+                                 if ir.curve_interval else "None"),
+        "domain_lo": lo[0], "domain_hi": hi[0],
+        "curve_interval_code": f"({curve[0][0]}, {curve[1][0]})",
+        "domain_exact": f"{lo[1]!r}, {hi[1]!r}",
+        "quadrature_constants": _quadrature_constants(ir),
+        "gauss_rule_function": (_GAUSS_RULE[True] if ir.exact_nodes is not None
+                                else _source(analysis.gauss_order) + "\n\n\n" + _GAUSS_RULE[False]),
+        "sub_pieces_function": _sub_pieces_function(ir),
+        "gram_body": _matrix_body(ir.gram),
+        "cholesky_body": _matrix_body(ir.cholesky),
+        "atoms_function": _atoms_function(ir),
+        "basis_function": _basis_function(ir) + _weight_function(ir),
+        "nodes_lines": _nodes_lines(ir),
+        "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
+    }
+
+
+def _common_placeholders(ir):
+    """Placeholders of the sections shared by curves and boxes."""
     return {
         "title": "\n".join(textwrap.wrap(ir.title, 96)), "tool_version": ir.tool_version,
         "spec_path": ir.spec_path,
@@ -123,26 +160,11 @@ def _placeholders(ir):
         "coef_shape": repr(ir.coef_shape), "vector_basis": str(ir.vector_basis),
         "parameters": ", ".join(f"{n!r}: {v}" for n, v, _ in ir.parameters),
         "parameters_fixed": str(ir.parameters_fixed),
-        "domain_exact": f"{lo[1]!r}, {hi[1]!r}",
-        "curve_interval_exact": (repr(tuple(e for _, e in ir.curve_interval))
-                                 if ir.curve_interval else "None"),
-        "domain_lo": lo[0], "domain_hi": hi[0],
-        "curve_interval_code": f"({curve[0][0]}, {curve[1][0]})",
         "metric_repr": repr(ir.metric), "polynomial_degree": repr(ir.polynomial_degree),
         "gram_method_repr": _string(ir.gram_method), "certificate_repr": _string(ir.certificate),
         "condition_number": ir.condition_number,
-        "atoms_size": str(ir.atoms_size),
-        "quadrature_constants": _quadrature_constants(ir),
-        "gauss_rule_function": (_GAUSS_RULE[True] if ir.exact_nodes is not None
-                                else _source(analysis.gauss_order) + "\n\n\n" + _GAUSS_RULE[False]),
-        "sub_pieces_function": _sub_pieces_function(ir),
-        "gram_body": _matrix_body(ir.gram),
-        "cholesky_body": _matrix_body(ir.cholesky), "cholesky_doc": ir.cholesky_doc,
+        "atoms_size": str(ir.atoms_size), "cholesky_doc": ir.cholesky_doc,
         "orthonormal_function": _orthonormal_function(ir),
-        "atoms_function": _atoms_function(ir),
-        "basis_function": _basis_function(ir) + _weight_function(ir),
-        "nodes_lines": _nodes_lines(ir),
-        "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
         "secure_generator": _source(secure.SecureGenerator, secure.default_generator),
         "rounding": _source(rounding.ceil_float, rounding.ceil_sqrt),
     }
@@ -318,9 +340,9 @@ def _packed_body(matrix):
     return "\n".join(lines)
 
 
-def _expression_body(name, doc, codes, shape):
+def _expression_body(name, doc, codes, shape, points="numpy.shape(x)"):
     lines = [f"def {name}(x, p):", f'    """{doc}"""',
-             f"    out = numpy.empty(numpy.shape(x) + {shape})"]
+             f"    out = numpy.empty({points} + {shape})"]
     for j, components in enumerate(codes):
         for r, code in enumerate(components):
             index = f"{j}, {r}" if len(shape) == 2 else f"{j}"
@@ -369,3 +391,173 @@ def _weight_function(ir):
         return ""
     return ("\n\n\ndef _weight(x, p):\n    \"\"\"Weight w(t) of the inner product.\"\"\"\n"
             f"    return {ir.weight_code} + 0.0 * x")
+
+
+_BOX_ATOMS = '''def _axis_atoms(x, axis, p):
+    """Normalized Legendre L_n(x_i) = sqrt((2n+1)/(b_i-a_i)) P_n(u_i), n < _AXIS_SIZES[axis],
+    by the three-term recurrence (never expanded into monomials): shape x.shape + (n,)."""
+    lo, hi = _domain(p)[axis]
+    size = _AXIS_SIZES[axis]
+    u = (2.0 * x - lo - hi) / (hi - lo)
+    out = numpy.empty((size,) + u.shape)
+    out[0] = 1.0
+    if size > 1:
+        out[1] = u
+    for n in range(1, size - 1):
+        out[n + 1] = ((2 * n + 1) * u * out[n] - n * out[n - 1]) / (n + 1)
+    out *= numpy.sqrt((2.0 * numpy.arange(size) + 1.0) / (hi - lo)).reshape((-1,) + u.ndim * (1,))
+    return numpy.moveaxis(out, 0, -1)
+
+
+def _atoms(x, p):
+    """Tensor Legendre atoms psi_a(x) = prod_i L_(a_i)(x_i), a in _INDEX: (..., _ATOMS_SIZE)."""
+    out = numpy.ones(x.shape[:-1] + (_ATOMS_SIZE,))
+    for axis in range(DIMENSION):
+        out *= _axis_atoms(x[..., axis], axis, p)[..., _INDEX[:, axis]]
+    return out'''
+_SEPARABLE = {
+    "axis_weights": '''def _axis_weights(t, axis, kind, p):
+    """(S, n) weights int h_s L_a dx_i along one axis, h_s the hat function of node s
+    ("linear", S nodes) or the indicator of cell s ("cells", S + 1 edges): Gauss-Legendre
+    with _EXACT_NODES[axis] nodes per piece, exact for these polynomial integrands."""
+    xi, w = _leggauss(_EXACT_NODES[axis])
+    h = numpy.diff(t)[:, None]
+    s = (xi + 1.0) / 2.0
+    e = _axis_atoms(t[:-1, None] + h * s, axis, p)
+    if kind == "cells":
+        return numpy.einsum("pq,pqa->pa", h * w / 2.0, e), None
+    out = numpy.zeros((t.size, e.shape[-1]))
+    out[:-1] += numpy.einsum("pq,pqa->pa", h * (w * (1.0 - s)) / 2.0, e)
+    out[1:] += numpy.einsum("pq,pqa->pa", h * (w * s) / 2.0, e)
+    return out, None''',
+    "node_atoms": '''def _node_atoms(nodes, p):
+    """The atoms as a table over per-axis Legendre indices (one-hot): (n_1, ..., n_k, A)."""
+    out = numpy.zeros(_AXIS_SIZES + (_ATOMS_SIZE,))
+    out[tuple(_INDEX.T) + (numpy.arange(_ATOMS_SIZE),)] = 1.0
+    return out
+
+
+def _to_atoms(y, nodes, p):
+    """Atom coordinates from per-axis Legendre coordinates (..., n_1, ..., n_k): (..., A)."""
+    return y[(Ellipsis,) + tuple(_INDEX.T)]''',
+    "integrals_doc": "The integrals are exact (tensor Gauss rules\n    per cell) and computed "
+                     "one axis at a time: O(S_1...S_k m) work.",
+}
+_QUADRATURE = {
+    "axis_weights": '''def _axis_weights(t, axis, kind, p):
+    """(S, N) weights of the N Gauss nodes along one axis, and the nodes: pieces are cut into
+    sub-pieces of width <= 8/frequency, with the Gauss-Legendre order whose truncation term
+    (frequency h/2)^(2n)/(2n)! is <= 1e-17; a node's weight goes to the hat functions of
+    the piece's two ends ("linear") or to its cell ("cells")."""
+    h = numpy.diff(t)
+    pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY[axis] / 8.0), 1).astype(int)
+    order = gauss_order(float(numpy.max(h / pieces)) * _FREQUENCY[axis] / 2.0, _MIN_NODES[axis])
+    xi, w = _leggauss(order)
+    piece = numpy.repeat(numpy.arange(h.size), pieces)
+    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
+    s = (sub[:, None] + (xi + 1.0) / 2.0) / pieces[piece][:, None]
+    nodes = t[piece][:, None] + s * h[piece][:, None]
+    wt = (h[piece] / pieces[piece])[:, None] * w / 2.0
+    columns = numpy.arange(nodes.size).reshape(nodes.shape)
+    out = numpy.zeros((h.size if kind == "cells" else t.size, nodes.size))
+    if kind == "cells":
+        out[piece[:, None], columns] = wt
+    else:
+        out[piece[:, None], columns] = wt * (1.0 - s)
+        out[piece[:, None] + 1, columns] = wt * s
+    return out, nodes.ravel()''',
+    "node_atoms": '''def _node_atoms(nodes, p):
+    """The atoms on the tensor grid of Gauss nodes: (N_1, ..., N_k, A)."""
+    return _atoms(numpy.stack(numpy.meshgrid(*nodes, indexing="ij"), axis=-1), p)
+
+
+def _to_atoms(y, nodes, p):
+    """Atom coordinates from weighted values at the Gauss nodes (..., N_1, ..., N_k), in
+    blocks of the first axis so the atoms on the node grid stay within _CHUNK values."""
+    step = max(1, _CHUNK // (math.prod(n.size for n in nodes[1:]) * _ATOMS_SIZE))
+    out = 0.0
+    for start in range(0, nodes[0].size, step):
+        block = (Ellipsis, slice(start, start + step)) + (slice(None),) * (DIMENSION - 1)
+        atoms = _node_atoms([nodes[0][start:start + step]] + list(nodes[1:]), p)
+        out = out + numpy.tensordot(y[block], atoms, axes=DIMENSION)
+    return out''',
+    "integrals_doc": "The integrals use tensor Gauss rules per\n    (sub-)cell (N_i nodes "
+                     "along axis i), accurate to about 1e-16 relative, contracted\n    one axis "
+                     "at a time with dense (S_i, N_i) weights, then with the atoms at the\n"
+                     "    N_1...N_k nodes.",
+}
+_BOX_FAMILY_BASIS = {
+    "legendre": ("prod_i P_(a_i)(u_i) = psi_a prod_i sqrt((b_i - a_i)/(2 a_i + 1)), a in _INDEX.",
+                 "scale = numpy.ones(_ATOMS_SIZE)\n    for axis, (lo, hi) in enumerate(_domain(p)):\n"
+                 "        scale = scale * numpy.sqrt((hi - lo) / (2.0 * _INDEX[:, axis] + 1.0))\n"
+                 "    return _atoms(x, p) * scale"),
+    "monomial": ("The monomials prod_i x_i^(a_i), a in _INDEX.",
+                 "return numpy.prod(x[..., None, :] ** _INDEX, axis=-1)"),
+}
+_KRON = '''def _kron(*factors):
+    """Kronecker product of the 1-D factors: the last variable's index runs fastest."""
+    out = factors[0]
+    for factor in factors[1:]:
+        out = numpy.kron(out, factor)
+    return out'''
+
+
+def _box_placeholders(ir):
+    """Placeholders of a module over a box (module_box.py.tmpl, paper Sec. 3.2)."""
+    box = ir.box
+    separable = ir.atoms_kind == "legendre"
+    return {
+        **(_SEPARABLE if separable else _QUADRATURE),
+        "dimension": str(len(box.variables)), "variables_repr": repr(box.variables),
+        "domain_exact": ", ".join(f"({lo[1]!r}, {hi[1]!r})" for lo, hi in ir.domain),
+        "box_domain": "(" + ", ".join(f"({lo[0]}, {hi[0]})" for lo, hi in ir.domain) + ",)",
+        "quadrature_constants": _box_constants(box, separable),
+        "gram_body": _box_matrix_body(ir.gram, box.factors, 1, "G", _KRON),
+        "cholesky_body": _box_matrix_body(ir.cholesky, box.factors, 2, "R"),
+        "atoms_function": _BOX_ATOMS if separable else _expression_body(
+            "_atoms", "The user's basis functions, evaluated as written.", ir.atom_codes,
+            (ir.atoms_size,), "x.shape[:-1]"),
+        "basis_function": _box_basis_function(ir),
+        "from_atoms": ("coefficients" if ir.transform.identity
+                       else "coefficients @ _transform(p).T"),
+    }
+
+
+def _box_constants(box, separable):
+    """Exact Gauss orders and the atom multi-indices (Legendre atoms), or the frequency
+    bound and smallest order per axis (the module's gauss_order picks the order)."""
+    if not separable:
+        return (f"_FREQUENCY = {box.frequency}  # per variable: sub-pieces <= 8/frequency\n"
+                f"_MIN_NODES = {box.min_nodes}\n"
+                "_CHUNK = 1 << 20  # atom values per block of Gauss nodes\n\n\n"
+                f"{_source(analysis.gauss_order)}")
+    index = (f"_INDEX = numpy.indices(_AXIS_SIZES).reshape({len(box.variables)}, -1).T"
+             "  # atom multi-indices (last variable fastest)")
+    if box.total_degree is not None:
+        index += (f"\n_INDEX = _INDEX[_INDEX.sum(axis=1) <= {box.total_degree}]"
+                  "  # restricted to total degree")
+    return (f"_EXACT_NODES = {box.exact_nodes}  # Gauss-Legendre nodes per axis and cell (exact)\n"
+            f"_AXIS_SIZES = {box.axis_sizes}  # Legendre atoms per variable\n{index}")
+
+
+def _box_matrix_body(matrix, factors, position, symbol, helper=""):
+    """A matrix, or (tensor products) the Kronecker product of its 1-D factors."""
+    if not factors:
+        return _matrix_body(matrix)
+    name = factors[0][position].name.rsplit("_", 1)[0]
+    parts = ["    return _kron(" + ", ".join(f"_{name}_{t}(p)" for t, *_ in factors) + ")"]
+    for factor in factors:
+        parts.append(f'def _{name}_{factor[0]}(p):\n    """{symbol}_{factor[0]}: the 1-D factor '
+                     f'of {factor[0]}."""\n{_matrix_body(factor[position])}')
+    return "\n\n\n".join(parts + ([helper] if helper else []))
+
+
+def _box_basis_function(ir):
+    if ir.atoms_kind == "expression":
+        return ('def _user_basis(x, p):\n    """The user basis: here the atoms themselves."""\n'
+                "    return _atoms(x, p)")
+    if ir.family in _BOX_FAMILY_BASIS:
+        doc, body = _BOX_FAMILY_BASIS[ir.family]
+        return f'def _user_basis(x, p):\n    """{doc}"""\n    {body}'
+    return _expression_body("_user_basis", "The user's basis functions, evaluated as written.",
+                            ir.basis_codes, (ir.basis_size,), "x.shape[:-1]")

@@ -34,6 +34,7 @@ def explain(compiled):
         parts.append(f"$$ G = I_{{{spec.basis_size}}} $$")
     else:
         parts.append(_latex_matrix(analysis.gram, "G"))
+    parts += _factors(analysis)
     if spec.value_dim > 1 and not spec.vector_basis:
         parts += ["", f"Vector coefficients in $\\mathbb{{R}}^{spec.value_dim}$ (paper Sec. 3.3): "
                       f"the mechanism uses $G \\otimes I_{spec.value_dim}$, $d = m n = {d}$."]
@@ -58,9 +59,31 @@ def _digits_lost(kappa):
     return f"{max(0.0, float(mpmath.log10(kappa)) / 2):.1f}"
 
 
+def _factors(analysis):
+    """A tensor-product basis (paper Sec. 3.2): the 1-D factors of G = G_1 (x) ... (x) G_k,
+    whose LDL^T, R and K are the factors' Kronecker products (Fubini)."""
+    if not analysis.factors:
+        return []
+    names = [sympy.latex(t) for t in analysis.spec.variables]
+    lines = ["", "Tensor-product basis: by Fubini $G = " + " \\otimes ".join(
+        f"G_{{{n}}}" for n in names) + "$, and $L$, $D$, $R = L D^{1/2}$ and $K$ are the "
+        "Kronecker products of the factors' (the LDL^T of $G$ is unique), so nothing larger "
+        "than a factor is factored:"]
+    for name, factor in zip(names, analysis.factors):
+        lines += ["", _latex_matrix(factor.gram, f"G_{{{name}}}"),
+                  "", f"with pivots $D_{{{name}}}$: " + _pivots(factor)]
+    return lines
+
+
 def _space(spec):
-    lo, hi = spec.interval
-    lines = [f"Domain $I = [{sympy.latex(lo)}, {sympy.latex(hi)}]$, metric {spec.metric.kind}"
+    if spec.dimension > 1:
+        box = " \\times ".join(f"[{sympy.latex(lo)}, {sympy.latex(hi)}]"
+                                for lo, hi in spec.intervals)
+        domain = f"Box $I = {box}$ in $({', '.join(sympy.latex(t) for t in spec.variables)})$"
+    else:
+        lo, hi = spec.interval
+        domain = f"Domain $I = [{sympy.latex(lo)}, {sympy.latex(hi)}]$"
+    lines = [f"{domain}, metric {spec.metric.kind}"
              + (f" with weight ${sympy.latex(spec.metric.weight)}$" if spec.metric.weight is not None else "")
              + "."]
     if spec.curve_interval:
@@ -71,7 +94,8 @@ def _space(spec):
         lines.append("Parameters (positive): " + ", ".join(
             f"${sympy.latex(s)} = {sympy.latex(v)}$ by default" for s, v in spec.parameters) + ".")
     shown = spec.functions[:FULL_MATRIX_LIMIT]
-    items = [f"- $\\varphi_{{{j + 1}}}(t) = " + ", ".join(sympy.latex(c) for c in f) + "$"
+    point = ", ".join(sympy.latex(t) for t in spec.variables)
+    items = [f"- $\\varphi_{{{j + 1}}}({point}) = " + ", ".join(sympy.latex(c) for c in f) + "$"
              for j, f in enumerate(shown)]
     if len(spec.functions) > len(shown):
         items.append(f"- ... ({spec.basis_size} functions in all)")
@@ -86,14 +110,19 @@ def _pivots(analysis):
 
 
 def _orthonormal(analysis):
-    kind = analysis.atoms.kind
+    kind, index = analysis.atoms.kind, analysis.atoms.index
     atoms = {
+        "tensor": "tensor Legendre $\\psi_a = \\prod_i L_{a_i}(x_i)$, "
+                  "$L_n(x_i) = \\sqrt{(2n+1)/(b_i-a_i)}\\,P_n(u_i)$, one multi-index $a$ per "
+                  "atom (" + ("the tensor grid" if analysis.factors else
+                              f"total degree $|a| \\le {max(sum(a) for a in index or [()])}$")
+                  + "), by the three-term recurrence per variable",
         "legendre": "$L_k(t) = \\sqrt{(2k+1)/(b-a)}\\,P_k(u)$, $u = (2t-a-b)/(b-a)$, "
                     "evaluated by the three-term recurrence",
         "expression": "the user's functions $\\varphi_k$",
         "sinc": "$\\operatorname{sinc}(t-k)$, orthonormal on $\\mathbb{R}$ (paper Fact B.9)",
         "hermite": "the Hermite functions, orthonormal on $\\mathbb{R}$",
-    }[kind]
+    }["tensor" if index and kind == "legendre" else kind]
     text = (f"$e = R^{{-1}}\\varphi = K\\,\\psi$ with atoms $\\psi$ = {atoms}. "
             "Float64 constants are rounded once from the exact values.\n\n")
     if is_identity(analysis.transform):
@@ -104,7 +133,8 @@ def _orthonormal(analysis):
 def _explicit_basis(analysis, limit=6):
     """e_j(t) written out, for small spaces of polynomial or expression atoms."""
     spec = analysis.spec
-    if spec.basis_size > limit or analysis.atoms.kind not in ("legendre", "expression"):
+    if (spec.basis_size > limit or analysis.atoms.kind not in ("legendre", "expression")
+            or spec.dimension > 1):
         return ""
     t = spec.variable
     if analysis.atoms.kind == "legendre":
@@ -183,5 +213,21 @@ def explain_cdf(spec, tables, example=(1000, 1.0, 1e-5)):
         f"- moments: $\\sigma(\\varepsilon,\\delta,\\sqrt{{(5K+8)/2}}/N)\\sqrt{{\\mathrm{{tr}}(AA^T)}}$, "
         f"$\\mathrm{{tr}}(AA^T) = {to_float(trace):.6g}$", "",
         f"For $N = {n}$, $\\varepsilon = {epsilon}$, $\\delta = {delta}$: direct {errors['direct']:.4g}, "
-        f"moments {errors['moments']:.4g} (ratio {errors['moments'] / errors['direct']:.4g}).",
+        f"moments {errors['moments']:.4g} (ratio {errors['moments'] / errors['direct']:.4g}).", "",
+        JOINT_SENSITIVITY,
     ]) + "\n"
+
+
+JOINT_SENSITIVITY = "\n".join([
+    "## Several columns (data $(N, k)$, `gpcompiler.cdf.estimate`)", "",
+    "Each column is mapped to $[-1, 1]$ and $F(y) = \\frac1N\\sum_n 1_{Q(x_n)}(y)$ with the "
+    "quadrant $Q(x) = \\prod_i [x_i, 1]$; the tensor coefficients are "
+    "$c_a = \\frac1N\\sum_n \\prod_i \\int_{x_{ni}}^1 e_{a_i}$. Replacing $x$ by $x'$ changes "
+    "$NF$ by $1_{Q(x')} - 1_{Q(x)}$, whose squared $L^2$ norm is the volume of "
+    "$Q(x) \\triangle Q(x') \\subseteq [-1, 1]^k$, at most $2^k$; projection is non-expansive, "
+    "so the direct method's sensitivity is $\\sqrt{2^k}/N$. **Attained** for every degree: "
+    "$x = (1, \\dots, 1)$, $x' = (-1, \\dots, -1)$ turns a null set into the box, "
+    "$1_{[-1,1]^k} = \\sqrt{2^k}\\,e_0$. Post-processing: isotonic regression along each "
+    "axis in turn (order-preserving, so earlier axes stay non-decreasing), then clipping "
+    "to $[0, 1]$.",
+])

@@ -14,6 +14,7 @@ from sympy.printing.str import StrPrinter
 
 from . import __version__
 from .analysis import EIGENSOLVER_LIMIT
+from .errors import SpecError
 from .symbolic import is_identity, to_float
 
 
@@ -84,19 +85,33 @@ class ModuleIR:
     certificate: str
     condition_number: str      # Python code of the float64 value (math.inf beyond range)
     cholesky_doc: str
+    box: object = None         # BoxIR for k > 1 variables
+
+
+@dataclass(frozen=True)
+class BoxIR:
+    """What a module over a box needs beyond the 1-D IR (paper Sec. 3.2)."""
+    variables: tuple           # names
+    exact_nodes: tuple         # Legendre atoms: Gauss-Legendre nodes per axis and cell
+    axis_sizes: tuple          # Legendre atoms per axis
+    total_degree: int          # atoms restricted to total degree, or None (tensor grid)
+    factors: tuple             # tensor product: (name, gram MatrixIR, cholesky MatrixIR)
+    frequency: tuple = ()      # expression atoms: frequency bound per variable
+    min_nodes: tuple = ()      # expression atoms: smallest Gauss order per variable
 
 
 class _Printer(NumPyPrinter):
-    """NumPy printer reading parameters from ``p`` and the variable as ``x``."""
+    """NumPy printer reading parameters from ``p`` and the variable as ``x`` (on a box, the
+    variables as the columns ``x[..., i]``)."""
 
-    def __init__(self, variable, parameters, name="x"):
+    def __init__(self, variable, parameters, name="x", names=None):
         super().__init__({"fully_qualified_modules": True, "allow_unknown_functions": False})
-        self._variable, self._name = variable, name
+        self._names = names or {variable: name}
         self._parameters = set(parameters)
 
     def _print_Symbol(self, symbol):
-        if symbol == self._variable:
-            return self._name
+        if symbol in self._names:
+            return self._names[symbol]
         if symbol in self._parameters:
             return f"p[{str(symbol)!r}]"
         raise ValueError(f"unexpected symbol {symbol}")
@@ -108,7 +123,11 @@ class _Printer(NumPyPrinter):
 def lower(analysis):
     """Lower an analysis to the module IR (no SymPy objects remain)."""
     spec = analysis.spec
-    printer = _Printer(spec.variable, [s for s, _ in spec.parameters])
+    box = spec.dimension > 1
+    if box:
+        _check_box_module(analysis)
+    printer = _Printer(spec.variable, [s for s, _ in spec.parameters], names={
+        v: f"x[..., {i}]" for i, v in enumerate(spec.variables)} if box else None)
     lower_value = _value_lowering(printer, spec.defaults)
     m = spec.basis_size
     coef_shape = (m,) if spec.vector_basis or spec.value_dim == 1 else (m, spec.value_dim)
@@ -127,7 +146,8 @@ def lower(analysis):
         spec_sha256=spec.sha256,
         parameters=tuple((str(s), repr(to_float(v)), str(v)) for s, v in spec.parameters),
         parameters_fixed=analysis.numerical and bool(spec.parameters),
-        domain=tuple(lower_value(e) for e in spec.interval),
+        domain=(tuple(tuple(lower_value(e) for e in i) for i in spec.intervals) if box
+                else tuple(lower_value(e) for e in spec.interval)),
         curve_interval=(tuple(lower_value(e) for e in spec.curve_interval)
                         if spec.curve_interval else None),
         basis_size=m, value_dim=spec.value_dim, coef_dim=spec.coef_dim,
@@ -136,9 +156,10 @@ def lower(analysis):
         sinc_shifts=analysis.atoms.shifts, atom_codes=atom_codes, basis_codes=basis_codes,
         weight_code=_code(printer, weight) if weight is not None else None,
         sobolev=bool(spec.metric.sobolev),
-        gram=_matrix("gram", analysis.gram, lower_value, True, formulas.get("gram")),
-        cholesky=_matrix("cholesky", analysis.cholesky, lower_value,
-                         formula=formulas.get("cholesky")),
+        gram=None if analysis.factors else _matrix("gram", analysis.gram, lower_value, True,
+                                                   formulas.get("gram")),
+        cholesky=None if analysis.factors else _matrix("cholesky", analysis.cholesky, lower_value,
+                                                       formula=formulas.get("cholesky")),
         transform=_matrix("transform", analysis.transform, lower_value),
         exact_nodes=analysis.quadrature.exact_nodes,
         frequency=repr(analysis.quadrature.frequency),
@@ -146,14 +167,50 @@ def lower(analysis):
         summary=_summary(analysis), gram_method=analysis.gram_method,
         metric=spec.metric.kind, polynomial_degree=(
             analysis.atoms.size - 1 if analysis.atoms.kind == "legendre"
-            and analysis.atoms.size == m else None),
+            and analysis.atoms.size == m and not box else None),
         certificate=analysis.certificate,
         condition_number=_float_code(float(f"{float(kappa):.6e}") if mpmath.isfinite(kappa)
                                      else math.nan),
-        cholesky_doc=("R = C D^(1/2), G = R R^T, phi = R . atoms: C exact change of basis "
+        cholesky_doc=("R = " + " (x) ".join(f"R_{v}" for v in spec.variables) + ", the "
+                      "Kronecker product of the 1-D factors' R (G = R R^T)" if analysis.factors else
+                      "R = C D^(1/2), G = R R^T, phi = R . atoms: C exact change of basis "
                       "to Legendre"
                       if "cholesky" in formulas else
-                      "Lower-triangular R with G = R R^T (R = L D^(1/2) from the exact LDL^T)"))
+                      "Lower-triangular R with G = R R^T (R = L D^(1/2) from the exact LDL^T)"),
+        box=_box(analysis, lower_value) if box else None)
+
+
+def _check_box_module(analysis):
+    """Modules over a box project with tensor Gauss rules per cell: they need the plain L2
+    metric, scalar basis functions, and Legendre atoms (exact rules, one axis at a time) or
+    the user's expressions (a frequency bound per variable)."""
+    spec = analysis.spec
+    if (analysis.atoms.kind not in ("legendre", "expression") or spec.metric.kind != "L2"
+            or spec.vector_basis):
+        raise SpecError([("basis", "a module over several variables needs scalar basis "
+                                   "functions (a monomial or legendre family, or expressions) "
+                                   "with the plain L2 metric; got atoms "
+                                   f"{analysis.atoms.kind}, metric {spec.metric.kind}"
+                                   + (", a vector-valued basis" if spec.vector_basis else ""))],
+                        spec.path)
+
+
+def _box(analysis, lower_value):
+    names = tuple(str(v) for v in analysis.spec.variables)
+    if analysis.atoms.kind == "expression":
+        quadrature = analysis.quadrature
+        return BoxIR(variables=names, exact_nodes=None, axis_sizes=(), total_degree=None,
+                     factors=(), frequency=quadrature.frequency, min_nodes=quadrature.min_nodes)
+    index = analysis.atoms.index
+    sizes = tuple(max(a[i] for a in index) + 1 for i in range(analysis.spec.dimension))
+    total = None if len(index) == math.prod(sizes) else max(sum(a) for a in index)
+    factors = tuple(
+        (str(t), _matrix(f"gram_{t}", f.gram, lower_value, True, dict(f.formulas).get("gram")),
+         _matrix(f"cholesky_{t}", f.cholesky, lower_value,
+                 formula=dict(f.formulas).get("cholesky")))
+        for t, f in zip(analysis.spec.variables, analysis.factors))
+    return BoxIR(variables=names, exact_nodes=analysis.quadrature.exact_nodes, axis_sizes=sizes,
+                 total_degree=total, factors=factors)
 
 
 def _singular(spec, analysis, printer):
@@ -240,8 +297,11 @@ def _summary(analysis):
                  else str(f[0].doit()) for f in spec.functions[:6]]
     m = spec.basis_size
     shown = ", ".join(functions) + (f", ... ({m} in all)" if m > 6 else "")
+    domain = (" x ".join(f"[{lo}, {hi}]" for lo, hi in spec.intervals)
+              + f" in ({', '.join(str(v) for v in spec.variables)})" if spec.dimension > 1 else
+              f"[{spec.interval[0]}, {spec.interval[1]}]")
     lines = [f"Basis: {shown}",
-             f"Domain: [{spec.interval[0]}, {spec.interval[1]}]"
+             f"Domain: {domain}"
              + (f"; curves live on [{spec.curve_interval[0]}, {spec.curve_interval[1]}]"
                 if spec.curve_interval else ""),
              f"Metric: {spec.metric.kind}" + (f" with weight {spec.metric.weight}"

@@ -4,6 +4,7 @@ Every problem in a file is collected and reported at once, as one :class:`SpecEr
 whose entries name the key path (``basis.functions[2]``) and what was expected.
 """
 import hashlib
+import itertools
 import math
 import keyword
 import re
@@ -21,6 +22,8 @@ FAMILIES = {
     "hermite": {"degree"}, "sinc": {"count", "first"},
 }
 WHOLE_LINE_FAMILIES = {"sinc", "hermite"}
+POLYNOMIAL_FAMILIES = {"monomial", "legendre"}
+TOTAL_DEGREE = {"total_degree"}
 MAX_BASIS_SIZE = 2000
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TOP_KEYS = {"name", "title", "kind", "domain", "basis", "values", "metric"}
@@ -37,6 +40,7 @@ class Family:
     """A named basis family (``basis.family``) with its integer options."""
     name: str
     options: tuple
+    variables: int = 1     # k: a tensor-product or total-degree family when k > 1
 
     def option(self, key, default=None):
         return dict(self.options).get(key, default)
@@ -72,6 +76,13 @@ class Spec:
     value_dim: int
     family: Family
     metric: Metric
+    variables: tuple = ()      # every variable (paper Sec. 3.2, "Multivariate functions")
+    intervals: tuple = ()      # the box: one exact (lo, hi) per variable
+
+    @property
+    def dimension(self):
+        """k, the number of variables (1 for a curve)."""
+        return len(self.variables)
 
     @property
     def basis_size(self):
@@ -141,25 +152,31 @@ def _build(document, problems, path, sha256):
     if kind not in ("mechanism", "cdf"):
         problems.add("kind", f"expected 'mechanism' or 'cdf', got {kind!r}")
     domain = _section(document, "domain", problems)
-    variable, parameters = _symbols(domain, problems)
-    symbols = {str(variable): variable, **{str(s): s for s, _ in parameters}}
-    interval = _interval(domain.get("intervals"), "domain.intervals", symbols, problems)
+    variables, parameters = _symbols(domain, problems)
+    symbols = {**{str(v): v for v in variables}, **{str(s): s for s, _ in parameters}}
+    intervals = _intervals(domain.get("intervals"), len(variables), symbols, problems)
+    box = len(variables) > 1
+    variable, interval = (None, None) if box else (variables[0], intervals[0])
     curve = domain.get("curve_interval")
+    if box and curve is not None:
+        problems.add("domain.curve_interval", "expected no curve_interval for several variables")
+        curve = None
     curve_interval = (_pair(curve, "domain.curve_interval", symbols, problems)
                       if curve is not None else None)
     values = _section(document, "values", problems)
     value_dim = _positive_int(values.get("dimension", 1), "values.dimension", problems)
     basis = _section(document, "basis", problems)
-    family = _family(basis, interval, problems)
-    functions, vector_basis = _functions(basis, family, variable, interval, symbols,
+    family = _family(basis, intervals, problems)
+    functions, vector_basis = _functions(basis, family, variables, intervals, symbols,
                                          value_dim, problems)
     metric = _metric(_section(document, "metric", problems), symbols, family, problems)
-    if kind == "cdf" and (family is None or family.name != "legendre"):
+    if kind == "cdf" and (family is None or family.name != "legendre" or box):
         problems.add("basis.family", "a cdf spec needs family = { name = \"legendre\", degree = K }")
     return Spec(name=name, title=title, kind=kind, path=path, sha256=sha256,
                 variable=variable, parameters=parameters, interval=interval,
                 curve_interval=curve_interval, functions=functions,
-                vector_basis=vector_basis, value_dim=value_dim, family=family, metric=metric)
+                vector_basis=vector_basis, value_dim=value_dim, family=family, metric=metric,
+                variables=variables, intervals=intervals)
 
 
 def _check_keys(document, problems):
@@ -191,12 +208,13 @@ def _name(document, problems):
 
 def _symbols(domain, problems):
     variables = domain.get("variables", ["t"])
-    if (not isinstance(variables, list) or len(variables) != 1
-            or not isinstance(variables[0], str) or not _NAME.match(variables[0])):
-        problems.add("domain.variables",
-                     f"expected one variable name such as [\"t\"], got {variables!r}")
+    if (not isinstance(variables, list) or not variables
+            or not all(isinstance(v, str) and _NAME.match(v) and not keyword.iskeyword(v)
+                       and v not in FUNCTIONS and v not in CONSTANTS for v in variables)
+            or len(set(variables)) != len(variables)):
+        problems.add("domain.variables", "expected a list of distinct variable names such as "
+                                         f"[\"t\"] or [\"x\", \"y\"], got {variables!r}")
         variables = ["t"]
-    variable = sympy.Symbol(variables[0], real=True)
     raw = domain.get("parameters", {})
     if not isinstance(raw, dict):
         problems.add("domain.parameters", "expected a table of name = \"default\"")
@@ -204,7 +222,7 @@ def _symbols(domain, problems):
     parameters = []
     for key in sorted(raw):
         where = f"domain.parameters.{key}"
-        reserved = {variables[0]} | set(FUNCTIONS) | set(CONSTANTS)
+        reserved = set(variables) | set(FUNCTIONS) | set(CONSTANTS)
         if not _NAME.match(key) or keyword.iskeyword(key) or key in reserved:
             problems.add(where, "expected an identifier that is not the variable, a "
                                 "function or a constant name")
@@ -215,7 +233,7 @@ def _symbols(domain, problems):
             problems.add(where, f"expected a positive finite default, got {raw[key]!r}")
             continue
         parameters.append((sympy.Symbol(key, positive=True), default))
-    return variable, tuple(parameters)
+    return tuple(sympy.Symbol(v, real=True) for v in variables), tuple(parameters)
 
 
 def _expression(text, where, symbols, problems):
@@ -240,15 +258,19 @@ def _pair(value, where, symbols, problems):
     return lo, hi
 
 
-def _interval(value, where, symbols, problems):
+def _intervals(value, k, symbols, problems):
+    """One exact interval per variable: the box I_1 x ... x I_k (paper Sec. 3.2)."""
+    where = "domain.intervals"
     if value is None:
-        problems.add(where, "missing: expected [[lo, hi]]")
-        return None
-    if not isinstance(value, list) or len(value) != 1:
-        problems.add(where, "expected exactly one interval [[lo, hi]] "
-                            "(one-dimensional domains only)")
-        return None
-    return _pair(value[0], f"{where}[0]", symbols, problems)
+        problems.add(where, "missing: expected [[lo, hi]]" if k == 1 else
+                            f"missing: expected {k} intervals [[lo, hi], ...], one per variable")
+        return (None,) * k
+    if not isinstance(value, list) or len(value) != k:
+        problems.add(where, "expected exactly one interval [[lo, hi]]" if k == 1 else
+                            f"expected {k} intervals [[lo, hi], ...], one per variable "
+                            f"(domain.variables), got {value!r}")
+        return (None,) * k
+    return tuple(_pair(v, f"{where}[{i}]", symbols, problems) for i, v in enumerate(value))
 
 
 def _positive_int(value, where, problems, low=1):
@@ -258,44 +280,65 @@ def _positive_int(value, where, problems, low=1):
     return value
 
 
-def _family(basis, interval, problems):
+def _family(basis, intervals, problems):
     raw = basis.get("family")
     if raw is None:
         return None
     if not isinstance(raw, dict) or raw.get("name") not in FAMILIES:
         problems.add("basis.family.name", f"expected one of {', '.join(sorted(FAMILIES))}")
         return None
-    name = raw["name"]
+    name, k, before = raw["name"], len(intervals), len(problems.items)
+    allowed = FAMILIES[name] | (TOTAL_DEGREE if k > 1 and name in POLYNOMIAL_FAMILIES else set())
     options = {}
     for key in sorted(set(raw) - {"name"}):
-        if key not in FAMILIES[name]:
-            problems.add(f"basis.family.{key}",
-                         f"unknown option for {name} (expected {', '.join(sorted(FAMILIES[name]))})")
+        where = f"basis.family.{key}"
+        if key not in allowed:
+            problems.add(where, f"unknown option for {name} (expected {', '.join(sorted(allowed))})")
             continue
-        low = 0 if key in ("degree", "first") else 1
-        if key == "first":
-            if isinstance(raw[key], bool) or not isinstance(raw[key], int):
-                problems.add(f"basis.family.{key}", f"expected an integer, got {raw[key]!r}")
-            else:
-                options[key] = raw[key]
-            continue
-        options[key] = _positive_int(raw[key], f"basis.family.{key}", problems, low)
-    missing = sorted(FAMILIES[name] - {"first"} - set(raw))
+        if k > 1 and key != "total_degree":
+            if not isinstance(raw[key], list) or len(raw[key]) != k:
+                problems.add(where, f"expected a list of {k} integers, one per variable, "
+                                    f"got {raw[key]!r}")
+                continue
+            options[key] = tuple(_family_option(v, key, f"{where}[{i}]", problems)
+                                 for i, v in enumerate(raw[key]))
+        else:
+            options[key] = _family_option(raw[key], key, where, problems)
+    required = FAMILIES[name] - {"first"}
+    if "total_degree" in raw:
+        required = set()
+        if "degree" in raw:
+            problems.add("basis.family", "expected either degree (tensor product) or "
+                                         "total_degree, not both")
+    missing = sorted(required - set(raw))
     for key in missing:
-        problems.add(f"basis.family.{key}", f"missing: {name} needs an integer {key}")
-    if missing:
+        problems.add(f"basis.family.{key}", f"missing: {name} needs an integer {key}"
+                     + (f" per variable (a list of {k})" if k > 1 else ""))
+    if missing or len(problems.items) > before:
         return None
-    if interval is not None:
+    for i, interval in enumerate(intervals):
+        if interval is None:
+            continue
+        where = "domain.intervals" + (f"[{i}]" if k > 1 else "")
         whole_line = interval == (-sympy.oo, sympy.oo)
         if name in WHOLE_LINE_FAMILIES and not whole_line:
-            problems.add("domain.intervals", f"the {name} family is orthonormal on the whole "
-                                             "line: expected [[\"-oo\", \"oo\"]]")
+            problems.add(where, f"the {name} family is orthonormal on the whole "
+                                "line: expected [[\"-oo\", \"oo\"]]")
         if name not in WHOLE_LINE_FAMILIES and not all(e.is_finite for e in interval):
-            problems.add("domain.intervals", f"the {name} family needs a finite interval")
-    return Family(name, tuple(sorted(options.items())))
+            problems.add(where, f"the {name} family needs a finite interval")
+    return Family(name, tuple(sorted(options.items())), k)
 
 
-def _functions(basis, family, variable, interval, symbols, value_dim, problems):
+def _family_option(value, key, where, problems):
+    if key == "first":
+        if isinstance(value, bool) or not isinstance(value, int):
+            problems.add(where, f"expected an integer, got {value!r}")
+            return 0
+        return value
+    return _positive_int(value, where, problems, 0 if key in ("degree", "total_degree") else 1)
+
+
+def _functions(basis, family, variables, intervals, symbols, value_dim, problems):
     raw = basis.get("functions")
     if (raw is None) == ("family" not in basis):
         problems.add("basis", "expected exactly one of 'functions' or 'family'")
@@ -307,7 +350,12 @@ def _functions(basis, family, variable, interval, symbols, value_dim, problems):
         if size > MAX_BASIS_SIZE:
             problems.add("basis.family", f"basis size {size} exceeds {MAX_BASIS_SIZE}")
             return (), False
-        return tuple((f,) for f in _family_functions(family, variable, interval)), False
+        if len(variables) > 1:
+            return tuple((f,) for f in _box_functions(family, variables, intervals)), False
+        return tuple((f,) for f in _family_functions(family, variables[0], intervals[0])), False
+    if len(variables) > 1 and not all(i is None or all(e.is_finite for e in i) for i in intervals):
+        problems.add("domain.intervals", "expected finite intervals for basis.functions over "
+                                         "several variables")
     if not isinstance(raw, list) or not raw:
         problems.add("basis.functions", "expected a non-empty list of expressions")
         return (), False
@@ -339,11 +387,41 @@ def _functions(basis, family, variable, interval, symbols, value_dim, problems):
 
 def family_size(family):
     """Number of basis functions of a family, known before any expression is built."""
+    if family.option("total_degree") is not None:
+        return math.comb(family.option("total_degree") + family.variables, family.variables)
+    if family.variables > 1:
+        return math.prod(family_size(f) for f in axis_families(family))
     if family.name == "sinc":
         return family.option("count")
     if family.name == "fourier":
         return 2 * family.option("order") + 1
     return family.option("degree") + 1
+
+
+def axis_families(family):
+    """The 1-D factor families of a tensor-product family (one per variable)."""
+    return tuple(Family(family.name, tuple((key, value[i]) for key, value in family.options))
+                 for i in range(family.variables))
+
+
+def multi_indices(family):
+    """Multi-indices (one per basis function, last variable fastest): the tensor grid
+    0..degree_i, or the total-degree set {|a| <= D} in the same lexicographic order."""
+    total = family.option("total_degree")
+    if total is None:
+        return list(itertools.product(*(range(family_size(f)) for f in axis_families(family))))
+    return [a for a in itertools.product(range(total + 1), repeat=family.variables)
+            if sum(a) <= total]
+
+
+def _box_functions(family, variables, intervals):
+    """Products of 1-D family functions over the multi-indices (paper Sec. 3.2)."""
+    total = family.option("total_degree")
+    axes = ([Family(family.name, (("degree", total),))] * family.variables
+            if total is not None else axis_families(family))
+    tables = [_family_functions(f, v, i) for f, v, i in zip(axes, variables, intervals)]
+    return [sympy.Mul(*(tables[i][a_i] for i, a_i in enumerate(a)))
+            for a in multi_indices(family)]
 
 
 def _family_functions(family, t, interval):

@@ -1,4 +1,5 @@
 """Exact linear algebra and bounded symbolic work shared by the analysis stages."""
+import itertools
 import math
 import signal
 import threading
@@ -237,3 +238,42 @@ def rational_float(value):
         return numerator / denominator
     except OverflowError:
         return math.inf if numerator > 0 else -math.inf
+
+
+class KroneckerMatrix(ExactMatrix):
+    """A Kronecker product F_1 (x) ... (x) F_k of ExactMatrix factors, entries on demand
+    (row and column indices in C order: the last factor's index runs fastest)."""
+
+    def __init__(self, factors):
+        self.factors = tuple(factors)
+        shape = (math.prod(f.shape[0] for f in factors), math.prod(f.shape[1] for f in factors))
+        super().__init__(shape, None, constant=all(f.constant for f in factors))
+
+    def _split(self, key):
+        rows, cols = [], []
+        i, j = key
+        for factor in reversed(self.factors):
+            i, r = divmod(i, factor.shape[0])
+            j, c = divmod(j, factor.shape[1])
+            rows.append(r)
+            cols.append(c)
+        return list(zip(reversed(rows), reversed(cols)))
+
+    def __getitem__(self, key):
+        return sympy.Mul(*(f[k] for f, k in zip(self.factors, self._split(key))))
+
+    def keys(self):
+        """Positions of the nonzero entries (products of the factors' nonzero positions)."""
+        factor_keys = [sorted(f.todok()) for f in self.factors]
+        for combination in itertools.product(*factor_keys):
+            i = j = 0
+            for factor, (r, c) in zip(self.factors, combination):
+                i, j = i * factor.shape[0] + r, j * factor.shape[1] + c
+            yield i, j
+
+    def float(self, key):
+        return math.prod(f.float(k[::-1] if f.symmetric and k[1] > k[0] else k)
+                         for f, k in zip(self.factors, self._split(key)))
+
+    def todok(self):
+        return {key: self[key] for key in self.keys()}

@@ -25,7 +25,9 @@ from gpcompiler.build import import_module_file  # noqa: E402
 from gpcompiler.spec import load_spec  # noqa: E402
 
 SPECS = sorted(p.stem for p in (ROOT / "specs").glob("*.toml"))
-MECHANISM_SPECS = [n for n in SPECS if 'kind = "cdf"' not in (ROOT / "specs" / f"{n}.toml").read_text()]
+BOX_SPECS = [n for n in SPECS if load_spec(ROOT / "specs" / f"{n}.toml").dimension > 1]
+MECHANISM_SPECS = [n for n in SPECS if 'kind = "cdf"' not in (ROOT / "specs" / f"{n}.toml").read_text()
+                   and n not in BOX_SPECS]   # curve mechanisms
 
 
 def pytest_addoption(parser):

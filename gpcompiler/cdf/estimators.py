@@ -295,15 +295,23 @@ def _quantiles(noisy, sigma, epsilon, delta):
 
 
 def estimate(data, *, lo, hi, epsilon, delta, degree=10, method="direct", rng=None,
-             bins=64, steps=32):
+             bins=64, steps=32, total_degree=None):
     """(epsilon, delta)-DP CDF of ``data`` in public bounds [lo, hi].
 
     method: "moments" (paper's PP), "direct" (noise on orthonormal coefficients, same
     privacy, far less noise), "histogram" (HQ, ``bins``), "adaptive-quantiles" (AQ, ``steps``).
     ``data`` may be an array, or a Dask array or DataFrame column (sums per partition,
     reduced as a tree; the noise is drawn once, here). Statistics are summed in chunks,
-    so memory beyond the input does not grow with N.
+    so memory beyond the input does not grow with N. Data of shape (N, k), k >= 2, with
+    per-column bounds, get the joint CDF (direct or histogram; ``degree`` per column,
+    optionally ``total_degree``): see :func:`gpcompiler.cdf.joint.joint_estimate`.
     """
+    if not _is_dask(data) and numpy.ndim(data) == 2 and numpy.shape(data)[1] >= 2:
+        from .joint import joint_estimate
+        return joint_estimate(data, lo=lo, hi=hi, epsilon=epsilon, delta=delta, degree=degree,
+                              total_degree=total_degree, method=method, bins=bins, rng=rng)
+    if total_degree is not None:
+        raise ValueError("total_degree applies to data of several columns (N, k)")
     _size(method, degree, bins, steps)
     _size("moments" if method == "moments" else "direct", degree, bins, steps)
     _check_budget(epsilon, delta)

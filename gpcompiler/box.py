@@ -1,0 +1,157 @@
+"""Stage 2 on a box I_1 x ... x I_k (paper Sec. 3.2, "Multivariate functions").
+
+The Gram matrix is still m x m, its entries integrated over the box. A tensor-product
+family has G = G_1 (x) ... (x) G_k (Fubini): each factor goes through the 1-D analysis and
+L, D, R = L D^(1/2) and K are the Kronecker products of the factors' (unique LDL^T), so
+nothing larger than a factor is factored. A total-degree polynomial space, or polynomial
+functions, expand exactly in tensor Legendre atoms restricted to total degree; any other
+basis gets iterated integrals (docs/design.md, "Exact analysis").
+"""
+import dataclasses
+import itertools
+import math
+
+import mpmath
+import sympy
+
+from .analysis import (Analysis, Atoms, Quadrature, _check_weight, _expression_gram,
+                       _factorize, _frequency_and_degree, _legendre_rows, _legendre_space,
+                       _polynomial_space, analyze)
+from .spec import Family, Metric, _family_functions, axis_families, family_size, multi_indices
+from .symbolic import KroneckerMatrix, matrix_field
+
+
+def analyze_box(spec, stage):
+    """The exact analysis of a spec over a box (k > 1 variables)."""
+    family, plain = spec.family, spec.metric.kind == "L2"
+    if family is not None and family.option("total_degree") is None and plain:
+        return _tensor(spec, stage)
+    polynomial = _is_polynomial_box(spec)
+    if plain and polynomial:
+        return _polynomial_space(spec, stage)
+    _check_weight(spec)
+    if polynomial:
+        atoms, mapping, gram, method = _legendre_space(spec)
+    else:
+        atoms, mapping = Atoms("expression", spec.basis_size), None
+        gram, method = _expression_gram(spec)
+    return _factorize(spec, gram, method, atoms, mapping, stage)
+
+
+def _is_polynomial_box(spec):
+    if spec.vector_basis or not all(e.is_finite for i in spec.intervals for e in i):
+        return False
+    if spec.family is not None:
+        return spec.family.name in ("monomial", "legendre")
+    return all(f[0].is_polynomial(*spec.variables) for f in spec.functions)
+
+
+def axis_spec(spec, axis, family):
+    """The 1-D spec of one variable with a 1-D family (a tensor factor), plain L2."""
+    t, interval = spec.variables[axis], spec.intervals[axis]
+    return dataclasses.replace(
+        spec, name=f"{spec.name}_{t}", variable=t, interval=interval, variables=(t,),
+        intervals=(interval,), family=family, vector_basis=False, value_dim=1,
+        functions=tuple((f,) for f in _family_functions(family, t, interval)),
+        metric=Metric(), curve_interval=None)
+
+
+def _tensor(spec, stage):
+    """G = (x)_i G_i and its LDL^T, R and K as Kronecker products of the 1-D factors'."""
+    factors = tuple(analyze(axis_spec(spec, i, f)) for i, f in enumerate(axis_families(spec.family)))
+    stage("certificate")
+    kind = factors[0].atoms.kind
+    index = tuple(itertools.product(*(range(f.atoms.size) for f in factors)))
+    atoms = Atoms(kind, len(index), tuple(f.atoms.shifts for f in factors), index)
+    pivots = tuple(sympy.Mul(*(f.pivots[a_i] for f, a_i in zip(factors, a)))
+                   for a in multi_indices(spec.family))
+    names = [str(t) for t in spec.variables]
+    kappas = [f.condition_number for f in factors]
+    kron = lambda name: KroneckerMatrix([getattr(f, name) for f in factors])  # noqa: E731
+    return Analysis(
+        spec=spec, gram=kron("gram"),
+        gram_method="exact: Kronecker product G = " + " (x) ".join(f"G_{n}" for n in names)
+                    + " of the 1-D Gram matrices (Fubini); " + "; ".join(
+                        f"G_{n}: {f.gram_method}" for n, f in zip(names, factors)),
+        lower=kron("lower"), pivots=pivots,
+        certificate=("L D L^T = (x)_i L_i (x)_i D_i (x)_i L_i^T, the unique LDL^T of G: every "
+                     "pivot is a product of the factors' pivots, and "
+                     + "; ".join(f"for {n}: {f.certificate}" for n, f in zip(names, factors))),
+        cholesky=kron("cholesky"), transform=kron("transform"), atoms=atoms,
+        quadrature=box_quadrature(spec, atoms),
+        condition_number=(math.prod(kappas) if all(mpmath.isfinite(k) for k in kappas)
+                          else mpmath.nan),
+        numerical=any(f.numerical for f in factors),
+        formulas=(("gram", "G = " + " (x) ".join(f"G_{n}" for n in names)),), factors=factors)
+
+
+def tensor_legendre_expansion(spec):
+    """(field, rows of C, norms, atoms): phi_j = sum_a C_ja prod_i P_(a_i)(u_i), exact.
+
+    Atoms are the tensor grid of a tensor family, else the tensor Legendre polynomials of
+    total degree <= D (x^a expands into P_b with b <= a componentwise, so |b| <= |a| <= D).
+    """
+    polys = (None if spec.family is not None else
+             [sympy.Poly(f[0], *spec.variables) for f in spec.functions])
+    coefficients = [c for p in polys or [] for c in p.coeffs()]
+    field, elements = matrix_field([e for i in spec.intervals for e in i] + coefficients)
+    ends = list(zip(elements[0:2 * spec.dimension:2], elements[1:2 * spec.dimension:2]))
+    family = spec.family
+    if family is not None and family.option("total_degree") is None:
+        sizes = [family_size(f) for f in axis_families(family)]
+        index = list(itertools.product(*(range(n) for n in sizes)))
+    else:
+        degree = (family.option("total_degree") if family is not None
+                  else max(p.total_degree() for p in polys))
+        sizes = [degree + 1] * spec.dimension
+        index = [a for a in itertools.product(range(degree + 1), repeat=spec.dimension)
+                 if sum(a) <= degree]
+    position = {a: n for n, a in enumerate(index)}
+    powers = [_legendre_rows(axis_spec(spec, i, Family("monomial", (("degree", n - 1),))),
+                             field, a, b)[0] for i, (n, (a, b)) in enumerate(zip(sizes, ends))]
+
+    def monomial(exponents, scale):
+        row = {}
+        for terms in itertools.product(*(p[e].items() for p, e in zip(powers, exponents))):
+            key = position[tuple(b for b, _ in terms)]
+            row[key] = row.get(key, field.zero) + scale * math.prod((v for _, v in terms),
+                                                                    start=field.one)
+        return row
+
+    if polys is not None:
+        rows = []
+        for poly in polys:
+            row = {}
+            for exponents, c in poly.terms():
+                for key, v in monomial(exponents, field.from_sympy(c)).items():
+                    row[key] = row.get(key, field.zero) + v
+            rows.append({k: v for k, v in row.items() if v})
+    elif family.name == "legendre":
+        rows = [{j: field.one} for j in range(len(index))]
+    else:
+        rows = [monomial(a, field.one) for a in multi_indices(family)]
+    norms = [math.prod(((b - a) / field(2 * n + 1) for n, (a, b) in zip(multi, ends)),
+                       start=field.one) for multi in index]
+    return field, rows, norms, Atoms("legendre", len(index), index=tuple(index))
+
+
+def box_quadrature(spec, atoms):
+    """Gauss-Legendre nodes per axis and cell, exact for tensor Legendre atoms times a
+    multilinear interpolant (degree a_i + 1 in x_i); for expression atoms (plain L2), a
+    frequency bound and smallest order per variable as in 1-D (not verified against mpmath
+    as the 1-D rules are); nothing for weighted or Sobolev metrics."""
+    if spec.metric.kind != "L2" and not (atoms.kind == "legendre" and spec.metric.sobolev):
+        return Quadrature()
+    if atoms.kind == "legendre":
+        return Quadrature(exact_nodes=tuple((max(a[i] for a in atoms.index) + 3) // 2
+                                            for i in range(spec.dimension)))
+    if atoms.kind != "expression":
+        return Quadrature()
+    frequencies, orders = [], []
+    for t, (lo, hi) in zip(spec.variables, spec.intervals):
+        rates = [_frequency_and_degree(c.subs(spec.defaults), t)
+                 for f in spec.functions for c in f]
+        length = float(sympy.N((hi - lo).subs(spec.defaults)))
+        frequencies.append(max([1.0 / length] + [r for r, _ in rates]))
+        orders.append(max(d for _, d in rates) // 2 + 2)
+    return Quadrature(frequency=tuple(frequencies), min_nodes=tuple(orders))

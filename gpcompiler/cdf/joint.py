@@ -1,0 +1,197 @@
+"""Multivariate DP CDFs (the second paper's direct method on a box, with the first
+paper's Sec. 3.2 "Multivariate functions"; docs/design.md, "CDF estimation").
+
+Each column is mapped affinely from its public bounds to [-1, 1] (clipped). The empirical
+joint CDF F(y) = (1/N) sum_n prod_i 1[x_ni <= y_i] has tensor Legendre coefficients
+c_a = (1/N) sum_n prod_i int_(x_ni)^1 e_(a_i), products of the 1-D direct terms. Replacing
+one record x by x' changes N F by 1_Q(x') - 1_Q(x), Q(x) = prod_i [x_i, 1]: their
+difference has squared L2 norm vol(Q(x) sym. diff. Q(x')) <= vol([-1, 1]^k) = 2^k, and the
+projection onto the span is non-expansive, so the l2 sensitivity of the sums is sqrt(2^k)
+(of c: sqrt(2^k)/N). It is attained for every degree: x = (1, ..., 1), x' = (-1, ..., -1)
+turns 1_Q from a null set into the box, sqrt(2^k) e_0, in the span.
+"""
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy
+from numpy.polynomial import legendre
+from scipy.interpolate import RegularGridInterpolator
+from scipy.optimize import isotonic_regression
+
+from ..rounding import ceil_sqrt
+from ..secure import default_generator
+from .estimators import CDFEstimate, _check_budget, record_contributions
+from .gaussian import analytic_gaussian_sigma
+
+JOINT_METHODS = ("direct", "histogram")
+GRID_POINTS = {2: 129, 3: 33}
+
+
+@dataclass(frozen=True)
+class JointCDFEstimate:
+    """A private joint CDF on the box prod_i [lo_i, hi_i]: values on a tensor grid,
+    non-decreasing in each coordinate, in [0, 1]; multilinear between grid points."""
+    method: str
+    lo: tuple
+    hi: tuple
+    grids: tuple
+    values: numpy.ndarray
+    sigma: float
+    sensitivity: float
+    epsilon: float
+    delta: float
+    degree: tuple = None
+
+    def cdf(self, points):
+        """F~ at points (..., k): 0 below lo in any coordinate, the grid's edge above hi."""
+        points = numpy.asarray(points, dtype=float)
+        below = numpy.any(points < numpy.array(self.lo), axis=-1)
+        clipped = numpy.clip(points, self.lo, self.hi)
+        return numpy.where(below, 0.0, RegularGridInterpolator(self.grids, self.values)(clipped))
+
+    def marginal(self, axis):
+        """The released marginal CDF of one column: F~ with every other coordinate at hi."""
+        index = tuple(slice(None) if i == axis else -1 for i in range(len(self.grids)))
+        return CDFEstimate(self.method, self.lo[axis], self.hi[axis], self.grids[axis],
+                           self.values[index], self.sigma, self.sensitivity, self.epsilon,
+                           self.delta)
+
+    def conditional_quantile(self, p, axis, given, upto):
+        """Quantile p of column ``axis`` among records with column ``given`` <= ``upto``,
+        read from the released CDF: F~(.., x, .., upto, ..)/F~(.., hi, .., upto, ..)."""
+        point = numpy.array(self.hi, dtype=float)
+        point[given] = upto
+        line = numpy.repeat(point[None], self.grids[axis].size, axis=0)
+        line[:, axis] = self.grids[axis]
+        values = self.cdf(line)
+        total = values[-1]
+        if not total > 0:
+            raise ValueError(f"the released CDF puts no mass on column {given} <= {upto}")
+        conditional = CDFEstimate(self.method, self.lo[axis], self.hi[axis], self.grids[axis],
+                                  numpy.clip(values / total, 0.0, 1.0), self.sigma,
+                                  self.sensitivity, self.epsilon, self.delta)
+        return conditional.quantile(p)
+
+
+def sum_sensitivity(k):
+    """l2 sensitivity sqrt(2^k) of the tensor coefficient sums (module docstring)."""
+    return ceil_sqrt(2 ** k)
+
+
+def _reference(data, lo, hi):
+    data = numpy.asarray(data, dtype=float)
+    if data.ndim != 2 or data.shape[1] < 2 or data.shape[0] == 0:
+        raise ValueError(f"data must have shape (N, k) with N >= 1, k >= 2, got {data.shape}")
+    k = data.shape[1]
+    lo, hi = (numpy.broadcast_to(numpy.asarray(b, dtype=float), (k,)) for b in (lo, hi))
+    if not (numpy.all(numpy.isfinite(lo)) and numpy.all(numpy.isfinite(hi)) and numpy.all(lo < hi)):
+        raise ValueError(f"public bounds need finite lo < hi per column, got lo={lo}, hi={hi}")
+    if not numpy.all(numpy.isfinite(data)):
+        raise ValueError("data contains NaN or infinite values")
+    return numpy.clip(2 * (data - lo) / (hi - lo) - 1, -1.0, 1.0), tuple(lo), tuple(hi)
+
+
+def multi_indices(degrees, total_degree=None):
+    """Tensor multi-indices (last column fastest), restricted to |a| <= total_degree."""
+    return [a for a in itertools.product(*(range(d + 1) for d in degrees))
+            if total_degree is None or sum(a) <= total_degree]
+
+
+def coefficient_sums(x, degrees, total_degree=None):
+    """sum_n prod_i int_(x_ni)^1 e_(a_i), for each multi-index a (not private)."""
+    factors = [record_contributions(x[:, i], d, "direct") for i, d in enumerate(degrees)]
+    letters = "abcdefghij"[:len(degrees)]
+    full = numpy.einsum(",".join(f"n{c}" for c in letters) + "->" + letters, *factors)
+    return numpy.array([full[a] for a in multi_indices(degrees, total_degree)])
+
+
+def monotone(values):
+    """Non-decreasing in each coordinate, in [0, 1]: isotonic regression (PAVA) along one
+    axis after another, then clipping. Each pass keeps the earlier axes monotone, because
+    the isotonic regression is order-preserving (u <= v pointwise gives iso u <= iso v)."""
+    out = numpy.asarray(values, dtype=float)
+    for axis in range(out.ndim):
+        moved = numpy.moveaxis(out, axis, -1)
+        flat = moved.reshape(-1, moved.shape[-1])
+        fitted = numpy.array([isotonic_regression(row).x for row in flat])
+        out = numpy.moveaxis(fitted.reshape(moved.shape), -1, axis)
+    return numpy.clip(out, 0.0, 1.0)
+
+
+def joint_estimate(data, *, lo, hi, epsilon, delta, degree=8, total_degree=None,
+                   method="direct", bins=16, rng=None):
+    """(epsilon, delta)-DP joint CDF of data (N, k) in public per-column bounds.
+
+    direct: Gaussian noise (analytic Gaussian mechanism, sensitivity sqrt(2^k)/N) on the
+    tensor Legendre coefficients of degree ``degree`` per column (an int or one per
+    column), optionally restricted to total degree; histogram: noisy counts of
+    ``bins``^k cells (sensitivity sqrt(2)), negatives set to 0, cumulated per axis.
+    """
+    if method not in JOINT_METHODS:
+        raise ValueError(f"method must be one of {', '.join(JOINT_METHODS)}, got {method!r}")
+    _check_budget(epsilon, delta)
+    x, lo, hi = _reference(data, lo, hi)
+    n, k = x.shape
+    rng = default_generator(rng)
+    if method == "histogram":
+        return _histogram(x, lo, hi, epsilon, delta, bins, rng)
+    degrees = _degrees(degree, k)
+    noisy, sigma = private_coefficients(x, degrees, total_degree, epsilon, delta, rng)
+    reference = numpy.linspace(-1, 1, GRID_POINTS.get(k, 17))
+    values = numpy.zeros((reference.size,) * k)
+    scale = [legendre.legvander(reference, d) * numpy.sqrt((2 * numpy.arange(d + 1) + 1) / 2)
+             for d in degrees]
+    for c, a in zip(noisy, multi_indices(degrees, total_degree)):
+        values += c * math.prod(numpy.ix_(*(s[:, a_i] for s, a_i in zip(scale, a))))
+    grids = tuple(l + (reference + 1) * (h - l) / 2 for l, h in zip(lo, hi))
+    return JointCDFEstimate("direct", lo, hi, grids, monotone(values), sigma,
+                            sum_sensitivity(k) / n, epsilon, delta, degrees)
+
+
+def _degrees(degree, k):
+    degrees = tuple(numpy.broadcast_to(numpy.asarray(degree), (k,)).tolist())
+    if any(isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= 200 for d in degrees):
+        raise ValueError(f"degree must be an integer in 0..200 per column, got {degree!r}")
+    return degrees
+
+
+def private_coefficients(x, degrees, total_degree, epsilon, delta, rng):
+    """Noisy tensor coefficients of the empirical CDF of mapped data x (N, k) and their
+    noise scale: Gaussian noise of the analytic Gaussian mechanism for sensitivity
+    sqrt(2^k) on the sums, divided by N."""
+    n, k = x.shape
+    sigma = analytic_gaussian_sigma(epsilon, delta, sum_sensitivity(k))
+    sums = coefficient_sums(x, degrees, total_degree)
+    return (sums + sigma * rng.standard_normal(sums.shape)) / n, sigma / n
+
+
+def _histogram(x, lo, hi, epsilon, delta, bins, rng):
+    """The baseline: a k-dimensional histogram (replace-one moves two counts by 1)."""
+    n, k = x.shape
+    counts, _ = numpy.histogramdd(x, bins=bins, range=[(-1, 1)] * k)
+    sensitivity = ceil_sqrt(2)
+    sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
+    noisy = numpy.maximum(counts + sigma * rng.standard_normal(counts.shape), 0.0)
+    values = noisy
+    for axis in range(k):
+        values = numpy.cumsum(values, axis=axis)
+    values = numpy.pad(values / n, [(1, 0)] * k)
+    grids = tuple(numpy.linspace(l, h, bins + 1) for l, h in zip(lo, hi))
+    return JointCDFEstimate("histogram", lo, hi, grids, numpy.clip(values, 0.0, 1.0), sigma / n,
+                            sensitivity / n, epsilon, delta)
+
+
+def joint_distances(estimate_, data, points=401):
+    """Kolmogorov distance to the empirical joint CDF, on a grid of ``points`` per column
+    (2-D: sorted counts; a sup over a grid, not over every data corner)."""
+    data = numpy.clip(numpy.asarray(data, dtype=float), estimate_.lo, estimate_.hi)
+    axes = [numpy.linspace(l, h, points) for l, h in zip(estimate_.lo, estimate_.hi)]
+    cells = tuple(numpy.searchsorted(a, data[:, i], side="left") for i, a in enumerate(axes))
+    counts = numpy.zeros((points,) * len(axes))
+    numpy.add.at(counts, cells, 1.0)
+    for axis in range(len(axes)):
+        counts = numpy.cumsum(counts, axis=axis)
+    empirical = counts / data.shape[0]
+    mesh = numpy.stack(numpy.meshgrid(*axes, indexing="ij"), axis=-1)
+    return float(numpy.abs(estimate_.cdf(mesh) - empirical).max())

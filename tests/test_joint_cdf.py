@@ -1,0 +1,100 @@
+"""Multivariate DP CDFs (docs/design.md, "CDF estimation"): the sensitivity sqrt(2^k)/N
+of the direct method on [-1, 1]^k, its noise, and the post-processing."""
+import math
+
+import mpmath
+import numpy
+import pytest
+from scipy import stats
+
+from gpcompiler.cdf import analytic_gaussian_sigma, estimate
+from gpcompiler.cdf.joint import (coefficient_sums, joint_distances, monotone,
+                                  multi_indices, private_coefficients, sum_sensitivity)
+
+
+def test_coefficient_sums_match_mpmath_integrals_of_the_quadrant():
+    """c_a of one record x = int over Q(x) = [x_1, 1] x [x_2, 1] of e_a (mpmath, 30 digits)."""
+    x = numpy.array([[-0.3, 0.55]])
+    sums = coefficient_sums(x, (3, 2))
+    with mpmath.workdps(30):
+        def e(k, t):
+            return mpmath.sqrt(mpmath.mpf(2 * k + 1) / 2) * mpmath.legendre(k, t)
+        for value, (a, b) in zip(sums, multi_indices((3, 2))):
+            exact = mpmath.quad(lambda s, t: e(a, s) * e(b, t), [mpmath.mpf("-0.3"), 1],
+                                [mpmath.mpf("0.55"), 1], method="gauss-legendre")
+            assert abs(value - float(exact)) < 1e-14
+
+
+@pytest.mark.parametrize("k, degree", [(2, 6), (3, 3)])
+def test_replace_one_sensitivity_is_sqrt_2_to_the_k_and_attained(k, degree):
+    """||sums(x') - sums(x)|| <= sqrt(2^k) for random and extreme pairs, with equality at the
+    opposite corners (1_Q goes from a null set to the whole box, sqrt(2^k) e_0)."""
+    degrees = (degree,) * k
+    rng = numpy.random.default_rng(1)
+    points = numpy.concatenate([rng.uniform(-1, 1, (400, k)),
+                                rng.choice([-1.0, 1.0], (200, k)) * rng.uniform(0.9, 1, (200, k))])
+    sums = numpy.stack([coefficient_sums(p[None], degrees) for p in points])
+    changes = numpy.linalg.norm(sums[:300] - sums[300:], axis=1)
+    bound = math.sqrt(2 ** k)
+    assert changes.max() <= bound * (1 + 1e-12)
+    corners = coefficient_sums(numpy.array([[1.0] * k, [-1.0] * k]), degrees)
+    one, other = (coefficient_sums(numpy.full((1, k), v), degrees) for v in (1.0, -1.0))
+    assert abs(numpy.linalg.norm(other - one) - bound) < 1e-12
+    assert numpy.allclose(corners, other + one)
+    assert sum_sensitivity(k) >= bound and sum_sensitivity(k) == pytest.approx(bound, rel=1e-15)
+
+
+def test_noise_is_gaussian_with_the_analytic_sigma():
+    rng = numpy.random.default_rng(2)
+    x = rng.uniform(-1, 1, (50, 2))
+    exact = coefficient_sums(x, (3, 3), 4) / 50
+    draws = numpy.stack([private_coefficients(x, (3, 3), 4, 1.0, 1e-6, rng)[0]
+                         for _ in range(400)])
+    sigma = private_coefficients(x, (3, 3), 4, 1.0, 1e-6, rng)[1]
+    assert sigma == analytic_gaussian_sigma(1.0, 1e-6, sum_sensitivity(2)) / 50
+    assert draws.shape[1] == len(multi_indices((3, 3), 4)) == 13
+    z = ((draws - exact) / sigma).ravel()
+    assert stats.kstest(z, "norm").pvalue > 1e-6
+    assert stats.kstest(z / 1.25, "norm").pvalue < 1e-6  # the test has power
+
+
+def test_post_processing_is_monotone_in_each_coordinate_with_values_in_0_1():
+    rng = numpy.random.default_rng(3)
+    raw = rng.normal(size=(20, 30, 6)).cumsum(axis=0) * 0.2
+    assert numpy.any(numpy.diff(raw, axis=1) < 0)
+    out = monotone(raw)
+    for axis in range(3):
+        assert numpy.all(numpy.diff(out, axis=axis) >= 0)
+    assert out.min() >= 0 and out.max() <= 1
+    noisy = estimate(rng.normal(size=(30, 2)), lo=-3, hi=3, epsilon=0.2, delta=1e-6,
+                     degree=12, rng=4)
+    assert all(numpy.all(numpy.diff(noisy.values, axis=a) >= 0) for a in (0, 1))
+    assert 0 <= noisy.values.min() and noisy.values.max() <= 1
+
+
+def test_accurate_at_a_large_budget_and_the_histogram_baseline():
+    """Independent columns (uniform, and a clipped normal): KS distance to the empirical
+    joint CDF, marginals and a conditional quantile read from the release."""
+    rng = numpy.random.default_rng(5)
+    data = numpy.column_stack([rng.uniform(0, 10, 20000), rng.normal(0, 1, 20000)])
+    direct = estimate(data, lo=[0, -4], hi=[10, 4], epsilon=50.0, delta=1e-6, degree=24,
+                      rng=6)
+    histogram = estimate(data, lo=[0, -4], hi=[10, 4], epsilon=50.0, delta=1e-6,
+                         method="histogram", bins=32, rng=6)
+    assert joint_distances(direct, data) < 0.02 and joint_distances(histogram, data) < 0.05
+    assert abs(direct.marginal(0).quantile(0.5) - 5.0) < 0.2
+    assert abs(direct.conditional_quantile(0.5, 1, 0, 5.0) - 0.0) < 0.1
+    assert direct.sensitivity == pytest.approx(2 / 20000)
+    total = estimate(data, lo=[0, -4], hi=[10, 4], epsilon=50.0, delta=1e-6, degree=24,
+                     total_degree=24, rng=6)
+    assert joint_distances(total, data) < 0.03
+
+
+def test_joint_errors():
+    data = numpy.zeros((10, 2))
+    with pytest.raises(ValueError, match="lo < hi"):
+        estimate(data, lo=[0, 1], hi=[1, 1], epsilon=1.0, delta=1e-6)
+    with pytest.raises(ValueError, match="method"):
+        estimate(data, lo=0, hi=1, epsilon=1.0, delta=1e-6, method="moments")
+    with pytest.raises(ValueError, match="total_degree"):
+        estimate(numpy.zeros(10), lo=0, hi=1, epsilon=1.0, delta=1e-6, total_degree=3)
