@@ -292,12 +292,6 @@ def _check_values(y, batch_shape, samples):
     return y
 
 
-def _finite(x):
-    """Whether every entry of x is finite: its sum of squares is, unless a NaN or inf reaches
-    it or it overflows (one BLAS call, then an exact check in that case)."""
-    return math.isfinite(numpy.vdot(x, x)) or bool(numpy.isfinite(x).all())
-
-
 def _contract(y, weights):
     if VECTOR_BASIS:
         return numpy.einsum("...sr,smr->...m", y, weights)
@@ -329,6 +323,12 @@ def _project(t, y, p):
     weights = _cached_weights(t, p)
     y = _check_values(y, (), t.size)
     return _contract(y, weights), y
+
+
+def _finite(x):
+    """Whether every entry of x is finite: its sum of squares is, unless a NaN or inf reaches
+    it or it overflows (one BLAS call, then an exact check in that case)."""
+    return math.isfinite(numpy.vdot(x, x)) or bool(numpy.isfinite(x).all())
 
 
 def _reject_nonfinite(y):
