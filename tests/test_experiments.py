@@ -195,3 +195,58 @@ def test_select_distance_by_pythagoras_matches_direct_integration():
     assert len(result.basis_indices) > 3
     assert select.release_distance(result, c, residual) == pytest.approx(
         protocol.l2_distance(result.evaluate, curve, nodes=33), rel=1e-9)
+
+
+@pytest.mark.parametrize("key, budgets", [("epsilon", [0.3, 4.0]), ("rho", [0.05, 2.0])])
+def test_batched_baseline_errors_equal_one_seed_at_a_time(key, budgets):
+    """baseline_errors draws every seed's noise and integrates all seeds at once; each
+    entry equals the release of baseline_points (own ledger and draws, numpy.interp) for
+    that seed, budget and window, its distance to q in closed form: f - q is linear on
+    every piece between the knots, so it is fixed by its values d1, d3 at the quarter
+    points and its square integrates to h ((d1 + d3)^2 / 4 + (d3 - d1)^2 / 3)."""
+    t = numpy.array([0.5, 1.0, 2.0, 2.0, 3.5, 4.0, 5.5])          # a jump at t = 2
+    y = numpy.array([[1.0, -2.0], [3.0, 0.5], [2.0, 1.0], [-1.0, 1.5], [0.0, 4.0],
+                     [2.5, -1.0], [1.0, 1.0]])
+    curve = make_curve(t, y, (0.0, 6.0))
+    plan = [("k=9", 9, [("s=1", 1), ("s=3", 3)]), ("k=4", 4, [("s=2", 2)])]
+    found = protocol.baseline_errors(5, t, y, curve, key, budgets, 3, plan)
+    norm = math.sqrt(curve.norm_squared())
+    for _, k, windows in plan:
+        for method, window, setting in [("Baseline", None, f"k={k}")] + [
+                ("Baseline (smoothed)", s, f"k={k}, {label}") for label, s in windows]:
+            for b, budget in enumerate(budgets):
+                for j in range(3):
+                    release = baseline_points(t, y, k, domain=(0.0, 6.0), window=window,
+                                              rng=protocol.simulation_rng(5, j), **{key: budget})
+                    knots = numpy.unique(numpy.concatenate([[0.0, 6.0], t, release.breakpoints]))
+                    h = numpy.diff(knots)
+                    d1, d3 = ((release.evaluate(x) - curve(x)) for x in (knots[:-1] + h / 4,
+                                                                         knots[1:] - h / 4))
+                    direct = math.sqrt(float(h @ ((d1 + d3) ** 2 / 4 + (d3 - d1) ** 2 / 3).sum(1)))
+                    assert found[method][setting][b][j] == pytest.approx(direct / norm, rel=1e-9)
+
+
+def test_seg_errors_by_pythagoras_equal_direct_integration():
+    """seg_errors takes PrivFuncSeg's errors by Pythagoras from one projection per run; each
+    equals priv_func_seg's release (plain and continuous, same seed) integrated directly
+    by Gauss-Legendre exact for its degree, and the LS Approximation equals the direct
+    distance of the projection on the same breakpoints."""
+    from gpcompiler.adaptive import piecewise, priv_func_seg
+    from gpcompiler.experiments import mixtures, segments
+    from gpcompiler.experiments.seg_common import seg_errors
+    t, ys = mixtures.mixtures(2)
+    curve = make_curve(t, ys[1], mixtures.DOMAIN)
+    module = segments.spec_module(4)
+    norm = math.sqrt(curve.norm_squared())
+    found = seg_errors(7, t, ys[1], curve, module, "epsilon", [0.05, 50.0], 2, {})
+    for b, budget in enumerate([0.05, 50.0]):
+        for j in range(2):
+            for name, continuous in (("PrivFuncSeg", False), ("PrivFuncSeg (continuous)", True)):
+                release = priv_func_seg(t, ys[1], module, epsilon=budget, continuous=continuous,
+                                        rng=protocol.simulation_rng(7, j))
+                direct = protocol.l2_distance(release.evaluate, curve, release.breakpoints, 5)
+                assert found[name][""][b][j] == pytest.approx(direct / norm, rel=1e-9)
+            fit, _ = piecewise.project(curve, release.breakpoints, 4)
+            direct = protocol.l2_distance(fit.evaluate, curve, release.breakpoints, 5)
+            assert found["LS Approximation"][""][b][j] == pytest.approx(direct / norm, rel=1e-9)
+    assert len(release.breakpoints) > 3

@@ -12,14 +12,18 @@ import math
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from fractions import Fraction
 from importlib import import_module
 
 import numpy
 from numpy.polynomial import legendre
 
+from ..adaptive.baseline import _sliding_mean
 from ..adaptive.curve import make_curve
+from ..adaptive.ledger import PrivacyLedger, check_budget
 from ..curves import Curves, read_curves
 from ..errors import DataError
+from ..rounding import ceil_float, ceil_sqrt
 
 BASE_SEED = 20260501
 
@@ -77,14 +81,21 @@ def l2_distance(evaluate, curve, knots=(), nodes=2):
     piece between the samples, the knots and the domain ends: exact up to rounding when f
     is a polynomial of degree < nodes between knots ((f - q)^2 then has degree
     <= 2 nodes - 2)."""
+    points, weights, q = gauss_nodes(curve, knots, nodes)
+    f = numpy.asarray(evaluate(points), dtype=float).reshape(q.shape)
+    return math.sqrt(float(weights @ numpy.sum((f - q) ** 2, axis=-1)))
+
+
+def gauss_nodes(curve, knots, nodes):
+    """(points, weights, q at the points (P, n)) of Gauss-Legendre with ``nodes`` points on
+    every piece of q cut at the knots."""
     lo, hi, y_lo, y_hi = curve.pieces(knots)
     x, w = legendre.leggauss(nodes)
     lam = (x + 1) / 2
-    points = lo[:, None] + (hi - lo)[:, None] * lam
-    weights = (hi - lo)[:, None] * w / 2
+    points = (lo[:, None] + (hi - lo)[:, None] * lam).ravel()
+    weights = ((hi - lo)[:, None] * w / 2).ravel()
     q = y_lo[:, None, :] * (1 - lam)[None, :, None] + y_hi[:, None, :] * lam[None, :, None]
-    f = numpy.asarray(evaluate(points.ravel()), dtype=float).reshape(q.shape)
-    return math.sqrt(float(numpy.sum(weights * numpy.sum((f - q) ** 2, axis=-1))))
+    return points, weights, q.reshape(points.size, -1)
 
 
 def summary(errors):
@@ -134,34 +145,59 @@ def run_tasks(name, dataset, models, simulations, quick, jobs):
 def baseline_errors(index, t, y, curve, key, budgets, simulations, plan):
     """Normalized errors of the LY23 baseline for every (k, s) of ``plan`` = [(k label, k,
     [(s label, s), ...]), ...]: {"Baseline": {...}, "Baseline (smoothed)": {...}}, each
-    setting (budget, simulation). Smoothing is post-processing of the same noisy points
-    (baseline_points(window=s) with the same seed returns exactly this), so every s reuses
-    one release."""
-    from ..adaptive import baseline_points
+    setting (budget, simulation). Simulation j's release is exactly baseline_points(t, y,
+    k, rng=simulation_rng(index, j)) (same draws in the same order, see baseline_noise);
+    smoothing is post-processing of that release (baseline_points(window=s) with the same
+    seed returns exactly the smoothed one), so every s reuses it. All budgets, simulations
+    and windows of one k are integrated at once (one interpolation on shared pieces)."""
     norm = math.sqrt(curve.norm_squared())
     plain, smoothed = {}, {}
+    shape = (len(budgets), simulations)
     for k_label, k, windows in plan:
-        rows = {None: []} | {label: [] for label, _ in windows}
-        for budget in budgets:
-            for row in rows.values():
-                row.append([])
-            for j in range(simulations):
-                result = baseline_points(t, y, k, domain=curve.domain, rng=simulation_rng(index, j),
-                                         **{key: budget})
-                for label, window in ((None, None), *windows):
-                    error = _joined_error(result.breakpoints, result.coefficients, curve, window)
-                    rows[label][-1].append(error / norm)
-        plain[k_label] = rows[None]
-        smoothed.update({f"{k_label}, {label}": rows[label] for label, _ in windows})
+        times = numpy.linspace(*curve.domain, k)
+        points = curve(times)
+        noisy = numpy.stack([points + baseline_noise(key, budget, k, curve.value_dim,
+                                                     simulation_rng(index, j))
+                             for budget in budgets for j in range(simulations)], axis=1)
+        joined = JoinedErrors(curve, times)
+        plain[k_label] = (joined(noisy) / norm).reshape(shape).tolist()
+        for label, window in windows:
+            values = noisy if window <= 1 else _sliding_mean(
+                noisy.reshape(k, -1), int(window)).reshape(noisy.shape)
+            smoothed[f"{k_label}, {label}"] = (joined(values) / norm).reshape(shape).tolist()
     return {"Baseline": plain, "Baseline (smoothed)": smoothed}
 
 
-def _joined_error(times, noisy, curve, window):
-    """||f - q|| for the points (times, noisy) smoothed with ``window`` and joined linearly."""
-    from ..adaptive.baseline import _sliding_mean
-    values = noisy if window is None or window <= 1 else _sliding_mean(noisy, int(window))
+def baseline_noise(key, budget, k, value_dim, rng):
+    """The noise baseline_points(k, rng=rng, key=budget) adds to its k points, (k, n): the
+    same scale and the same draws from ``rng`` in the same order as its per-point
+    privatize_vector (GP: a Gaussian direction then a Gamma(n) radius per point; CGP: n
+    Gaussians per point), without a ledger per point."""
+    model, value = check_budget(**{"epsilon": None, "rho": None, key: budget})
+    share = Fraction(PrivacyLedger(value, model).share(Fraction(1, k)))
+    if model == "CGP":
+        return rng.standard_normal((k, value_dim)) * ceil_sqrt(1 / (2 * share))
+    direction, radius = numpy.empty((k, value_dim)), numpy.empty(k)
+    for i in range(k):
+        direction[i] = rng.standard_normal(value_dim)
+        radius[i] = rng.gamma(value_dim)
+    direction /= numpy.linalg.norm(direction, axis=1, keepdims=True)
+    return radius[:, None] * direction * ceil_float(1 / share)
 
-    def evaluate(x):
-        return numpy.stack([numpy.interp(x, times, values[:, r]) for r in range(values.shape[1])],
-                           axis=-1)
-    return l2_distance(evaluate, curve, knots=times, nodes=2)
+
+class JoinedErrors:
+    """||f - q|| for many sets of values at the public ``times`` joined linearly, f linear
+    between knots: 2-point Gauss-Legendre on q's pieces cut at the times (exact up to
+    rounding, as l2_distance), the nodes' interpolation weights computed once."""
+
+    def __init__(self, curve, times):
+        points, self.weights, self.q = gauss_nodes(curve, times, 2)
+        self.left = numpy.clip(numpy.searchsorted(times, points, side="right") - 1, 0,
+                               times.size - 2)
+        self.share = ((points - times[self.left])
+                      / (times[self.left + 1] - times[self.left]))[:, None, None]
+
+    def __call__(self, values):
+        """values (k, B, n) at the times: the B distances."""
+        f = values[self.left] * (1 - self.share) + values[self.left + 1] * self.share
+        return numpy.sqrt(numpy.einsum("p,pbr->b", self.weights, (f - self.q[:, None, :]) ** 2))

@@ -3,6 +3,7 @@ Markdown table. A method's line at each budget is its best setting (least mean e
 chosen with hindsight among its public settings, as the paper's figures show one line
 per method; every setting's numbers are kept in results.json."""
 import json
+import re
 
 import numpy
 
@@ -44,8 +45,14 @@ def headline(methods, paper_methods, baselines, metric="l2"):
 
 
 def write_json(path, results):
+    """results as indented JSON with every innermost list of numbers on one line (a full
+    run holds over a million errors); a string never holds a raw newline, so only arrays
+    match."""
     from ..curves import write_text_atomically
-    write_text_atomically(path, json.dumps(results, indent=1, allow_nan=False) + "\n")
+    text = json.dumps(results, indent=1, allow_nan=False)
+    text = re.sub(r"\[\n\s*(-?[0-9][-+0-9.eE,\s]*?)\s*\]",
+                  lambda match: "[" + re.sub(r"\s+", "", match.group(1)) + "]", text)
+    write_text_atomically(path, text + "\n")
 
 
 def table(results):
