@@ -18,7 +18,6 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import numpy
 
@@ -27,13 +26,12 @@ from . import batched
 from .adaptive import seg, select
 from .audit import (AuditReport, Claim, audit_module, audit_pair, black_box_samples,
                     pair_multiples)
-from .build import import_module_file
+from .build import SHIPPED_MODULES, SHIPPED_SPECS, import_module_file
 from .cdf import estimators
 from .conformance import StepRecorder, conform_module, conformance, default_draws, steps_report
 from .spec import load_spec
 
 ALPHA = 1e-6
-ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = {
     "full": {"black_box": 4e5, "least": 2000, "conformance": 4e7, "fewest": 1000000,
              "most": 1000000, "end_to_end": 2000, "adaptive": 100000, "spied": 2000},
@@ -95,12 +93,12 @@ def false_alarm_bound(audits):
 @lru_cache(maxsize=None)
 def generated(name):
     """A committed generated module (imported once per process)."""
-    return import_module_file(ROOT / "generated" / f"{name}.py", f"audited_{name}")
+    return import_module_file(SHIPPED_MODULES / f"{name}.py", f"audited_{name}")
 
 
 def shipped_specs():
     """Names of the shipped curve specs (not the CDF ones, not the ones over a box)."""
-    return sorted(p.stem for p in (ROOT / "specs").glob("*.toml")
+    return sorted(p.stem for p in SHIPPED_SPECS.glob("*.toml")
                   if 'kind = "cdf"' not in p.read_text() and load_spec(p).dimension == 1)
 
 

@@ -18,6 +18,11 @@ from .ir import lower, lower_cdf
 from .spec import load_spec
 from .symbolic import time_limit
 
+# The shipped specs and their generated modules, inside the package (links to the top-level
+# specs/ and generated/ in a checkout; copies in an installed wheel).
+SHIPPED_SPECS = Path(__file__).resolve().parent / "specs"
+SHIPPED_MODULES = Path(__file__).resolve().parent / "generated"
+
 
 @dataclass(frozen=True)
 class Compiled:

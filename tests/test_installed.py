@@ -53,6 +53,7 @@ def shipped_files():
     """Every file of the package that must be installed: modules, templates, data."""
     files = [p for p in PACKAGE.rglob("*") if p.is_file() and "__pycache__" not in p.parts
              and p.suffix != ".pyc"]
+    files += [*(PACKAGE / "specs").glob("*.toml"), *(PACKAGE / "generated").glob("*.py")]
     return sorted(p.relative_to(ROOT).as_posix() for p in files)
 
 
@@ -62,6 +63,8 @@ def test_wheel_ships_every_module_template_and_data_file(wheel):
     assert any(name.startswith("gpcompiler/adaptive/") for name in expected)
     assert any(name.startswith("gpcompiler/templates/") for name in expected)
     assert any(name.startswith("gpcompiler/data/") for name in expected)
+    assert "gpcompiler/specs/sinc_ecg.toml" in expected
+    assert "gpcompiler/generated/linear.py" in expected
     missing = [name for name in expected if name not in names]
     assert not missing, f"not in the wheel: {missing}"
     stray = [n for n in names if not n.startswith(("gpcompiler/", "gpcompiler-"))]
@@ -101,3 +104,11 @@ def test_console_script_of_the_installed_wheel(wheel, tmp_path):
     rows = [line for line in (work / "release.csv").read_text().splitlines()
             if not line.startswith("#")]
     assert rows[0] == "curve,t,mV" and len(rows) == 12
+    run("experiment", "ecg", "--quick", "--curves", "1", "--seeds", "1", "--out", "ecg")
+    assert (work / "ecg" / "results.json").is_file()
+    shipped = subprocess.run(
+        [str(python), "-c", "from gpcompiler import audit_suite\n"
+         "for name in audit_suite.shipped_specs(): audit_suite.generated(name)\n"
+         "print(len(audit_suite.shipped_specs()))"],
+        cwd=work, env=env, capture_output=True, text=True)
+    assert shipped.returncode == 0 and int(shipped.stdout) >= 9, shipped.stdout + shipped.stderr

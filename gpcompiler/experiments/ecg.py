@@ -12,12 +12,11 @@ outside [0, 800]), by Pythagoras ||f~ - q||^2 = ||c~ - c||^2 + ||q - Pq||^2 with
 import io
 import math
 from importlib import resources
-from pathlib import Path
 
 import numpy
 
 from ..adaptive.curve import make_curve
-from ..build import load as load_spec
+from ..build import SHIPPED_SPECS, load as load_spec
 from ..curves import Curves
 from .protocol import baseline_errors, checked_dataset, first, simulation_rng, user_curves
 
@@ -52,7 +51,7 @@ def _points(quick):
 
 def module():
     """The sinc module (compiled from the shipped spec, cached)."""
-    return load_spec(Path(__file__).resolve().parents[2] / "specs" / SPEC)
+    return load_spec(SHIPPED_SPECS / SPEC)
 
 
 def bundled_windows():

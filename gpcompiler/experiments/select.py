@@ -5,14 +5,13 @@ span of the spec's orthonormal basis e, so by Pythagoras its squared distance to
 ||q - Pq||^2 + sum_{i in S} (c~_i - c_i)^2 + sum_{i not in S} c_i^2, with c and the
 residual ||q - Pq||^2 (integrated directly) computed once per curve."""
 import math
-from pathlib import Path
 
 import numpy
 
 from ..adaptive import priv_func_select
 from ..adaptive.curve import make_curve
 from ..adaptive.select import prefix_distances
-from ..build import load as load_spec
+from ..build import SHIPPED_SPECS, load as load_spec
 from . import mixtures
 from .protocol import baseline_errors, simulation_rng
 
@@ -35,7 +34,7 @@ def load(data, quick, curves, options):
 def simulate(index, t, y, domain, model, budgets, simulations, quick):
     """Normalized L2 errors (budget, simulation) of every method on one curve, and the
     number of basis functions PrivFuncSelect chose."""
-    module = load_spec(Path(__file__).resolve().parents[2] / "specs" / SPEC)
+    module = load_spec(SHIPPED_SPECS / SPEC)
     curve = make_curve(t, y, domain)
     norm = curve.norm_squared() ** 0.5
     key = "epsilon" if model == "GP" else "rho"

@@ -10,10 +10,9 @@ baseline as the paper runs it is not private in our model (reported as the paper
 """
 import math
 from importlib import resources
-from pathlib import Path
 
 from ..adaptive.curve import make_curve
-from ..build import load as load_spec
+from ..build import SHIPPED_SPECS, load as load_spec
 from ..curves import bundled_trajectories
 from .protocol import baseline_errors, checked_dataset, first, user_curves
 from .seg_common import seg_errors
@@ -43,7 +42,7 @@ def settings(quick):
 
 def module():
     """The 2-D linear spec's module (compiled from the shipped spec, cached)."""
-    return load_spec(Path(__file__).resolve().parents[2] / "specs" / SPEC)
+    return load_spec(SHIPPED_SPECS / SPEC)
 
 
 def load(data, quick, curves, options):
