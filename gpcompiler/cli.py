@@ -363,14 +363,15 @@ def _release_format(path):
 
 
 def _write_files(args, files):
-    """Write (path, content) pairs: files atomically, then `-o -` on standard output."""
-    from .curves import write_text_atomically
-    for path, content in sorted(files, key=lambda item: item[0] == STDOUT):
+    """Write (path, content) pairs: the files all or none, then `-o -` on standard output."""
+    from .curves import write_files_atomically
+    written = [(path, content) for path, content in files if path != STDOUT]
+    write_files_atomically(written)
+    for path, _ in written:
+        _say(args, f"wrote {path}")
+    for path, content in files:
         if path == STDOUT:
             sys.stdout.write(content)
-        else:
-            write_text_atomically(path, content)
-            _say(args, f"wrote {path}")
 
 
 def _metadata(args, **extra):

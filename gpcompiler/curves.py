@@ -178,22 +178,33 @@ def check_writable(path, directory=False):
 
 
 def write_text_atomically(path, text):
-    """Write ``text`` (str or bytes) to ``path`` through a temporary file, creating missing
-    parent directories: never half-written (on failure the new directories are removed
-    again); an error names ``path``, never the temporary file."""
-    temporary = f"{path}.tmp"
-    missing, _ = _missing_directories(path)
+    """Write ``text`` (str or bytes) to ``path``; see ``write_files_atomically``."""
+    write_files_atomically([(path, text)])
+
+
+def write_files_atomically(files):
+    """Write (path, text) pairs (str or bytes) through temporary files, creating missing
+    parent directories: every file is staged before any is replaced, so a failure leaves
+    none of them written (and removes the new directories again); an error names the path,
+    never a temporary file."""
+    staged, created, path = [], [], None
     try:
-        for directory in reversed(missing):
-            os.mkdir(directory)
-        with open(temporary, "wb" if isinstance(text, bytes) else "w",
-                  **({} if isinstance(text, bytes) else {"newline": ""})) as handle:
-            handle.write(text)
-        os.replace(temporary, path)
+        for path, text in files:
+            missing, _ = _missing_directories(path)
+            for directory in reversed(missing):
+                os.mkdir(directory)
+                created.append(directory)
+            staged.append((f"{path}.tmp", path))
+            with open(staged[-1][0], "wb" if isinstance(text, bytes) else "w",
+                      **({} if isinstance(text, bytes) else {"newline": ""})) as handle:
+                handle.write(text)
+        for temporary, path in staged:
+            os.replace(temporary, path)
     except OSError as error:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-        for directory in missing:
+        for temporary, _ in staged:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+        for directory in reversed(created):
             if os.path.isdir(directory):
                 os.rmdir(directory)
         raise DataError(f"cannot write {path}: {error.strerror}") from None

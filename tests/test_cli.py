@@ -808,3 +808,19 @@ def test_batch_plot_has_a_colour_and_legend_entry_per_curve(cli, tmp_path, monke
     assert [text.get_text() for text in axis.get_legend().get_texts()] == [
         "original (true data)", "private release: A", "private release: B"]
     assert "T = 10" in axis.get_title() and "ε = 1" in axis.get_title()
+
+
+def test_a_plot_that_cannot_be_written_leaves_no_release(cli, tmp_path, monkeypatch):
+    """The release and its figure are written all or none: a figure that fails at the
+    last moment must not leave a written release (a rerun would spend the budget twice)."""
+    from gpcompiler import curves
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(curves.DataError, match="cannot write .*b.png"):
+        curves.write_files_atomically([(tmp_path / "a.csv", "1"), (blocker / "b.png", b"2")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+    monkeypatch.setattr("gpcompiler.curves.check_writable", lambda *a, **k: None)
+    status, _, err = cli("privatize", "specs/linear.toml", "bundled:ecg", "--param", "T=800",
+                         "--epsilon", "1", "-o", tmp_path / "r.csv", "--plot",
+                         blocker / "p.png")
+    assert status == 2 and "cannot write" in err and not (tmp_path / "r.csv").exists()
