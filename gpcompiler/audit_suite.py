@@ -221,6 +221,7 @@ ADAPTIVE = {
 ADAPTIVE_MUTANTS = {
     "SVT noise halved": mutants.first_svt_noise_halved,
     "final release charged half": mutants.final_release_half_charged,
+    "final release in one coordinate": mutants.final_release_in_one_coordinate,
     "ramp clipping": lambda home: mutants.ramp_clipping(),
 }
 
@@ -288,12 +289,17 @@ def adaptive_audit(algorithm, model, mutant=None, mode="full", alpha=ALPHA, seed
 
     def run():
         with ADAPTIVE_MUTANTS[mutant](home) if mutant else contextlib.nullcontext():
-            audits = tuple(
-                audit_pair(sampler(t, q), sampler(t, q_prime), claim, distance,
-                           label=f"{name}, {label}", samples=samples, alpha=alpha / 2,
-                           events=len(pairs), rng=numpy.random.default_rng(seed + i),
-                           pilot=samples // 4)
-                for i, (label, t, q, q_prime, distance) in enumerate(pairs))
+            try:
+                audits = tuple(
+                    audit_pair(sampler(t, q), sampler(t, q_prime), claim, distance,
+                               label=f"{name}, {label}", samples=samples, alpha=alpha / 2,
+                               events=len(pairs), rng=numpy.random.default_rng(seed + i),
+                               pilot=samples // 4)
+                    for i, (label, t, q, q_prime, distance) in enumerate(pairs))
+            except batched.NoiseModelError as refused:
+                audits, black_box = (), f"{name} (no black box: {refused})"
+            else:
+                black_box = name
             recorder = StepRecorder()
             _, t, _, q_prime, _ = pairs[0]
             rng = numpy.random.default_rng(seed + len(pairs))
@@ -302,7 +308,7 @@ def adaptive_audit(algorithm, model, mutant=None, mode="full", alpha=ALPHA, seed
                 for _ in range(s["spied"]):
                     getattr(adaptive, function_name)(t, q_prime, module, rng=rng,
                                                      **_keyword(claim))
-        return (AuditReport(name, claim, audits, alpha / 2),
+        return (AuditReport(black_box, claim, audits, alpha / 2),
                 steps_report(name, recorder, alpha / 2))
     return _timed(name, claim.describe(pairs[0][-1]), run)
 

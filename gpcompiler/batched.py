@@ -29,6 +29,7 @@ there (gpcompiler.mutants) is what gets sampled. The runs have the algorithm's
 distribution (tests/test_batched.py compares them with the algorithm run one at a time);
 a value may differ from a one-at-a-time run in its last bits (sums in another order).
 """
+import copy
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -83,9 +84,59 @@ def probe_svt(svt, ledger, label, threshold, lipschitz, epsilon1, epsilon2):
     return tuple(probe.scales)
 
 
+class NoiseModelError(ValueError):
+    """A release's noise is not the law the batched runs draw (one spherical Laplace vector
+    for GP, one isotropic Gaussian vector for CGP), so batched runs would not sample it."""
+
+
+class _Recorder:
+    """A seeded generator that records the normal and Gamma draws of one release; a
+    release that draws any other variate is not of the batched runs' law."""
+
+    def __init__(self):
+        self.rng, self.normals, self.gammas = numpy.random.default_rng(0), [], []
+
+    def standard_normal(self, size=None):
+        self.normals.append(numpy.ravel(self.rng.standard_normal(size)))
+        return self.normals[-1].reshape(() if size is None else size)
+
+    def gamma(self, shape, scale=1.0, size=None):
+        value = self.rng.gamma(shape, scale, size)
+        self.gammas.append((shape, scale, value))
+        return value
+
+    def __getattr__(self, name):
+        raise NoiseModelError(f"a release drew {name} variates")
+
+
 def probe_release(privatize_vector, ledger, label, share, size):
-    """Charge a release to ``ledger`` through ``privatize_vector``; its noise scale."""
+    """Charge a release to ``ledger`` through ``privatize_vector``; its noise scale (read
+    from a release of zeros by the probe), after ``check_release`` on a copy of the ledger."""
+    check_release(privatize_vector, copy.deepcopy(ledger), label, share, size)
     return float(privatize_vector(numpy.zeros(size), ledger, label, share, rng=_Probe())[0])
+
+
+def check_release(privatize_vector, ledger, label, share, size):
+    """NoiseModelError unless one release of zeros, its draws recorded, is the recorded
+    spherical Laplace (GP: Gamma(size) radius times the normalized normal vector) or
+    Gaussian vector (CGP) times one scale: a release with noise in fewer coordinates, or
+    a Gamma of another shape, is not what ``release_noise`` samples (compared to 1e-9
+    relative: float rounding)."""
+    recorder = _Recorder()
+    noise = numpy.ravel(privatize_vector(numpy.zeros(size), ledger, label, share,
+                                         rng=recorder))
+    gp = ledger.model == "GP"
+    if len(recorder.normals) != 1 or recorder.normals[0].size != size or \
+            [g[:2] for g in recorder.gammas] != ([(size, 1.0)] if gp else []):
+        raise NoiseModelError(f"{label}: expected one normal vector of {size} coordinates"
+                              + (f" and one Gamma({size}) radius" if gp else ""))
+    normal = recorder.normals[0]
+    unit = normal / numpy.linalg.norm(normal)
+    radius = float(recorder.gammas[0][2]) if gp else float(numpy.linalg.norm(normal))
+    scale = float(numpy.linalg.norm(noise)) / radius
+    if not numpy.allclose(noise, scale * radius * unit, rtol=1e-9, atol=0):
+        raise NoiseModelError(f"{label}: the noise is not one scale times the recorded "
+                              + ("spherical Laplace" if gp else "Gaussian") + " vector")
 
 
 def first_crossing(values, threshold, scales, rng):

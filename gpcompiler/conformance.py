@@ -315,7 +315,9 @@ class StepRecorder:
             noise = numpy.ravel(numpy.asarray(out, dtype=float)
                                 - numpy.asarray(vector, dtype=float))
             if ledger.model == "GP":
-                self.gp.append((float(numpy.linalg.norm(noise)) * float(share), noise.size))
+                radius = float(numpy.linalg.norm(noise))
+                self.gp.append((radius * float(share), noise.size,
+                                (noise[0] / radius) ** 2 if radius > 0 else math.nan))
             else:
                 self.gaussian.append(noise * math.sqrt(2 * float(share)))
             return out
@@ -333,15 +335,18 @@ def steps_report(name, recorder, alpha):
                          _two_sided(stats.gamma.cdf(v.sum(), v.size),
                                     stats.gamma.sf(v.sum(), v.size))),
                    Check("SVT noise KS against Laplace(b)", _ks(v, "expon"))]
-    level = alpha / (len(checks) + 2)
+    level = alpha / (len(checks) + (3 if recorder.gp else 2))
     if recorder.gp:
-        radii = numpy.array([r for r, _ in recorder.gp])
-        sizes = numpy.array([d for _, d in recorder.gp])
+        radii, sizes, first = (numpy.array(column) for column in zip(*recorder.gp))
         total, shape = float(radii.sum()), float(sizes.sum())
         p = _two_sided(stats.gamma.cdf(total, shape), stats.gamma.sf(total, shape))
+        several = sizes > 1
         checks += [Check("release radius x share (sum ~ Gamma(sum d, 1))", p),
                    Check("release radius KS (Gamma(d) CDF values ~ U(0, 1))",
-                         _ks(stats.gamma.cdf(radii, sizes), "uniform"))]
+                         _ks(stats.gamma.cdf(radii, sizes), "uniform")),
+                   Check("release direction KS (u_1^2 ~ Beta(1/2, (d-1)/2) for d > 1)",
+                         _ks(stats.beta.cdf(first[several], 0.5, (sizes[several] - 1) / 2),
+                             "uniform"))]
         estimate = total / shape
         interval = (total / stats.gamma.isf(level / 2, shape),
                     total / stats.gamma.ppf(level / 2, shape))

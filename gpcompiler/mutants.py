@@ -160,6 +160,23 @@ def final_release_half_charged(module):
     return patched(module, "privatize_vector", wrap)
 
 
+def final_release_in_one_coordinate(module):
+    """Patch ``module.privatize_vector`` so that the final release puts the whole noise
+    vector's length in its first coordinate and releases the others exactly (the right
+    radius, the wrong direction)."""
+    def wrap(privatize_vector):
+        def mutated(vector, ledger, label, share, *, rng):
+            released = privatize_vector(vector, ledger, label, share, rng=rng)
+            if "final" not in label:
+                return released
+            vector = numpy.asarray(vector, dtype=float)
+            out = vector.copy()
+            out.flat[0] += numpy.linalg.norm(released - vector)
+            return out
+        return mutated
+    return patched(module, "privatize_vector", wrap)
+
+
 def ramp_clipping():
     """Patch Curve.restricted back to the old clipping of the unbounded algorithm (issue 8,
     finding 1): (lo, 0) and (hi, 0) inserted and joined linearly to the first and last

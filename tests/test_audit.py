@@ -39,11 +39,13 @@ def test_mutants_are_flagged_by_the_stage_that_can_see_them(spec, model, budget,
     assert audit.violated and stage in audit.stage, audit.stage
 
 
-@pytest.mark.parametrize("algorithm, mutant", [("PrivFuncSeg", "final release charged half"),
-                                                ("PrivFuncSelect", "SVT noise halved")])
-def test_adaptive_mutants_are_flagged_by_step_conformance(monkeypatch, algorithm, mutant):
-    """50 spied runs (the correct algorithms pass the same tests in the audit table)."""
-    monkeypatch.setitem(audit_suite.SETTINGS["quick"], "spied", 50)
+@pytest.mark.parametrize("algorithm, mutant, runs", [
+    ("PrivFuncSeg", "final release charged half", 50),
+    ("PrivFuncSelect", "SVT noise halved", 50),
+    ("PrivFuncSelect", "final release in one coordinate", 400)])
+def test_adaptive_mutants_are_flagged_by_step_conformance(monkeypatch, algorithm, mutant, runs):
+    """A few spied runs (the correct algorithms pass the same tests in the audit table)."""
+    monkeypatch.setitem(audit_suite.SETTINGS["quick"], "spied", runs)
     monkeypatch.setitem(audit_suite.SETTINGS["quick"], "adaptive", 500)
     broken = audit_suite.adaptive_audit(algorithm, "GP", mutant, "quick", alpha=1e-7)
     assert broken.conformance.violated
@@ -61,6 +63,23 @@ def test_batched_black_box_flags_the_half_charged_final_release():
     constant = audit.black_box.pairs[1]
     assert "constant" in constant.label and constant.violated
     assert constant.certified_loss > constant.claimed_loss + 0.5
+
+
+def test_batched_runs_refuse_a_release_that_is_not_their_noise_law():
+    """A final release with the right radius in one coordinate (the rest exact) would be
+    sampled as a correct one if the batched runs read only its scale (third adversary
+    review): they check the release against its recorded draws and refuse it."""
+    from gpcompiler import batched
+    from gpcompiler.adaptive import select
+    module = audit_suite.generated("legendre10")
+    t = numpy.linspace(-1, 1, 33)
+    batched.SelectRuns(t, numpy.cos(t), module, epsilon=2.0)
+    with mutants.final_release_in_one_coordinate(select):
+        with pytest.raises(batched.NoiseModelError, match="final release: the noise is not"):
+            batched.SelectRuns(t, numpy.cos(t), module, epsilon=2.0)
+    with mutants.final_release_half_charged(select):
+        halved = batched.SelectRuns(t, numpy.cos(t), module, epsilon=2.0)
+    assert halved.final == batched.SelectRuns(t, numpy.cos(t), module, epsilon=2.0).final / 2
 
 
 def test_user_basis_mutant_of_an_orthonormal_basis_is_equivalent():
