@@ -17,6 +17,7 @@ import sympy
 from .analysis import (Analysis, Atoms, Quadrature, _check_weight, _expression_gram,
                        _factorize, _frequency_and_degree, _legendre_rows, _legendre_space,
                        _polynomial_space, analyze)
+from .errors import SpecError
 from .spec import Family, Metric, _family_functions, axis_families, family_size, multi_indices
 from .symbolic import KroneckerMatrix, matrix_field
 
@@ -135,6 +136,36 @@ def tensor_legendre_expansion(spec):
     return field, rows, norms, Atoms("legendre", len(index), index=tuple(index))
 
 
+def _box_frequency_and_degree(expression, t, spec):
+    """As analysis._frequency_and_degree in the variable t, with the rate of a function
+    whose argument's t-derivative involves the other variables bounded over the box (sum
+    of |coefficient| times the largest |monomial|, for a polynomial derivative); a rate
+    with no such bound is a spec error, never a guess."""
+    frequency, degree = _frequency_and_degree(expression, t)
+    for node in sympy.preorder_traversal(expression):
+        if isinstance(node, sympy.Function) and node.args:
+            rate = sympy.diff(node.args[0], t)
+            if not rate.is_number:
+                frequency = max(frequency, _rate_bound(node, rate, t, spec))
+    return frequency, degree
+
+
+def _rate_bound(node, rate, t, spec):
+    ends = [max(abs(float(sympy.N(e.subs(spec.defaults)))) for e in interval)
+            for interval in spec.intervals]
+    try:
+        poly = sympy.Poly(rate, *spec.variables)
+    except sympy.PolynomialError:
+        poly = None
+    if poly is None or not all(c.is_number for c in poly.coeffs()):
+        raise SpecError([("basis.functions", f"no bound on how fast {node} oscillates in {t} "
+                                             f"over the box (d/d{t} of its argument is "
+                                             f"{rate}, not a polynomial in the variables)")],
+                        spec.path)
+    return float(sum(abs(c) * math.prod(b ** e for b, e in zip(ends, powers))
+                     for powers, c in poly.terms()))
+
+
 def box_quadrature(spec, atoms):
     """Gauss-Legendre nodes per axis and cell, exact for tensor Legendre atoms times a
     multilinear interpolant (degree a_i + 1 in x_i); for expression atoms (plain L2), a
@@ -149,7 +180,7 @@ def box_quadrature(spec, atoms):
         return Quadrature()
     frequencies, orders = [], []
     for t, (lo, hi) in zip(spec.variables, spec.intervals):
-        rates = [_frequency_and_degree(c.subs(spec.defaults), t)
+        rates = [_box_frequency_and_degree(c.subs(spec.defaults), t, spec)
                  for f in spec.functions for c in f]
         length = float(sympy.N((hi - lo).subs(spec.defaults)))
         frequencies.append(max([1.0 / length] + [r for r, _ in rates]))

@@ -214,3 +214,21 @@ def test_numerical_gram_on_a_box(monkeypatch):
     assert result.numerical and result.gram_method.startswith("numerical")
     phi = [lambda x, y: (1,), lambda x, y: (x * y,), lambda x, y: (mpmath.sin(3 * x * y),)]
     check_against(result, reference_gram(phi, [[0, 2], [0, 1]]))
+
+
+def test_oscillation_rates_over_a_box_are_bounded_not_guessed():
+    """sin(40xy) on [0, 1] x [0, 10] oscillates at up to 400 in x and 40 in y; the rate
+    used to be a guessed 10 whenever the derivative involved another variable (third
+    adversary review). A derivative with no polynomial bound is a spec error."""
+    from types import SimpleNamespace
+    from gpcompiler.box import _box_frequency_and_degree
+    from gpcompiler.errors import SpecError
+    x, y = sympy.symbols("x y")
+    box = SimpleNamespace(variables=(x, y), intervals=((sympy.S(0), sympy.S(1)),
+                                                       (sympy.S(-10), sympy.S(3))),
+                          defaults={}, path="box.toml")
+    assert _box_frequency_and_degree(sympy.sin(40 * x * y), x, box)[0] == 400.0
+    assert _box_frequency_and_degree(sympy.cos(40 * x * y + 3 * x), y, box)[0] == 40.0
+    assert _box_frequency_and_degree(sympy.sin(x * y ** 2 - 2 * x), x, box)[0] == 102.0
+    with pytest.raises(SpecError, match="basis.functions: no bound on how fast"):
+        _box_frequency_and_degree(sympy.sin(sympy.exp(x * y)), x, box)
