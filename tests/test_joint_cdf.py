@@ -98,3 +98,17 @@ def test_joint_errors():
         estimate(data, lo=0, hi=1, epsilon=1.0, delta=1e-6, method="moments")
     with pytest.raises(ValueError, match="total_degree"):
         estimate(numpy.zeros(10), lo=0, hi=1, epsilon=1.0, delta=1e-6, total_degree=3)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"lo": [0, 0, 0]}, "lo must be one value or one per column"),
+    ({"degree": [3, 3, 3]}, "degree must be one value or one per column"),
+    ({"degree": [0, 3]}, "degree must be an integer in 1..200"),
+    ({"total_degree": 0}, "total_degree must be a positive integer"),
+])
+def test_joint_options_are_checked_by_name(options, message):
+    data = numpy.random.default_rng(0).uniform(size=(50, 2))
+    with pytest.raises(ValueError, match=message):
+        estimate(data, **{"lo": 0.0, "hi": 1.0, **options}, epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="2 <= k <= 5 columns"):
+        estimate(numpy.zeros((1, 1000)), lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5)

@@ -26,6 +26,7 @@ from .gaussian import analytic_gaussian_sigma
 
 JOINT_METHODS = ("direct", "histogram")
 GRID_POINTS = {2: 129, 3: 33}
+MAX_COLUMNS = 5     # the released reference grid has 17^k values beyond k = 3
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,11 @@ def sum_sensitivity(k):
 
 def _reference(data, lo, hi):
     data = numpy.asarray(data, dtype=float)
-    if data.ndim != 2 or data.shape[1] < 2 or data.shape[0] == 0:
-        raise ValueError(f"data must have shape (N, k) with N >= 1, k >= 2, got {data.shape}")
+    if data.ndim != 2 or not 2 <= data.shape[1] <= MAX_COLUMNS or data.shape[0] == 0:
+        raise ValueError(f"data must have shape (N, k) with N >= 1 records of 2 <= k <= "
+                         f"{MAX_COLUMNS} columns, got {data.shape}")
     k = data.shape[1]
-    lo, hi = (numpy.broadcast_to(numpy.asarray(b, dtype=float), (k,)) for b in (lo, hi))
+    lo, hi = (_per_column(name, b, k, float) for name, b in (("lo", lo), ("hi", hi)))
     if not (numpy.all(numpy.isfinite(lo)) and numpy.all(numpy.isfinite(hi)) and numpy.all(lo < hi)):
         raise ValueError(f"public bounds need finite lo < hi per column, got lo={lo}, hi={hi}")
     if not numpy.all(numpy.isfinite(data)):
@@ -136,7 +138,7 @@ def joint_estimate(data, *, lo, hi, epsilon, delta, degree=8, total_degree=None,
     rng = default_generator(rng)
     if method == "histogram":
         return _histogram(x, lo, hi, epsilon, delta, bins, rng)
-    degrees = _degrees(degree, k)
+    degrees = _degrees(degree, k, total_degree)
     noisy, sigma = private_coefficients(x, degrees, total_degree, epsilon, delta, rng)
     reference = numpy.linspace(-1, 1, GRID_POINTS.get(k, 17))
     values = numpy.zeros((reference.size,) * k)
@@ -149,10 +151,22 @@ def joint_estimate(data, *, lo, hi, epsilon, delta, degree=8, total_degree=None,
                             sum_sensitivity(k) / n, epsilon, delta, degrees)
 
 
-def _degrees(degree, k):
-    degrees = tuple(numpy.broadcast_to(numpy.asarray(degree), (k,)).tolist())
-    if any(isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= 200 for d in degrees):
-        raise ValueError(f"degree must be an integer in 0..200 per column, got {degree!r}")
+def _per_column(name, value, k, kind):
+    """``value`` (one, or one per column) as an array of k entries; else a ValueError naming
+    the parameter."""
+    array = numpy.asarray(value, dtype=kind if kind is float else None)
+    if array.ndim > 1 or array.size not in (1, k):
+        raise ValueError(f"{name} must be one value or one per column ({k}), got {value!r}")
+    return numpy.broadcast_to(array.reshape(-1) if array.ndim else array, (k,))
+
+
+def _degrees(degree, k, total_degree=None):
+    degrees = tuple(_per_column("degree", degree, k, int).tolist())
+    if any(isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 200 for d in degrees):
+        raise ValueError(f"degree must be an integer in 1..200 per column, got {degree!r}")
+    if total_degree is not None and (isinstance(total_degree, bool) or
+                                     not isinstance(total_degree, int) or total_degree < 1):
+        raise ValueError(f"total_degree must be a positive integer, got {total_degree!r}")
     return degrees
 
 
