@@ -232,14 +232,17 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="+", choices=SECTIONS,
-                        default=[s for s in SECTIONS if s != "dask"])
+                        default=[s for s in SECTIONS if s != "dask"],
+                        help="sections to run (default: all but dask)")
     parser.add_argument("--repeats", type=int, default=3, help="best of (default 3)")
     parser.add_argument("--batch", type=int, default=256, help="privatize batch (default 256)")
     parser.add_argument("--records", type=float, default=1e8, help="dask records (default 1e8)")
     parser.add_argument("--data-dir", default="/tmp/gpcompiler-bench-parquet",
-                        help="where the Parquet dataset is written once and reused")
-    parser.add_argument("--memory-limit", default="400MB", help="per local worker")
-    parser.add_argument("--scheduler", default=None, help="Dask scheduler address")
+                        help="where the Parquet dataset is written once and reused "
+                             "(default /tmp/gpcompiler-bench-parquet)")
+    parser.add_argument("--memory-limit", default="400MB", help="per local worker (default 400MB)")
+    parser.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a local "
+                                                             "2-worker cluster)")
     args = parser.parse_args(argv)
     print(f"gpcompiler benchmarks, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
           f"numpy {numpy.__version__}; OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; "
