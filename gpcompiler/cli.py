@@ -309,7 +309,7 @@ def _check_values(where, t, y, budget):
     if not norm <= limit:
         raise DataError(f"{where}: its values are too large for float64 noise at this "
                         f"budget (L2 norm {norm:.3g} > {limit:.3g} = noise scale x 2^"
-                        f"{FLOAT_HEADROOM}): rescale the data")
+                        f"{FLOAT_HEADROOM}): rescale the data, or use a smaller budget")
 
 
 def _value_dim(curves):
@@ -495,7 +495,7 @@ def _privatize_fields(args, module, params):
         limit = _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM
         if not numpy.linalg.norm(c) <= limit:
             raise DataError(f"{where}: its values are too large for float64 noise at this "
-                            f"budget: rescale the data")
+                            f"budget: rescale the data, or use a smaller budget")
         released.append(module.privatize(c, rng=rng, **budget))
     per_axis = max(2, round(args.grid ** (1 / module.DIMENSION)))
     axes = [numpy.linspace(lo, hi, per_axis) for lo, hi in box]
