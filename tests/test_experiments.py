@@ -189,7 +189,7 @@ def test_select_distance_by_pythagoras_matches_direct_integration():
     from gpcompiler.experiments import mixtures, select
     t, ys = mixtures.mixtures(1)
     curve = make_curve(t, ys[0], mixtures.DOMAIN)
-    module = select.load_spec(select.Path(select.__file__).resolve().parents[2] / "specs" / select.SPEC)
+    module = select.load_spec(select.SHIPPED_SPECS / select.SPEC)
     c, residual, _ = prefix_distances(module, curve, {})
     result = priv_func_select(t, ys[0], module, epsilon=5.0, rng=1)
     assert len(result.basis_indices) > 3
