@@ -352,9 +352,10 @@ def field_pairs(module, scale, samples=50000):
     for t in grids:
         mass = numpy.kron(mass, _mass(t))
     points = numpy.meshgrid(*grids, indexing="ij")
+    rng = numpy.random.default_rng(1)
     directions = [("multilinear", math.prod(x - x.mean() for x in points)),
                   ("constant", numpy.ones(points[0].shape)),
-                  ("random", numpy.random.default_rng(1).standard_normal(points[0].shape))]
+                  ("random", rng.standard_normal(points[0].shape))]
     pairs = []
     for name, v in directions:
         for multiple in (pair_multiples(samples) if name == "multilinear" else (1.0,)):
