@@ -317,19 +317,83 @@ def audit_module(module, claim, *, samples=None, alpha=1e-6, events=None, seed=0
     privatize = privatize or module.privatize
     samples = samples or black_box_samples(module.COEF_DIM)
     keyword = {"epsilon": claim.budget} if claim.model == "GP" else {"rho": claim.budget}
-    scale = 1 / claim.budget if claim.model == "GP" else 1 / math.sqrt(claim.budget)
-    pairs = module_pairs(module, scale, samples)
+
+    def sampler(center):
+        return lambda count, g: privatize(numpy.broadcast_to(center, (count,) + center.shape),
+                                          rng=g, **keyword)
+    pairs = [(label, sampler(module.from_user(a)), sampler(module.from_user(b)), distance)
+             for label, a, b, distance in module_pairs(module, _unit(claim), samples)]
+    return _audit_samplers(module, claim, pairs, samples, alpha, events, seed, progress)
+
+
+def audit_grid(module):
+    """The public grid of a module over a box on which fields are audited: 3 nodes per
+    variable spanning the box."""
+    return tuple(numpy.linspace(lo, hi, 3) for lo, hi in module.domain())
+
+
+def _mass(t):
+    """Exact Gram matrix of the 1-D hat functions on nodes t (h/3, h/6 per piece)."""
+    h = numpy.diff(t)
+    out = numpy.diag(numpy.concatenate([h, [0.0]]) / 3 + numpy.concatenate([[0.0], h]) / 3)
+    return out + numpy.diag(h / 6, 1) + numpy.diag(h / 6, -1)
+
+
+def field_pairs(module, scale, samples=50000):
+    """Neighbouring fields of a module over a box on ``audit_grid``, symmetric about 0,
+    in the first value component: the multilinear product prod_i (x_i - centre_i) at
+    ``pair_multiples``, the constant and a random nodal field at 1 (multiples of
+    ``scale``). The distance is the exact L2 norm of the multilinear interpolant of their
+    difference, sqrt(v^T (M_1 (x) ... (x) M_k) v) with M_i the 1-D hat-function Gram
+    matrices; the first two lie in any basis holding the multilinear functions, so their
+    projections are as far apart as the fields."""
+    grids = audit_grid(module)
+    mass = numpy.ones((1, 1))
+    for t in grids:
+        mass = numpy.kron(mass, _mass(t))
+    points = numpy.meshgrid(*grids, indexing="ij")
+    rng = numpy.random.default_rng(1)
+    directions = [("multilinear", math.prod(x - x.mean() for x in points)),
+                  ("constant", numpy.ones(points[0].shape)),
+                  ("random", rng.standard_normal(points[0].shape))]
+    pairs = []
+    for name, v in directions:
+        for multiple in (pair_multiples(samples) if name == "multilinear" else (1.0,)):
+            field = numpy.zeros(v.shape + (module.VALUE_DIM,))
+            field[..., 0] = v / math.sqrt(v.ravel() @ mass @ v.ravel())
+            field = field if module.VALUE_DIM > 1 else field[..., 0]
+            half = multiple * scale * field / 2
+            pairs.append((f"{name} field, {multiple:g}/budget", -half, half, multiple * scale))
+    return grids, pairs
+
+
+def audit_fields(module, claim, *, samples=None, alpha=1e-6, seed=0, release=None,
+                 progress=None):
+    """Audit a module over a box end to end: its project_and_privatize (or a replacement
+    with the same signature) on the neighbouring gridded fields of ``field_pairs``."""
+    release = release or module.project_and_privatize
+    samples = samples or black_box_samples(module.COEF_DIM)
+    keyword = {"epsilon": claim.budget} if claim.model == "GP" else {"rho": claim.budget}
+    grids, fields = field_pairs(module, _unit(claim), samples)
+
+    def sampler(field):
+        return lambda count, g: release(grids, numpy.broadcast_to(field, (count,) + field.shape),
+                                        rng=g, **keyword)
+    pairs = [(label, sampler(a), sampler(b), distance) for label, a, b, distance in fields]
+    return _audit_samplers(module, claim, pairs, samples, alpha, None, seed, progress)
+
+
+def _unit(claim):
+    """The distance unit of the pairs: 1/epsilon (GP) or 1/sqrt(rho) (CGP)."""
+    return 1 / claim.budget if claim.model == "GP" else 1 / math.sqrt(claim.budget)
+
+
+def _audit_samplers(module, claim, pairs, samples, alpha, events, seed, progress):
+    """audit_pair over (label, sampler x, sampler x', distance) pairs sharing ``alpha``."""
     events = events or len(pairs)
     rng = numpy.random.default_rng(seed)
     tail = noise_tail(claim, module.COEF_DIM)
-    results = []
-    for label, a, b, distance in pairs:
-        c_a, c_b = module.from_user(a), module.from_user(b)
-
-        def sampler(center):
-            return lambda count, g: privatize(numpy.broadcast_to(center, (count,) + center.shape),
-                                              rng=g, **keyword)
-        results.append(audit_pair(sampler(c_a), sampler(c_b), claim, distance, label=label,
-                                  samples=samples, alpha=alpha, events=events, rng=rng,
-                                  tail=tail, progress=progress))
+    results = [audit_pair(x, y, claim, distance, label=label, samples=samples, alpha=alpha,
+                          events=events, rng=rng, tail=tail, progress=progress)
+               for label, x, y, distance in pairs]
     return AuditReport(module.NAME, claim, tuple(results), alpha * len(pairs) / events)

@@ -24,12 +24,12 @@ import numpy
 from . import adaptive, cdf, mutants
 from . import batched
 from .adaptive import seg, select
-from .audit import (AuditReport, Claim, audit_module, audit_pair, black_box_samples,
-                    pair_multiples)
+from .audit import (AuditReport, Claim, audit_fields, audit_module, audit_pair,
+                    black_box_samples, pair_multiples)
 from .build import SHIPPED_MODULES, SHIPPED_SPECS, import_module_file
 from .cdf import estimators
-from .conformance import StepRecorder, conform_module, conformance, default_draws, steps_report
-from .spec import load_spec
+from .conformance import (StepRecorder, conform_fields, conform_module, conformance,
+                          default_draws, steps_report)
 
 ALPHA = 1e-6
 SETTINGS = {
@@ -97,9 +97,10 @@ def generated(name):
 
 
 def shipped_specs():
-    """Names of the shipped curve specs (not the CDF ones, not the ones over a box)."""
+    """Names of the shipped mechanism specs (not the CDF ones): curves, and functions on a
+    box (audited end to end on gridded fields)."""
     return sorted(p.stem for p in SHIPPED_SPECS.glob("*.toml")
-                  if 'kind = "cdf"' not in p.read_text() and load_spec(p).dimension == 1)
+                  if 'kind = "cdf"' not in p.read_text())
 
 
 def _draws(dimension, settings):
@@ -122,20 +123,26 @@ def audit_mechanism(module, model, budget, *, mutant=None, mode="full", alpha=AL
                     samples=None, draws=None, conformant=True):
     """Black box and (if ``conformant``) conformance of a generated module's privatize, or of
     a mutant of it, each with half of ``alpha``; ``samples`` (black-box samples per phase)
-    and ``draws`` (conformance draws) default to the ``mode``'s budget for the dimension."""
+    and ``draws`` (conformance draws) default to the ``mode``'s budget for the dimension.
+    A module over a box is audited end to end: its project_and_privatize on gridded
+    fields (audit_fields, conform_fields)."""
     claim, s, d = Claim(model, budget), SETTINGS[mode], module.COEF_DIM
-    privatize = mutant.privatize(module) if mutant else None
     share = alpha / 2 if conformant else alpha
-
     samples = samples or black_box_samples(d, s["black_box"], s["least"])
+    if hasattr(module, "project_grid"):
+        black_box_audit, conform = audit_fields, conform_fields
+        keyword = {"release": mutant.release(module) if mutant else None}
+    else:
+        black_box_audit, conform = audit_module, conform_module
+        keyword = {"privatize": mutant.privatize(module) if mutant else None}
 
     def run():
-        black_box = audit_module(module, claim, alpha=share, seed=seed, privatize=privatize,
-                                 samples=samples)
+        black_box = black_box_audit(module, claim, alpha=share, seed=seed, samples=samples,
+                                    **keyword)
         if not conformant:
             return black_box, None
-        return black_box, conform_module(module, model, budget, alpha=alpha / 2, seed=seed,
-                                         privatize=privatize, draws=draws or _draws(d, s))
+        return black_box, conform(module, model, budget, alpha=alpha / 2, seed=seed,
+                                  draws=draws or _draws(d, s), **keyword)
     name = f"{module.NAME} ({model})" + (f": {mutant.name}" if mutant else "")
     return _timed(name, claim.describe(1.0).split(",")[0], run)
 

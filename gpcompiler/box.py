@@ -168,21 +168,37 @@ def _rate_bound(node, rate, t, spec):
 
 def box_quadrature(spec, atoms):
     """Gauss-Legendre nodes per axis and cell, exact for tensor Legendre atoms times a
-    multilinear interpolant (degree a_i + 1 in x_i); for expression atoms (plain L2), a
-    frequency bound and smallest order per variable as in 1-D (not verified against mpmath
-    as the 1-D rules are); nothing for weighted or Sobolev metrics."""
-    if spec.metric.kind != "L2" and not (atoms.kind == "legendre" and spec.metric.sobolev):
-        return Quadrature()
-    if atoms.kind == "legendre":
+    multilinear interpolant (degree a_i + 1 in x_i), also under H^1; for a weight, or
+    expression atoms (plain L2), a frequency bound and smallest order per variable as in
+    1-D (not verified against mpmath as the 1-D rules are); nothing for H^1 on expressions."""
+    weighted = spec.metric.weight is not None
+    if atoms.kind == "legendre" and not weighted:
         return Quadrature(exact_nodes=tuple((max(a[i] for a in atoms.index) + 3) // 2
                                             for i in range(spec.dimension)))
-    if atoms.kind != "expression":
+    if atoms.kind not in ("legendre", "expression") or spec.metric.sobolev:
         return Quadrature()
+    if weighted:
+        _check_bounded_weight(spec)
     frequencies, orders = [], []
-    for t, (lo, hi) in zip(spec.variables, spec.intervals):
+    for axis, (t, (lo, hi)) in enumerate(zip(spec.variables, spec.intervals)):
         rates = [_box_frequency_and_degree(c.subs(spec.defaults), t, spec)
-                 for f in spec.functions for c in f]
+                 for f in (spec.functions if atoms.kind == "expression" else ()) for c in f]
+        rates.append((0.0, max(a[axis] for a in atoms.index) if atoms.kind == "legendre" else 0))
+        weight = (_box_frequency_and_degree(spec.metric.weight.subs(spec.defaults), t, spec)
+                  if weighted else (0.0, 0))
         length = float(sympy.N((hi - lo).subs(spec.defaults)))
-        frequencies.append(max([1.0 / length] + [r for r, _ in rates]))
-        orders.append(max(d for _, d in rates) // 2 + 2)
+        frequencies.append(max([1.0 / length, weight[0]] + [r for r, _ in rates]))
+        orders.append((max(d for _, d in rates) + weight[1]) // 2 + 2)
     return Quadrature(frequency=tuple(frequencies), min_nodes=tuple(orders))
+
+
+def _check_bounded_weight(spec):
+    """Modules over a box integrate the weight by Gauss rules without grading: a weight
+    singular at a corner of the box (such as 1/sqrt(1 - x^2)) is refused."""
+    for corner in itertools.product(*spec.intervals):
+        value = sympy.N(spec.metric.weight.subs(spec.defaults).subs(
+            dict(zip(spec.variables, corner))).subs(spec.defaults), 15)
+        if not (value.is_real and value.is_finite):
+            raise SpecError([("metric.weight", f"the weight {spec.metric.weight} is not bounded "
+                                               f"on the box (at {corner}); singular weights "
+                                               "are supported in 1-D only")], spec.path)

@@ -647,6 +647,14 @@ def cmd_cdf(args):
     """`gpcompiler cdf FILE ...`: (epsilon, delta)-DP CDF of one column (second paper)."""
     from . import cdf
     from .curves import read_column
+    columns = (args.column or []) + (args.columns or [])
+    if len(columns) > 1:
+        return _joint_cdf(args, columns)
+    if len(args.lo or ()) > 1 or len(args.hi or ()) > 1:
+        raise UserError("--lo/--hi: one public bound each for one column (one per column only "
+                        "with several --column)")
+    args.column = columns[0] if columns else None
+    args.lo, args.hi = (bound[0] if bound else None for bound in (args.lo, args.hi))
     args.output_format = _release_format(args.output) if args.output else None
     _check_plot(args.plot)
     lo, hi, degree, spec = _cdf_setup(args)
@@ -699,6 +707,75 @@ def cmd_cdf(args):
         files.append((args.plot, _png(_cdf_figure(args, result, data, lo, hi, degree))))
     _write_files(args, files)
     return 0
+
+
+def _joint_cdf(args, columns):
+    """`gpcompiler cdf --column a --column b ...`: the (epsilon, delta)-DP joint CDF of
+    several columns (docs/design.md, "CDF estimation"), released on a public grid."""
+    from .cdf import joint
+    from .curves import read_column
+    k = len(columns)
+    problems = [(len(set(columns)) < k, f"--column: a column is named twice ({', '.join(columns)})"),
+                (args.spec is not None, "--spec gives the bounds of one column; give --lo and "
+                                        "--hi once per column for a joint CDF"),
+                (args.method not in joint.JOINT_METHODS, f"--method {args.method}: a joint CDF "
+                 f"uses {' or '.join(joint.JOINT_METHODS)}"),
+                (args.degree is not None and args.method != "direct",
+                 f"--degree does not apply to --method {args.method}"),
+                (args.at is not None, "--at gives times of one column; a joint CDF is released "
+                                      "on --grid N points (N^(1/k) per column)"),
+                (args.plot is not None, "--plot draws the CDF of one column")]
+    problems += [(len(given or ()) != k, f"{name}: give one public bound per column ({k} for "
+                  f"{', '.join(columns)}), got {len(given or ())}")
+                 for name, given in (("--lo", args.lo), ("--hi", args.hi))]
+    for failed, message in problems:
+        if failed:
+            raise UserError(message)
+    for lo, hi in zip(args.lo, args.hi):
+        _check_bounds(lo, hi)
+    args.output_format = _release_format(args.output) if args.output else None
+    data = numpy.stack([read_column(args.file, column) for column in columns], axis=1)
+    degree = 8 if args.degree is None else args.degree
+    rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
+    try:
+        result = joint.joint_estimate(data, lo=args.lo, hi=args.hi, epsilon=args.epsilon,
+                                      delta=args.delta, degree=degree, method=args.method,
+                                      rng=rng)
+    except ValueError as error:
+        raise DataError(str(error)) from None
+    _say(args, f"{args.method}: N = {data.shape[0]}, {k} columns, sigma = {result.sigma:.4g}, "
+               f"sensitivity = {result.sensitivity:.4g}, budget (epsilon, delta) = "
+               f"({args.epsilon}, {args.delta})")
+    _say(args, "      p   " + "".join(f"{c[:16]:>18}" for c in columns) + "  (private marginal "
+                                                                           "quantiles)")
+    for p in (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95):
+        _say(args, f"  {p:5.2f}   " + "".join(f"{float(result.marginal(i).quantile(p)):18.4f}"
+                                              for i in range(k)))
+    if args.compare:
+        _not_private(f"Kolmogorov distance to the empirical joint CDF "
+                     f"{joint.joint_distances(result, data):.4f}")
+    if args.output:
+        _write_files(args, [(args.output, _joint_cdf_file(args, columns, result, degree,
+                                                          data.shape[0]))])
+    return 0
+
+
+def _joint_cdf_file(args, columns, result, degree, records):
+    """The release of a joint CDF: the released function on a public tensor grid of about
+    --grid points (N^(1/k) per column); nothing else from the data but its record count."""
+    k = len(columns)
+    grids = [numpy.linspace(lo, hi, max(2, round(args.grid ** (1 / k))))
+             for lo, hi in zip(args.lo, args.hi)]
+    mesh = numpy.stack(numpy.meshgrid(*grids, indexing="ij"), axis=-1)
+    values = result.cdf(mesh)
+    metadata = _metadata(args, columns=columns, lo=list(args.lo), hi=list(args.hi),
+                         **({"degree": degree} if args.method == "direct" else {}),
+                         records=int(records))
+    if args.output_format == ".json":
+        return json.dumps({**metadata, "grids": _jsonable(grids), "cdf": _jsonable(values)}) + "\n"
+    return _csv_text(metadata, columns + ["cdf"], (
+        [repr(float(x)) for x in point] + [_number(v)]
+        for point, v in zip(mesh.reshape(-1, k), values.ravel())))
 
 
 def _check_bounds(lo, hi):
@@ -1056,23 +1133,30 @@ def build_parser():
                    help="worker processes for --suite and --power")
     p.add_argument("--seed", type=_count(0), default=0, help="SPEC: seed of the audit (default: 0)")
     p.set_defaults(run=cmd_audit)
-    p = command("cdf", "(epsilon, delta)-DP CDF of one column of a CSV file")
+    p = command("cdf", "(epsilon, delta)-DP CDF of one column, or the joint CDF of several, "
+                       "of a CSV file")
     p.add_argument("file", nargs="?", default="bundled:cps1988",
                    help="CSV or CSV.gz file with a header, or bundled:cps1988 (CPS 1988 weekly "
                         "wages, USD) (default: bundled:cps1988)")
-    p.add_argument("--column", help="column to estimate (default: wage for bundled:cps1988; "
-                                    "required for other files)")
+    p.add_argument("--column", action="append",
+                   help="column to estimate; repeat it (or use --columns) for the joint CDF of "
+                        "several columns (default: wage for bundled:cps1988; required for "
+                        "other files)")
+    p.add_argument("--columns", type=lambda text: text.split(","), metavar="A,B,...",
+                   help="comma-separated columns of a joint CDF (default: none)")
     p.add_argument("--spec", help="a kind = \"cdf\" spec giving the public bounds and degree "
                                   "(default: none, use --lo/--hi/--degree)")
-    p.add_argument("--lo", type=float, help="public lower bound (default: from --spec)")
-    p.add_argument("--hi", type=float, help="public upper bound (default: from --spec)")
+    p.add_argument("--lo", type=float, action="append",
+                   help="public lower bound, once per column (default: from --spec)")
+    p.add_argument("--hi", type=float, action="append",
+                   help="public upper bound, once per column (default: from --spec)")
     p.add_argument("--epsilon", type=_positive, required=True,
                    help="DP epsilon (required; no default)")
     p.add_argument("--delta", type=_probability, required=True,
                    help="DP delta in (0, 1) (required; no default)")
     p.add_argument("--degree", type=_count(1),
                    help="Legendre degree K, moments and direct only (default: from --spec, "
-                        "else 10)")
+                        "else 10; 8 per column for a joint CDF)")
     p.add_argument("--method", default="direct",
                    choices=["moments", "direct", "histogram", "adaptive-quantiles"],
                    help="estimator (docs/design.md, \"CDF estimation\")")

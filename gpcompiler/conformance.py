@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy
 from scipy import stats
 
-from .audit import gram_eigh
+from .audit import audit_grid, gram_eigh
 
 MAX_AXES = 16
 RANDOM_DIRECTIONS = 4
@@ -261,17 +261,42 @@ def conform_module(module, model, budget, *, draws=None, alpha=1e-6, seed=0, pri
     """Conformance of a generated module's privatize (or a replacement with its signature):
     the noise at ``center`` (orthonormal coordinates; default a fixed nonzero point)."""
     privatize = privatize or module.privatize
-    d = int(module.COEF_DIM)
     if center is None:
-        center = numpy.linspace(1.0, -1.0, d).reshape(module.COEF_SHAPE)
+        center = numpy.linspace(1.0, -1.0, module.COEF_DIM).reshape(module.COEF_SHAPE)
+
+    def release(count, keyword, rng):
+        batch = numpy.broadcast_to(center, (count,) + center.shape)
+        return privatize(batch, rng=rng, **keyword) - batch
+    return _conform(module, model, budget, release, draws, alpha, seed, progress)
+
+
+def conform_fields(module, model, budget, *, draws=None, alpha=1e-6, seed=0, release=None,
+                   progress=None):
+    """Conformance of a module over a box end to end: the noise its project_and_privatize
+    (or a replacement with its signature) adds to the projection of a fixed nonzero field
+    on the public grid ``audit_grid``."""
+    release = release or module.project_and_privatize
+    grids = audit_grid(module)
+    shape = tuple(t.size for t in grids) + ((module.VALUE_DIM,) if module.VALUE_DIM > 1 else ())
+    field = numpy.linspace(1.0, -1.0, math.prod(shape)).reshape(shape)
+    c = module.project_grid(grids, field)
+
+    def noise(count, keyword, rng):
+        batch = numpy.broadcast_to(field, (count,) + shape)
+        return release(grids, batch, rng=rng, **keyword) - c
+    return _conform(module, model, budget, noise, draws, alpha, seed, progress)
+
+
+def _conform(module, model, budget, noise, draws, alpha, seed, progress):
+    """``conformance`` of ``noise(count, keyword, rng)``, the noise of ``count`` releases
+    under the budget keyword, against the law of the module's claim."""
+    d = int(module.COEF_DIM)
     keyword = {"epsilon": budget} if model == "GP" else {"rho": budget}
     scale = 1 / budget if model == "GP" else 1 / math.sqrt(2 * budget)
-
-    def noise(count, rng):
-        batch = numpy.broadcast_to(center, (count,) + center.shape)
-        return (privatize(batch, rng=rng, **keyword) - batch).reshape(count, d)
-    return conformance(f"{module.NAME} ({model})", noise, "GP" if model == "GP" else "Gaussian",
-                       scale, d, draws=draws or default_draws(d), alpha=alpha,
+    return conformance(f"{module.NAME} ({model})",
+                       lambda count, rng: noise(count, keyword, rng).reshape(count, d),
+                       "GP" if model == "GP" else "Gaussian", scale, d,
+                       draws=draws or default_draws(d), alpha=alpha,
                        worst=gram_extremes(module), seed=seed, progress=progress)
 
 

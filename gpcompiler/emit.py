@@ -502,42 +502,104 @@ _KRON = '''def _kron(*factors):
     return out'''
 
 
+_WEIGHTED_NODE_ATOMS = '''def _node_atoms(nodes, p):
+    """The atoms times the weight w on the tensor grid of Gauss nodes: (N_1, ..., N_k, A)."""
+    x = numpy.stack(numpy.meshgrid(*nodes, indexing="ij"), axis=-1)
+    return _atoms(x, p) * _weight(x, p)[..., None]'''
+_SOBOLEV = {
+    "axis_weights": _SEPARABLE["axis_weights"].replace("def _axis_weights(", "def _value_weights(")
+    + '''
+
+
+def _axis_weights(t, axis, kind, p):
+    """(S, 2n) H^1 weights along one axis: _value_weights, then int h_s' L_a' dx_i, which
+    is exactly the difference of L_a over each piece next to node s divided by its width.
+    The piecewise-constant field of cells has no weak gradient: no H^1 projection."""
+    if kind == "cells":
+        raise ValueError("kind='cells' has no H^1 projection (a piecewise-constant field "
+                         "jumps across cells, so it has no weak gradient); use kind='linear'")
+    value, _ = _value_weights(t, axis, kind, p)
+    slopes = numpy.diff(_axis_atoms(t, axis, p), axis=0) / numpy.diff(t)[:, None]
+    derivative = numpy.zeros(value.shape)
+    derivative[:-1] -= slopes
+    derivative[1:] += slopes
+    return numpy.concatenate([value, derivative], axis=1), None''',
+    "node_atoms": '''def _node_atoms(nodes, p):
+    """<., psi_a>_H1 as a table over per-axis (value | derivative) Legendre indices: one-hot
+    at the value index and at each axis's derivative index, (2 n_1, ..., 2 n_k, A)."""
+    out = numpy.zeros(tuple(2 * n for n in _AXIS_SIZES) + (_ATOMS_SIZE,))
+    for index in _H1_INDEX:
+        out[index + (numpy.arange(_ATOMS_SIZE),)] = 1.0
+    return out
+
+
+def _to_atoms(y, nodes, p):
+    """H^1 atom coordinates from per-axis (value | derivative) Legendre coordinates:
+    int f psi_a + sum_i int d_i f d_i psi_a, (..., A)."""
+    return sum(y[(Ellipsis,) + index] for index in _H1_INDEX)''',
+    "integrals_doc": "The H^1 inner products <f, e_j> + sum_i <d_i f, d_i e_j>\n    "
+                     "are exact (tensor Gauss rules per cell, exact differences for the "
+                     "derivatives)\n    and computed one axis at a time: O(S_1...S_k m) work; "
+                     "kind=\"linear\" only.",
+}
+
+
 def _box_placeholders(ir):
     """Placeholders of a module over a box (module_box.py.tmpl, paper Sec. 3.2)."""
     box = ir.box
-    separable = ir.atoms_kind == "legendre"
+    separable = box.exact_nodes is not None
+    projection = _SOBOLEV if ir.sobolev else (_SEPARABLE if separable else _QUADRATURE)
+    if ir.weight_code is not None:
+        projection = {**projection, "node_atoms": projection["node_atoms"].replace(
+            projection["node_atoms"].split("\n\n\n")[0], _WEIGHTED_NODE_ATOMS)}
     return {
-        **(_SEPARABLE if separable else _QUADRATURE),
+        **projection,
         "dimension": str(len(box.variables)), "variables_repr": repr(box.variables),
         "domain_exact": ", ".join(f"({lo[1]!r}, {hi[1]!r})" for lo, hi in ir.domain),
         "box_domain": "(" + ", ".join(f"({lo[0]}, {hi[0]})" for lo, hi in ir.domain) + ",)",
-        "quadrature_constants": _box_constants(box, separable),
+        "quadrature_constants": _box_constants(box, ir),
         "gram_body": _box_matrix_body(ir.gram, box.factors, 1, "G", _KRON),
         "cholesky_body": _box_matrix_body(ir.cholesky, box.factors, 2, "R"),
-        "atoms_function": _BOX_ATOMS if separable else _expression_body(
+        "atoms_function": _BOX_ATOMS if ir.atoms_kind == "legendre" else _expression_body(
             "_atoms", "The user's basis functions, evaluated as written.", ir.atom_codes,
             (ir.atoms_size,), "x.shape[:-1]"),
-        "basis_function": _box_basis_function(ir),
+        "basis_function": _box_basis_function(ir) + _box_weight_function(ir),
         "from_atoms": ("coefficients" if ir.transform.identity
                        else "coefficients @ _transform(p).T"),
     }
 
 
-def _box_constants(box, separable):
-    """Exact Gauss orders and the atom multi-indices (Legendre atoms), or the frequency
-    bound and smallest order per axis (the module's gauss_order picks the order)."""
-    if not separable:
-        return (f"_FREQUENCY = {box.frequency}  # per variable: sub-pieces <= 8/frequency\n"
-                f"_MIN_NODES = {box.min_nodes}\n"
-                "_CHUNK = 1 << 20  # atom values per block of Gauss nodes\n\n\n"
-                f"{_source(analysis.gauss_order)}")
-    index = (f"_INDEX = numpy.indices(_AXIS_SIZES).reshape({len(box.variables)}, -1).T"
-             "  # atom multi-indices (last variable fastest)")
-    if box.total_degree is not None:
-        index += (f"\n_INDEX = _INDEX[_INDEX.sum(axis=1) <= {box.total_degree}]"
-                  "  # restricted to total degree")
-    return (f"_EXACT_NODES = {box.exact_nodes}  # Gauss-Legendre nodes per axis and cell (exact)\n"
-            f"_AXIS_SIZES = {box.axis_sizes}  # Legendre atoms per variable\n{index}")
+def _box_weight_function(ir):
+    if ir.weight_code is None:
+        return ""
+    return ('\n\n\ndef _weight(x, p):\n    """Weight w(x) of the inner product at points '
+            f'(..., k)."""\n    return {ir.weight_code} + 0.0 * x[..., 0]')
+
+
+def _box_constants(box, ir):
+    """The atom multi-indices and exact Gauss orders (Legendre atoms; for H^1 also the
+    value and derivative indices), and the frequency bound and smallest order per axis
+    when the integrands are not polynomials (the module's gauss_order picks the order)."""
+    lines = []
+    if ir.atoms_kind == "legendre":
+        lines.append(f"_AXIS_SIZES = {box.axis_sizes}  # Legendre atoms per variable")
+        lines.append(f"_INDEX = numpy.indices(_AXIS_SIZES).reshape({len(box.variables)}, -1).T"
+                     "  # atom multi-indices (last variable fastest)")
+        if box.total_degree is not None:
+            lines.append(f"_INDEX = _INDEX[_INDEX.sum(axis=1) <= {box.total_degree}]"
+                         "  # restricted to total degree")
+    if ir.sobolev:
+        lines.append("_H1_INDEX = [tuple(_INDEX.T)] + [  # value, then the derivative along "
+                     "each axis\n    tuple(_INDEX.T + numpy.diag(_AXIS_SIZES)[axis][:, None]) "
+                     "for axis in range(DIMENSION)]")
+    if box.exact_nodes is not None:
+        lines.insert(0, f"_EXACT_NODES = {box.exact_nodes}  # Gauss-Legendre nodes per axis "
+                        "and cell (exact)")
+        return "\n".join(lines)
+    return "\n".join([f"_FREQUENCY = {box.frequency}  # per variable: sub-pieces <= 8/frequency",
+                      f"_MIN_NODES = {box.min_nodes}",
+                      "_CHUNK = 1 << 20  # atom values per block of Gauss nodes"] + lines
+                     + ["\n\n" + _source(analysis.gauss_order)])
 
 
 def _box_matrix_body(matrix, factors, position, symbol, helper=""):

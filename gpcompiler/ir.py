@@ -181,24 +181,29 @@ def lower(analysis):
 
 
 def _check_box_module(analysis):
-    """Modules over a box project with tensor Gauss rules per cell: they need the plain L2
-    metric, scalar basis functions, and Legendre atoms (exact rules, one axis at a time) or
-    the user's expressions (a frequency bound per variable)."""
+    """Modules over a box project with tensor Gauss rules per cell: they need scalar basis
+    functions, and Legendre atoms (exact rules, one axis at a time) or the user's
+    expressions (a frequency bound per variable); H^1 needs Legendre atoms (a polynomial
+    space), whose derivatives the module differentiates exactly."""
     spec = analysis.spec
-    if (analysis.atoms.kind not in ("legendre", "expression") or spec.metric.kind != "L2"
-            or spec.vector_basis):
-        raise SpecError([("basis", "a module over several variables needs scalar basis "
-                                   "functions (a monomial or legendre family, or expressions) "
-                                   "with the plain L2 metric; got atoms "
-                                   f"{analysis.atoms.kind}, metric {spec.metric.kind}"
-                                   + (", a vector-valued basis" if spec.vector_basis else ""))],
-                        spec.path)
+    problem = None
+    if spec.vector_basis:
+        problem = ("a module over several variables needs scalar basis functions (vector "
+                   "values: [values] dimension with scalar functions); got a vector-valued basis")
+    elif analysis.atoms.kind not in ("legendre", "expression"):
+        problem = (f"a module over several variables needs a monomial or legendre family, or "
+                   f"expressions; got atoms {analysis.atoms.kind}")
+    elif spec.metric.sobolev and analysis.atoms.kind != "legendre":
+        problem = ("the Sobolev metric over several variables needs a polynomial basis (a "
+                   "monomial or legendre family, or polynomial functions)")
+    if problem:
+        raise SpecError([("basis", problem)], spec.path)
 
 
 def _box(analysis, lower_value):
     names = tuple(str(v) for v in analysis.spec.variables)
+    quadrature = analysis.quadrature
     if analysis.atoms.kind == "expression":
-        quadrature = analysis.quadrature
         return BoxIR(variables=names, exact_nodes=None, axis_sizes=(), total_degree=None,
                      factors=(), frequency=quadrature.frequency, min_nodes=quadrature.min_nodes)
     index = analysis.atoms.index
@@ -209,8 +214,9 @@ def _box(analysis, lower_value):
          _matrix(f"cholesky_{t}", f.cholesky, lower_value,
                  formula=dict(f.formulas).get("cholesky")))
         for t, f in zip(analysis.spec.variables, analysis.factors))
-    return BoxIR(variables=names, exact_nodes=analysis.quadrature.exact_nodes, axis_sizes=sizes,
-                 total_degree=total, factors=factors)
+    return BoxIR(variables=names, exact_nodes=quadrature.exact_nodes, axis_sizes=sizes,
+                 total_degree=total, factors=factors, frequency=quadrature.frequency,
+                 min_nodes=quadrature.min_nodes)
 
 
 def _singular(spec, analysis, printer):

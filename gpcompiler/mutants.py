@@ -74,6 +74,26 @@ class Mutant:
         kinds = {"scale": scaled, "leak": leak, "laplace": laplace, "user basis": user_basis}
         return kinds[self.kind]
 
+    def release(self, module):
+        """The mutated project_and_privatize(grids, values, *, kind, epsilon, rho, rng) of a
+        module over a box: the shipped one at the scaled budget ("scale"), else the
+        mutated privatize of the shipped projection."""
+        if self.kind == "scale":
+            shipped = module.project_and_privatize
+
+            def scaled(grids, values, *, kind="linear", epsilon=None, rho=None, rng=None):
+                if epsilon is not None:
+                    return shipped(grids, values, kind=kind, epsilon=epsilon / self.parameter,
+                                   rng=rng)
+                return shipped(grids, values, kind=kind, rho=rho / self.parameter ** 2, rng=rng)
+            return scaled
+        privatize = self.privatize(module)
+
+        def mutated(grids, values, *, kind="linear", epsilon=None, rho=None, rng=None):
+            return privatize(module.project_grid(grids, values, kind=kind), epsilon=epsilon,
+                             rho=rho, rng=rng)
+        return mutated
+
 
 def _from_user_matrix(module):
     """The matrix R^T of from_user on flattened coordinates (first value column)."""

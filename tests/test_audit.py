@@ -18,7 +18,7 @@ def test_audit_table_flags_every_negative_control_and_passes_every_mechanism(cap
     flagged = {row.name for row in rows if row.audit.violated}
     expected = {row.name for row in rows if row.should_flag}
     assert flagged == expected
-    assert len(expected) == 6 and len(rows) - len(expected) >= 21
+    assert len(expected) == 6 and len(rows) - len(expected) >= 27
     counterexample = next(r for r in rows if "Sec. 3.1" in r.name).audit.black_box.pairs[0]
     assert counterexample.certified_loss > 1.5 * counterexample.claimed_loss
     ramp = next(r for r in rows if "ramp clipping" in r.name).audit
@@ -26,6 +26,7 @@ def test_audit_table_flags_every_negative_control_and_passes_every_mechanism(cap
     bound, tests = audit_suite.false_alarm_bound([r.audit for r in rows])
     assert bound <= 1e-6 * (1 + 1e-12) and tests > 10 * len(rows)
     assert all(r.audit.conformance for r in rows if not r.should_flag)
+    assert {"surface_total (GP)", "harbour (CGP)"} <= {r.name for r in rows}
 
 
 @pytest.mark.parametrize("spec, model, budget, mutant, stage", [
@@ -37,6 +38,32 @@ def test_audit_table_flags_every_negative_control_and_passes_every_mechanism(cap
 def test_mutants_are_flagged_by_the_stage_that_can_see_them(spec, model, budget, mutant, stage):
     audit = audit_suite.module_audit(spec, model, budget, mutant, "quick", alpha=1e-7)
     assert audit.violated and stage in audit.stage, audit.stage
+
+
+@pytest.mark.parametrize("mutant", [mutants.Mutant("scale", f) for f in mutants.SCALES]
+                         + [mutants.Mutant("laplace")], ids=lambda m: m.name)
+def test_mutants_of_a_2d_module_are_flagged_end_to_end(mutant):
+    """surface_total (d = 15) audited through project_and_privatize on gridded fields; x0.99
+    needs 100,000 draws (detectable scale error about 0.5%)."""
+    module = audit_suite.generated("surface_total")
+    draws = 100000 if mutant.parameter == 0.99 else None
+    audit = audit_suite.audit_mechanism(module, "GP", 1.0, mutant=mutant, mode="quick",
+                                        alpha=1e-7, draws=draws)
+    assert audit.violated and "conformance" in audit.stage, audit.stage
+
+
+def test_field_pairs_are_as_far_apart_as_their_projections():
+    """The multilinear and constant fields lie in the span: projection keeps their exact
+    L2 distance (a wrong hat-function Gram matrix would not); the random one is farther."""
+    from gpcompiler.audit import field_pairs
+    module = audit_suite.generated("surface_total")
+    grids, pairs = field_pairs(module, 1.0, 2000)
+    for label, a, b, distance in pairs:
+        gap = numpy.linalg.norm(module.project_grid(grids, b) - module.project_grid(grids, a))
+        if label.startswith("random"):
+            assert gap < distance * (1 - 1e-3)
+        else:
+            assert abs(gap - distance) < 1e-12 * distance, label
 
 
 @pytest.mark.parametrize("algorithm, mutant, runs", [

@@ -36,15 +36,34 @@ family = { name = "legendre", total_degree = 2 }
 [values]
 dimension = 2
 '''
+WEIGHTED = '''name = "box_weighted"
+[domain]
+variables = ["x", "y"]
+intervals = [["0", "1"], ["-1", "1"]]
+[basis]
+functions = ["1", "x", "y", "x*y", "x**2 - y"]
+[metric]
+weight = "exp(-x)*(1 + y**2)"
+'''
+SOBOLEV = '''name = "box_sobolev"
+[domain]
+variables = ["x", "y"]
+intervals = [["0", "1"], ["0", "2"]]
+[basis]
+functions = ["1", "x", "y", "x*y", "x**2*y"]
+[metric]
+sobolev = 1
+'''
 
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
     """Modules of specs compiled for the tests: polynomial functions (K != I), any
-    expressions (the issue's example), and a vector-valued field (d = m n)."""
+    expressions (the issue's example), a vector-valued field (d = m n), a weight, and
+    the Sobolev metric."""
     directory = tmp_path_factory.mktemp("box")
     out = {}
-    for text in (POLYNOMIALS, EXPRESSIONS, VECTOR):
+    for text in (POLYNOMIALS, EXPRESSIONS, VECTOR, WEIGHTED, SOBOLEV):
         name = text.split('"')[1]
         (directory / f"{name}.toml").write_text(text)
         source = compile_spec(directory / f"{name}.toml", directory).source
@@ -53,39 +72,59 @@ def compiled(tmp_path_factory):
     return out
 
 
-def mp_projection(phi, box, grids, values, kind, points):
-    """The L2 projection onto span(phi) of the multilinear interpolant of nodal values
-    ("linear") or of the piecewise-constant cell function ("cells"), solved in mpmath at
-    35 digits (G a = b, every integral by Gauss-Legendre quadrature per cell), evaluated at
-    points."""
+def mp_projection(phi, box, grids, values, kind, points, weight=None, gradients=None):
+    """The projection onto span(phi) of the multilinear interpolant of nodal values
+    ("linear") or of the piecewise-constant cell function ("cells"), in L2, in L2 with a
+    ``weight`` w(x, y), or in H^1 (``gradients``: per function, its (d/dx, d/dy); the
+    field's gradient is the interpolant's, cell by cell), solved in mpmath at 35 digits
+    (G a = b, every integral by Gauss-Legendre quadrature per cell), evaluated at points."""
     m = len(phi)
+    w = weight or (lambda x, y: 1)
     with mpmath.workdps(35):
         gx, gy = ([mpmath.mpf(float(v)) for v in g] for g in grids)
+
+        def inner(u, du, v, dv):
+            """<u, v> on a region: w u v, plus du . dv under H^1."""
+            if gradients is None:
+                return lambda x, y: w(x, y) * u(x, y) * v(x, y)
+            return lambda x, y: (u(x, y) * v(x, y)
+                                 + mpmath.fsum(a * b for a, b in zip(du(x, y), dv(x, y))))
+        grad = (lambda j: gradients[j]) if gradients else (lambda j: None)
         gram = mpmath.matrix(m, m)
         for j in range(m):
             for k in range(j + 1):
-                gram[j, k] = gram[k, j] = mpmath.quad(lambda x, y: phi[j](x, y) * phi[k](x, y),
+                gram[j, k] = gram[k, j] = mpmath.quad(inner(phi[j], grad(j), phi[k], grad(k)),
                                                       *box, method="gauss-legendre")
         b = mpmath.matrix(m, 1)
         for i in range(len(gx) - 1):
             for l in range(len(gy) - 1):
-                if kind == "cells":
-                    field = lambda x, y, i=i, l=l: mpmath.mpf(float(values[i, l]))  # noqa: E731
-                else:
-                    def field(x, y, i=i, l=l):
-                        s = (x - gx[i]) / (gx[i + 1] - gx[i])
-                        r = (y - gy[l]) / (gy[l + 1] - gy[l])
-                        v = [[mpmath.mpf(float(values[i + a, l + c])) for c in (0, 1)]
-                             for a in (0, 1)]
-                        return ((1 - s) * ((1 - r) * v[0][0] + r * v[0][1])
-                                + s * ((1 - r) * v[1][0] + r * v[1][1]))
+                field, slope = _cell_field(values, kind, gx, gy, i, l)
                 for j in range(m):
-                    b[j] += mpmath.quad(lambda x, y: field(x, y) * phi[j](x, y),
+                    b[j] += mpmath.quad(inner(field, slope, phi[j], grad(j)),
                                         [gx[i], gx[i + 1]], [gy[l], gy[l + 1]],
                                         method="gauss-legendre")
         a = mpmath.lu_solve(gram, b)
         return numpy.array([float(mpmath.fsum(a[j] * phi[j](mpmath.mpf(x), mpmath.mpf(y))
                                               for j in range(m))) for x, y in points])
+
+
+def _cell_field(values, kind, gx, gy, i, l):
+    """The field on cell (i, l) and its gradient, as mpmath functions."""
+    if kind == "cells":
+        value = mpmath.mpf(float(values[i, l]))
+        return (lambda x, y: value), (lambda x, y: (0, 0))
+    v = [[mpmath.mpf(float(values[i + a, l + c])) for c in (0, 1)] for a in (0, 1)]
+    hx, hy = gx[i + 1] - gx[i], gy[l + 1] - gy[l]
+
+    def field(x, y):
+        s, r = (x - gx[i]) / hx, (y - gy[l]) / hy
+        return (1 - s) * ((1 - r) * v[0][0] + r * v[0][1]) + s * ((1 - r) * v[1][0] + r * v[1][1])
+
+    def slope(x, y):
+        s, r = (x - gx[i]) / hx, (y - gy[l]) / hy
+        return (((1 - r) * (v[1][0] - v[0][0]) + r * (v[1][1] - v[0][1])) / hx,
+                ((1 - s) * (v[0][1] - v[0][0]) + s * (v[1][1] - v[1][0])) / hy)
+    return field, slope
 
 
 def _legendre(n, lo, hi):
@@ -144,6 +183,89 @@ def test_project_grid_matches_mpmath_projection_expressions(compiled, kind):
     assert numpy.abs(module.evaluate(c, points) - reference).max() < 1e-12 * abs(reference).max()
     weights = module.projection_weights(grids, kind=kind)
     assert numpy.allclose(numpy.tensordot(values, weights, 2), c, rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["linear", "cells"])
+def test_weighted_projection_matches_mpmath(compiled, kind):
+    """Weight exp(-x)(1 + y^2): <f, e_j>_w by Gauss rules per sub-cell (frequency bound)."""
+    module = compiled["box_weighted"]
+    grids = (numpy.array([0.0, 0.3, 0.8, 1.0]), numpy.array([-1.0, -0.2, 0.5, 1.0]))
+    rng = numpy.random.default_rng(21)
+    values = rng.normal(size=(4, 4) if kind == "linear" else (3, 3))
+    phi = [lambda x, y: 1, lambda x, y: x, lambda x, y: y, lambda x, y: x * y,
+           lambda x, y: x * x - y]
+    points = rng.uniform([0, -1], [1, 1], size=(5, 2))
+    reference = mp_projection(phi, [[0, 1], [-1, 1]], grids, values, kind, points,
+                              weight=lambda x, y: mpmath.exp(-x) * (1 + y * y))
+    c = module.project_grid(grids, values, kind=kind)
+    assert numpy.abs(module.evaluate(c, points) - reference).max() < 1e-12 * abs(reference).max()
+    weights = module.projection_weights(grids, kind=kind)
+    assert numpy.allclose(numpy.tensordot(values, weights, 2), c, rtol=0, atol=1e-14)
+
+
+def test_sobolev_projection_matches_mpmath_and_refuses_cells(compiled):
+    """H^1: <f, e_j> + <grad f, grad e_j> of the multilinear interpolant, exactly; cells
+    have no weak gradient, so kind="cells" is a one-line error."""
+    module = compiled["box_sobolev"]
+    grids = (numpy.array([0.0, 0.4, 0.7, 1.0]), numpy.array([0.1, 1.2, 2.0]))
+    rng = numpy.random.default_rng(22)
+    values = rng.normal(size=(4, 3))
+    phi = [lambda x, y: 1, lambda x, y: x, lambda x, y: y, lambda x, y: x * y,
+           lambda x, y: x * x * y]
+    gradients = [lambda x, y: (0, 0), lambda x, y: (1, 0), lambda x, y: (0, 1),
+                 lambda x, y: (y, x), lambda x, y: (2 * x * y, x * x)]
+    points = rng.uniform([0, 0], [1, 2], size=(5, 2))
+    reference = mp_projection(phi, [[0, 1], [0, 2]], grids, values, "linear", points,
+                              gradients=gradients)
+    c = module.project_grid(grids, values)
+    assert numpy.abs(module.evaluate(c, points) - reference).max() < 1e-12 * abs(reference).max()
+    weights = module.projection_weights(grids)
+    assert numpy.allclose(numpy.tensordot(values, weights, 2), c, rtol=0, atol=1e-14)
+    with pytest.raises(ValueError, match="no weak gradient"):
+        module.project_grid(grids, values[:-1, :-1], kind="cells")
+
+
+def test_vector_values_project_componentwise_as_mpmath(compiled):
+    """n = 2 values: each component is projected as a scalar field (d = m n)."""
+    module = compiled["box_vector"]
+    grids = (numpy.array([0.0, 0.35, 1.0]), numpy.array([0.0, 0.6, 0.8, 1.0]))
+    values = numpy.random.default_rng(23).normal(size=(3, 4, 2))
+    phi = [lambda x, y, i=i, j=j: x ** i * y ** j for i in range(3) for j in range(3 - i)]
+    points = numpy.array([[0.2, 0.9], [0.7, 0.1], [1.0, 0.5]])
+    c = module.project_grid(grids, values)
+    for r in range(2):
+        reference = mp_projection(phi, [[0, 1], [0, 1]], grids, values[..., r], "linear", points)
+        assert numpy.abs(module.evaluate(c, points)[..., r] - reference).max() \
+            < 1e-12 * abs(reference).max()
+
+
+@pytest.mark.parametrize("name", ["box_weighted", "box_sobolev", "box_vector"])
+def test_same_field_on_a_refined_grid_gives_the_same_release(compiled, name):
+    """Privacy boundary for the weighted, Sobolev and vector-valued modules: a multilinear
+    field given on a refined grid (and cells split into sub-cells) is the same field, so
+    the release is the same with the same seed."""
+    module = compiled[name]
+    (a, b), (c, d) = module.domain()
+    rng = numpy.random.default_rng(24)
+    grids = (numpy.linspace(a, b, 3), numpy.linspace(c, d, 4))
+    shape = (3, 4) + ((2,) if module.VALUE_DIM > 1 else ())
+    values = rng.normal(size=shape)
+    fine = tuple(numpy.sort(numpy.concatenate([g, rng.uniform(g[0], g[-1], 4)])) for g in grids)
+    refined = RegularGridInterpolator(grids, values)(
+        numpy.stack(numpy.meshgrid(*fine, indexing="ij"), -1))
+    released = module.project_and_privatize(grids, values, epsilon=0.5, rng=9)
+    assert numpy.allclose(module.project_and_privatize(fine, refined, epsilon=0.5, rng=9),
+                          released, rtol=0, atol=1e-12)
+    if name == "box_sobolev":
+        return
+    cells = values[:-1, :-1]
+    split = tuple(numpy.concatenate([numpy.linspace(p, q, 3)[:-1] for p, q in zip(g[:-1], g[1:])]
+                                    + [g[-1:]]) for g in grids)
+    repeated = numpy.repeat(numpy.repeat(cells, 2, axis=0), 2, axis=1)
+    assert numpy.allclose(
+        module.project_and_privatize(split, repeated, kind="cells", rho=0.3, rng=2),
+        module.project_and_privatize(grids, cells, kind="cells", rho=0.3, rng=2),
+        rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["legendre_box", "surface_total", "box_expressions"])

@@ -1,5 +1,6 @@
 """Multivariate DP CDFs (docs/design.md, "CDF estimation"): the sensitivity sqrt(2^k)/N
 of the direct method on [-1, 1]^k, its noise, and the post-processing."""
+import json
 import math
 
 import mpmath
@@ -112,3 +113,48 @@ def test_joint_options_are_checked_by_name(options, message):
         estimate(data, **{"lo": 0.0, "hi": 1.0, **options}, epsilon=1.0, delta=1e-5)
     with pytest.raises(ValueError, match="2 <= k <= 5 columns"):
         estimate(numpy.zeros((1, 1000)), lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5)
+
+
+def test_cdf_command_releases_a_joint_cdf_of_several_columns(tmp_path, capsys, monkeypatch):
+    """`gpcompiler cdf --column wage --column experience`: the release file holds the
+    released joint CDF on the public grid (the same numbers as joint_estimate with the same
+    seed) and nothing else from the data but its record count; --columns is the same."""
+    from conftest import ROOT
+    from gpcompiler import cli
+    from gpcompiler.cdf.joint import joint_estimate
+    from gpcompiler.curves import read_column
+    monkeypatch.chdir(ROOT)
+
+    def gpcompiler(*args):
+        try:
+            status = cli.main([str(a) for a in args])
+        except SystemExit as exit_:
+            status = exit_.code
+        return (status, *capsys.readouterr())
+    common = ("--lo", "0", "--lo", "0", "--hi", "2500", "--hi", "60", "--epsilon", "1",
+              "--delta", "1e-6", "--seed", "3", "--grid", "36", "--degree", "6")
+    status, out, err = gpcompiler("cdf", "--column", "wage", "--column", "experience", *common,
+                                  "-o", tmp_path / "joint.json")
+    assert status == 0 and err == "" and "private marginal quantiles" in out
+    release = json.loads((tmp_path / "joint.json").read_text())
+    assert set(release) == {"gpcompiler", "columns", "lo", "hi", "degree", "records", "method",
+                            "budget", "grids", "cdf"}
+    data = numpy.stack([read_column("bundled:cps1988", c) for c in ("wage", "experience")], 1)
+    expected = joint_estimate(data, lo=(0, 0), hi=(2500, 60), epsilon=1.0, delta=1e-6,
+                              degree=6, rng=numpy.random.default_rng(3))
+    mesh = numpy.stack(numpy.meshgrid(*map(numpy.array, release["grids"]), indexing="ij"), -1)
+    assert mesh.shape == (6, 6, 2) and release["records"] == data.shape[0]
+    assert numpy.allclose(release["cdf"], expected.cdf(mesh), rtol=1e-9, atol=0)  # 10 digits
+    status, _, err = gpcompiler("cdf", "--columns", "wage,experience", *common, "-o",
+                                tmp_path / "joint.csv", "--compare")
+    rows = [r for r in (tmp_path / "joint.csv").read_text().splitlines() if not r.startswith("#")]
+    assert status == 0 and rows[0] == "wage,experience,cdf" and len(rows) == 37
+    assert err.startswith("not private: Kolmogorov distance")
+    cdf_column = numpy.array([float(r.split(",")[2]) for r in rows[1:]])
+    assert numpy.allclose(cdf_column, numpy.ravel(release["cdf"]), rtol=1e-9, atol=0)
+    for bad, needle in [(("--lo", "0"), "--lo: give one public bound per column"),
+                        (("--method", "moments"), "--method moments"),
+                        (("--column", "wage"), "named twice")]:
+        status, _, err = gpcompiler("cdf", "--column", "wage", "--column", "experience",
+                                    *common[4:] if bad[0] == "--lo" else common, *bad)
+        assert status == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
