@@ -474,11 +474,15 @@ def _privatize_fields(args, module, params):
     """Gridded fields through project_grid and privatize (paper Sec. 3.2, Alg. 2/6); the
     release is the function evaluated on a public grid of about --grid points."""
     from .fields import read_fields
-    for flag, used in (("--method", args.method != "project"), ("--at", args.at is not None),
-                       ("--plot", args.plot is not None and module.DIMENSION != 2)):
+    over = f"{args.spec} is over {module.DIMENSION} variables"
+    for used, problem in ((args.method != "project", f"--method {args.method} is for curves: "
+                           f"{over} (fields use --method project)"),
+                          (args.at is not None, f"--at is for curves: {over} (a field's "
+                           "release is evaluated on --grid N public points)"),
+                          (args.plot is not None and module.DIMENSION != 2,
+                           f"--plot draws fields of two variables: {over}")):
         if used:
-            raise UserError(f"{flag} is for curves (--plot: and two variables): {args.spec} is "
-                            f"over {module.DIMENSION} variables (--method project, --grid N)")
+            raise UserError(problem)
     kind = args.kind or "linear"
     box = module.domain(**params)
     fields = read_fields(args.input, module.VARIABLES, box, module.VALUE_DIM, kind)
@@ -1032,8 +1036,8 @@ def _common(parser, grid_help, output):
     where.add_argument("--grid", type=_count(2), default=DEFAULT_GRID, metavar="N",
                        help=grid_help)
     where.add_argument("--at", action=_Times, metavar="FILE",
-                       help="evaluate the release at the public times in FILE (one per line; "
-                            "default: use --grid)")
+                       help="curves only: evaluate the release at the public times in FILE "
+                            "(one per line; default: use --grid)")
     parser.add_argument("-o", "--output", metavar="FILE", default=output,
                         help="write the release: .csv (released values on the public grid) "
                              "or .json (also the coefficients); - is standard output (CSV; "

@@ -33,8 +33,11 @@ def read_fields(source, variables, box, value_dim, kind):
     if suffix in (".npy", ".npz"):
         try:
             loaded = numpy.load(source, allow_pickle=False)
-        except (OSError, ValueError) as error:
+        except OSError as error:
             raise DataError(f"cannot read {source}: {error}") from None
+        except ValueError:
+            raise DataError(f"cannot read {source}: not a numeric NumPy .npy/.npz file "
+                            "(object arrays are refused)") from None
         return _arrays(source, loaded, suffix, variables, box, value_dim, kind)
     if kind != "linear":
         raise DataError(f"{source}: a long-form CSV gives values at grid nodes (--kind linear); "
@@ -52,6 +55,10 @@ def _arrays(source, loaded, suffix, variables, box, value_dim, kind):
                             f"{', '.join(map(repr, loaded.files))}")
         grids = {name: numpy.asarray(loaded[name], dtype=float)
                  for name in variables if name in loaded.files}
+        if grids and len(grids) != len(variables):
+            raise DataError(f"{source}: give a grid for every variable "
+                            f"({', '.join(map(repr, variables))}) or for none (even grids "
+                            f"over the box), got {', '.join(map(repr, grids))}")
         loaded = loaded["values"]
     if loaded.dtype.kind not in "iuf":
         raise DataError(f"{source}: expected a numeric array, got dtype {loaded.dtype}")
@@ -102,9 +109,15 @@ def _gridded(source, key, array, k, value_dim):
     shape = tuple(g.size for g in grids)
     index = tuple(numpy.searchsorted(g, array[:, i]) for i, g in enumerate(grids))
     flat = numpy.ravel_multi_index(index, shape)
-    if array.shape[0] != numpy.prod(shape) or numpy.unique(flat).size != array.shape[0]:
+    nodes, counts = numpy.unique(flat, return_counts=True)
+    missing = numpy.setdiff1d(numpy.arange(numpy.prod(shape)), nodes)
+    if missing.size or counts.max() > 1:
+        odd, what = (missing[0], "missing") if missing.size else \
+            (nodes[counts > 1][0], "given twice")
+        node = ", ".join(f"{g[i]:g}" for g, i in zip(grids, numpy.unravel_index(odd, shape)))
         raise DataError(f"{source}: field {key!r}: the rows must cover a rectilinear grid "
-                        f"({' x '.join(map(str, shape))} nodes), each node once")
+                        f"({' x '.join(map(str, shape))} nodes), each node once; node "
+                        f"({node}) is {what}")
     values = numpy.empty((array.shape[0], value_dim))
     values[flat] = array[:, k:]
     return Field(key, grids, values.reshape(shape + ((value_dim,) if value_dim > 1 else ())))

@@ -447,9 +447,13 @@ def test_cli_privatizes_gridded_data_in_every_format(tmp_path, capsys, monkeypat
     assert "not private: 0: RMS error" in err
     assert (tmp_path / "cells.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (tmp_path / "gap.csv").write_text("x,y,value\n" + "\n".join(rows[1:]) + "\n")
-    for args, message in [(("gap.csv",), "each node once"),
+    (tmp_path / "twice.csv").write_text("x,y,value\n" + "\n".join(rows + rows[:1]) + "\n")
+    numpy.savez(tmp_path / "x_only.npz", values=numpy.ones((3, 3)), x=numpy.linspace(0, 2, 3))
+    for args, message in [(("gap.csv",), "is missing"),
+                          (("twice.csv",), "is given twice"),
+                          (("x_only.npz",), "give a grid for every variable"),
                           (("f.csv", "--kind", "cells"), "--kind linear"),
-                          (("f.npy", "--method", "seg"), "--method is for curves")]:
+                          (("f.npy", "--method", "seg"), "--method seg is for curves")]:
         status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",
                                        tmp_path / args[0], *args[1:], "--epsilon", 1)
         assert status == 2 and message in err and err.count("\n") == 1, err
