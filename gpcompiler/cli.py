@@ -12,6 +12,7 @@ import math
 import os
 import re
 import sys
+import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -560,7 +561,8 @@ def field_figure(module, fields, axes, values, compare, title, shown=4):
         axis.set_xlabel(f"{module.VARIABLES[0]} (spec units)")
         axis.set_ylabel(f"{module.VARIABLES[1]} (spec units)")
         figure.colorbar(mesh, ax=axis, label="value (data units)")
-    figure.suptitle(title)
+    figure.suptitle("\n".join(textwrap.fill(line, 60 * len(panels))
+                               for line in title.splitlines()))
     return figure
 
 
