@@ -50,3 +50,20 @@ def generated(name):
 
 def spec(name):
     return load_spec(ROOT / "specs" / f"{name}.toml", ROOT)
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """Run ``gpcompiler ARGS`` in-process from the repository root: (status, out, err)."""
+    from gpcompiler import cli as cli_module
+    monkeypatch.chdir(ROOT)
+
+    def call(*args):
+        try:
+            status = cli_module.main([str(a) for a in args])
+        except SystemExit as exit_:
+            status = exit_.code
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err
+        return status, out, err
+    return call

@@ -27,22 +27,6 @@ def run(*args, cwd=ROOT, **kwargs):
                           capture_output=True, text=True, env=env, **kwargs)
 
 
-@pytest.fixture
-def cli(capsys, monkeypatch):
-    """Run ``gpcompiler ARGS`` in-process from the repository root: (status, out, err)."""
-    monkeypatch.chdir(ROOT)
-
-    def call(*args):
-        try:
-            status = cli_module.main([str(a) for a in args])
-        except SystemExit as exit_:
-            status = exit_.code
-        out, err = capsys.readouterr()
-        assert "Traceback" not in err
-        return status, out, err
-    return call
-
-
 def one_line_error(status, err, *needles):
     assert status == 2, err
     lines = err.strip().splitlines()

@@ -115,22 +115,13 @@ def test_joint_options_are_checked_by_name(options, message):
         estimate(numpy.zeros((1, 1000)), lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5)
 
 
-def test_cdf_command_releases_a_joint_cdf_of_several_columns(tmp_path, capsys, monkeypatch):
+def test_cdf_command_releases_a_joint_cdf_of_several_columns(tmp_path, cli):
     """`gpcompiler cdf --column wage --column experience`: the release file holds the
     released joint CDF on the public grid (the same numbers as joint_estimate with the same
     seed) and nothing else from the data but its record count; --columns is the same."""
-    from conftest import ROOT
-    from gpcompiler import cli
     from gpcompiler.cdf.joint import joint_estimate
     from gpcompiler.curves import read_column
-    monkeypatch.chdir(ROOT)
-
-    def gpcompiler(*args):
-        try:
-            status = cli.main([str(a) for a in args])
-        except SystemExit as exit_:
-            status = exit_.code
-        return (status, *capsys.readouterr())
+    gpcompiler = cli
     common = ("--lo", "0", "--lo", "0", "--hi", "2500", "--hi", "60", "--epsilon", "1",
               "--delta", "1e-6", "--seed", "3", "--grid", "36", "--degree", "6")
     status, out, err = gpcompiler("cdf", "--column", "wage", "--column", "experience", *common,
