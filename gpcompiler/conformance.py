@@ -322,7 +322,8 @@ class StepRecorder:
     and each release's noise in units of the share it was charged."""
 
     def __init__(self):
-        self.svt, self.gp, self.gaussian = [], [], []
+        self.svt, self.gp, self.gaussian, self.projections = [], [], [], []
+        self.directions = numpy.random.default_rng(20261130)
 
     def svt_spy(self, svt):
         def spied(queries, threshold, lipschitz, epsilon1, epsilon2, *, rng, ledger, label):
@@ -345,8 +346,40 @@ class StepRecorder:
                                 (noise[0] / radius) ** 2 if radius > 0 else math.nan))
             else:
                 self.gaussian.append(noise * math.sqrt(2 * float(share)))
+            self._project(noise, ledger.model, share)
             return out
         return spied
+
+    def _project(self, noise, model, share):
+        """The noise on a fresh random unit direction and on the all-ones direction: GP as
+        squared cosines (~ Beta(1/2, (d - 1)/2) for a uniform direction), CGP in units of
+        the charged scale (~ N(0, 1)), with the dimension d."""
+        d = noise.size
+        if d < 2:
+            return
+        random = self.directions.standard_normal(d)
+        units = (random / numpy.linalg.norm(random), numpy.full(d, 1 / math.sqrt(d)))
+        if model == "GP":
+            radius = numpy.linalg.norm(noise)
+            self.projections.append(tuple((u @ noise / radius) ** 2 for u in units) + (d,))
+        else:
+            factor = math.sqrt(2 * float(share))
+            self.projections.append(tuple(u @ noise * factor for u in units) + (d,))
+
+
+def _projection_checks(recorder):
+    """KS tests of the release noise on a random direction and on the all-ones direction
+    (GP: squared cosines ~ Beta(1/2, (d - 1)/2); CGP: ~ N(0, 1)): noise confined to a few
+    coordinates, or one draw shared by all, fails them."""
+    if not recorder.projections:
+        return []
+    random, ones, d = (numpy.array(column) for column in zip(*recorder.projections))
+    if recorder.gp:
+        return [Check(f"release direction KS on {name} (Beta(1/2, (d-1)/2))",
+                      _ks(stats.beta.cdf(v, 0.5, (d - 1) / 2), "uniform"))
+                for name, v in (("random directions", random), ("the all-ones direction", ones))]
+    return [Check(f"release noise KS on {name} against N(0, 1)", _ks(v, "norm"))
+            for name, v in (("random directions", random), ("the all-ones direction", ones))]
 
 
 def steps_report(name, recorder, alpha):
@@ -360,7 +393,7 @@ def steps_report(name, recorder, alpha):
                          _two_sided(stats.gamma.cdf(v.sum(), v.size),
                                     stats.gamma.sf(v.sum(), v.size))),
                    Check("SVT noise KS against Laplace(b)", _ks(v, "expon"))]
-    level = alpha / (len(checks) + (3 if recorder.gp else 2))
+    level = alpha / (len(checks) + (3 if recorder.gp else 2) + 2 * bool(recorder.projections))
     if recorder.gp:
         radii, sizes, first = (numpy.array(column) for column in zip(*recorder.gp))
         total, shape = float(radii.sum()), float(sizes.sum())
@@ -387,6 +420,7 @@ def steps_report(name, recorder, alpha):
         interval = (math.sqrt(squares / stats.chi2.isf(level / 2, shape)),
                     math.sqrt(squares / stats.chi2.ppf(level / 2, shape)))
         model, units = "Gaussian", 2 * shape
+    checks += _projection_checks(recorder)
     detectable = stats.norm.isf(alpha / len(checks) / 2) / math.sqrt(units)
     runs = len(recorder.gp) or len(recorder.gaussian)
     return ConformanceReport(name, model, int(shape / max(runs, 1)), runs, 1.0, estimate,

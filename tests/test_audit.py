@@ -1,5 +1,6 @@
 """The audit table and the auditor's power (docs/design.md, "Auditing"; false-alarm
 probability < 1e-6 over each table, computed from the tests run)."""
+import contextlib
 import math
 
 import numpy
@@ -212,3 +213,41 @@ def test_audit_command_prints_the_bound_of_the_tests_it_ran(capsys):
                    "--samples", "2000"])
     out = capsys.readouterr().out
     assert status == 0 and "<= 1e-06 (Bonferroni over the 10 tests of 1 audits" in out
+
+
+@pytest.mark.parametrize("model", ["GP", "CGP"])
+def test_step_conformance_sees_noise_confined_to_two_coordinates_or_shared(model):
+    """Second review: a final release whose noise has the right radius but lies in two
+    coordinates (GP), or is one draw shared by every coordinate (CGP), passed the radius
+    and per-coordinate tests; the random and all-ones direction tests fail it."""
+    from gpcompiler.adaptive import select
+    from gpcompiler.conformance import StepRecorder, steps_report
+
+    def confined(privatize_vector):
+        def mutated(vector, ledger, label, share, *, rng):
+            out = privatize_vector(vector, ledger, label, share, rng=rng)
+            if "final" not in label or numpy.size(vector) < 3:
+                return out
+            vector = numpy.asarray(vector, dtype=float)
+            noise, flat = numpy.ravel(out - vector), numpy.ravel(vector).copy()
+            if model == "GP":
+                flat[:2] += noise[:2] * numpy.linalg.norm(noise) / numpy.linalg.norm(noise[:2])
+            else:
+                flat += noise[0]
+            return flat.reshape(vector.shape)
+        return mutated
+    module = audit_suite.generated("legendre10")
+    t = numpy.linspace(-1, 1, 33)
+    budget = {"epsilon": 400.0} if model == "GP" else {"rho": 40000.0}
+    rng = numpy.random.default_rng(5)
+    reports = []
+    for mutate in (False, True):
+        recorder = StepRecorder()
+        with (mutants.patched(select, "privatize_vector", confined) if mutate
+              else contextlib.nullcontext()), \
+                mutants.patched(select, "privatize_vector", recorder.release_spy):
+            for _ in range(300):
+                select.priv_func_select(t, numpy.cos(9 * t), module, rng=rng, **budget)
+        reports.append(steps_report(model, recorder, 1e-7))
+    assert not reports[0].violated
+    assert reports[1].violated and any("direction" in name for name in reports[1].failed)
