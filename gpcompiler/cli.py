@@ -27,6 +27,7 @@ MAX_NOISE_SCALE = 1e100
 # At least this many low-order bits of every released coordinate must be noise: a curve
 # whose L2 norm exceeds noise scale * 2**FLOAT_HEADROOM would have its noise rounded away.
 FLOAT_HEADROOM = 40
+MAX_GRID = 10 ** 7      # public evaluation points of a release (--grid): 80 MB of values
 # Released numbers are written to 10 significant digits: far finer than any noise, and
 # coarse enough that the same function sampled on different grids gives the same bytes.
 DIGITS = 10
@@ -997,8 +998,10 @@ _positive = _typed(float, lambda v: math.isfinite(v) and v > 0, "a positive fini
 _probability = _typed(float, lambda v: 0 < v < 1, "a number in (0, 1)")
 
 
-def _count(low):
-    return _typed(int, lambda v: v >= low, f"an integer >= {low}")
+def _count(low, high=None):
+    if high is None:
+        return _typed(int, lambda v: v >= low, f"an integer >= {low}")
+    return _typed(int, lambda v: low <= v <= high, f"an integer in {low}..{high}")
 
 
 def _budget_value(name):
@@ -1035,7 +1038,7 @@ def _common(parser, grid_help, output):
                         help="seed of a NumPy generator, for tests and demos only "
                              "(default: OS entropy, see docs/design.md \"Secure noise\")")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--grid", type=_count(2), default=DEFAULT_GRID, metavar="N",
+    where.add_argument("--grid", type=_count(2, MAX_GRID), default=DEFAULT_GRID, metavar="N",
                        help=grid_help)
     where.add_argument("--at", action=_Times, metavar="FILE",
                        help="curves only: evaluate the release at the public times in FILE "

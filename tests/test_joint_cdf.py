@@ -111,6 +111,8 @@ def test_joint_options_are_checked_by_name(options, message):
     data = numpy.random.default_rng(0).uniform(size=(50, 2))
     with pytest.raises(ValueError, match=message):
         estimate(data, **{"lo": 0.0, "hi": 1.0, **options}, epsilon=1.0, delta=1e-5)
+    with pytest.raises(ValueError, match="8120601 tensor coefficients; at most 100000"):
+        estimate(numpy.zeros((5, 3)), lo=0.0, hi=1.0, degree=200, epsilon=1.0, delta=1e-5)
     with pytest.raises(ValueError, match="2 <= k <= 5 columns"):
         estimate(numpy.zeros((1, 1000)), lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5)
 

@@ -27,6 +27,7 @@ from .gaussian import analytic_gaussian_sigma
 JOINT_METHODS = ("direct", "histogram")
 GRID_POINTS = {2: 129, 3: 33}
 MAX_COLUMNS = 5     # the released reference grid has 17^k values beyond k = 3
+MAX_COEFFICIENTS = 100_000   # the tensor of coefficient sums, (degree + 1)^k
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,9 @@ def _degrees(degree, k, total_degree=None):
     degrees = tuple(_per_column("degree", degree, k, int).tolist())
     if any(isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 200 for d in degrees):
         raise ValueError(f"degree must be an integer in 1..200 per column, got {degree!r}")
+    if math.prod(d + 1 for d in degrees) > MAX_COEFFICIENTS:
+        raise ValueError(f"degree {list(degrees)} gives {math.prod(d + 1 for d in degrees)} "
+                         f"tensor coefficients; at most {MAX_COEFFICIENTS} (lower the degree)")
     if total_degree is not None and (isinstance(total_degree, bool) or
                                      not isinstance(total_degree, int) or total_degree < 1):
         raise ValueError(f"total_degree must be a positive integer, got {total_degree!r}")
