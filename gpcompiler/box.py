@@ -61,9 +61,10 @@ def _tensor(spec, stage):
     """G = (x)_i G_i and its LDL^T, R and K as Kronecker products of the 1-D factors'."""
     factors = tuple(analyze(axis_spec(spec, i, f)) for i, f in enumerate(axis_families(spec.family)))
     stage("certificate")
-    kind = factors[0].atoms.kind
     index = tuple(itertools.product(*(range(f.atoms.size) for f in factors)))
-    atoms = Atoms(kind, len(index), tuple(f.atoms.shifts for f in factors), index)
+    atoms = (Atoms("legendre", len(index), tuple(f.atoms.shifts for f in factors), index)
+             if factors[0].atoms.kind == "legendre" else
+             Atoms("expression", len(index)))   # the tensor products in spec.functions
     pivots = tuple(sympy.Mul(*(f.pivots[a_i] for f, a_i in zip(factors, a)))
                    for a in multi_indices(spec.family))
     names = [str(t) for t in spec.variables]

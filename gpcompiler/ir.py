@@ -203,17 +203,18 @@ def _check_box_module(analysis):
 def _box(analysis, lower_value):
     names = tuple(str(v) for v in analysis.spec.variables)
     quadrature = analysis.quadrature
-    if analysis.atoms.kind == "expression":
-        return BoxIR(variables=names, exact_nodes=None, axis_sizes=(), total_degree=None,
-                     factors=(), frequency=quadrature.frequency, min_nodes=quadrature.min_nodes)
-    index = analysis.atoms.index
-    sizes = tuple(max(a[i] for a in index) + 1 for i in range(analysis.spec.dimension))
-    total = None if len(index) == math.prod(sizes) else max(sum(a) for a in index)
     factors = tuple(
         (str(t), _matrix(f"gram_{t}", f.gram, lower_value, True, dict(f.formulas).get("gram")),
          _matrix(f"cholesky_{t}", f.cholesky, lower_value,
                  formula=dict(f.formulas).get("cholesky")))
-        for t, f in zip(analysis.spec.variables, analysis.factors))
+        for t, f in zip(analysis.spec.variables, analysis.factors or ()))
+    if analysis.atoms.kind == "expression":
+        return BoxIR(variables=names, exact_nodes=None, axis_sizes=(), total_degree=None,
+                     factors=factors, frequency=quadrature.frequency,
+                     min_nodes=quadrature.min_nodes)
+    index = analysis.atoms.index
+    sizes = tuple(max(a[i] for a in index) + 1 for i in range(analysis.spec.dimension))
+    total = None if len(index) == math.prod(sizes) else max(sum(a) for a in index)
     return BoxIR(variables=names, exact_nodes=quadrature.exact_nodes, axis_sizes=sizes,
                  total_degree=total, factors=factors, frequency=quadrature.frequency,
                  min_nodes=quadrature.min_nodes)
