@@ -276,8 +276,8 @@ def _release(module, args, params, t, y, rng):
         private = module.privatize(module.project(t, y, **params), rng=rng, **budget)
         return _Release(lambda x: module.evaluate(private, x, **params),
                         {"coefficients": private},
-                        f"{module.COEF_DIM} orthonormal coefficients, expected L2 noise "
-                        f"{module.expected_error(**budget):.4g}", domain)
+                        f"{module.COEF_DIM} orthonormal coefficients, expected "
+                        f"{_noise_norm(module)} {module.expected_error(**budget):.4g}", domain)
     if args.method == "baseline":
         result = adaptive.baseline_points(t, y, args.k, domain=domain, window=args.window,
                                           rng=rng, **budget)
@@ -472,6 +472,11 @@ def cmd_privatize(args):
     return 0
 
 
+def _noise_norm(module):
+    """What expected_error measures: the noise's norm in the spec's metric."""
+    return "L2 noise" if module.METRIC == "L2" else f"noise ({module.METRIC} norm of the spec)"
+
+
 def _privatize_fields(args, module, params):
     """Gridded fields through project_grid and privatize (paper Sec. 3.2, Alg. 2/6); the
     release is the function evaluated on a public grid of about --grid points."""
@@ -508,7 +513,7 @@ def _privatize_fields(args, module, params):
     points = numpy.stack(numpy.meshgrid(*axes, indexing="ij"), axis=-1)
     for field in fields:
         _say(args, f"{field.id}: project: {module.COEF_DIM} orthonormal coefficients, expected "
-                   f"L2 noise {module.expected_error(**budget):.4g}")
+                   f"{_noise_norm(module)} {module.expected_error(**budget):.4g}")
     if args.compare:
         for field, c in zip(fields, released):
             at = [g if kind == "linear" else (g[1:] + g[:-1]) / 2 for g in field.grids]
