@@ -152,21 +152,22 @@ def joint_estimate(data, *, lo, hi, epsilon, delta, degree=8, total_degree=None,
                             sum_sensitivity(k) / n, epsilon, delta, degrees)
 
 
-def _per_column(name, value, k, kind):
+def _per_column(name, value, k, dtype=None):
     """``value`` (one, or one per column) as an array of k entries; else a ValueError naming
     the parameter."""
-    array = numpy.asarray(value, dtype=kind if kind is float else None)
+    array = numpy.asarray(value, dtype=dtype)
     if array.ndim > 1 or array.size not in (1, k):
         raise ValueError(f"{name} must be one value or one per column ({k}), got {value!r}")
-    return numpy.broadcast_to(array.reshape(-1) if array.ndim else array, (k,))
+    return numpy.broadcast_to(array, (k,))
 
 
 def _degrees(degree, k, total_degree=None):
-    degrees = tuple(_per_column("degree", degree, k, int).tolist())
+    degrees = tuple(_per_column("degree", degree, k).tolist())
     if any(isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= 200 for d in degrees):
         raise ValueError(f"degree must be an integer in 1..200 per column, got {degree!r}")
-    if math.prod(d + 1 for d in degrees) > MAX_COEFFICIENTS:
-        raise ValueError(f"degree {list(degrees)} gives {math.prod(d + 1 for d in degrees)} "
+    size = math.prod(d + 1 for d in degrees)
+    if size > MAX_COEFFICIENTS:
+        raise ValueError(f"degree {list(degrees)} gives {size} "
                          f"tensor coefficients; at most {MAX_COEFFICIENTS} (lower the degree)")
     if total_degree is not None and (isinstance(total_degree, bool) or
                                      not isinstance(total_degree, int) or total_degree < 1):
