@@ -87,9 +87,6 @@ def _params(overrides):
         value = float(value)
         if not (math.isfinite(value) and value > 0):
             raise ValueError(f"parameter {key} must be positive and finite, got {value}")
-        if PARAMETERS_FIXED and value != PARAMETERS[key]:
-            raise ValueError(f"the Gram matrix was computed numerically at {key}="
-                             f"{PARAMETERS[key]}: recompile the spec with another default")
         p[key] = value
     return p
 
@@ -315,8 +312,8 @@ def _from_atoms(coefficients, p):
 
 
 def projection_weights(grids, *, kind="linear", **params):
-    """Weights A of shape (S_1, ..., S_k, m): project_grid(grids, y) == contraction of y with
-    A. The field is the multilinear interpolant of nodal values ("linear") or the
+    """Weights A of shape (S_1, ..., S_k, m): project_grid(grids, y) == contraction
+    of y with A. The field is the multilinear interpolant of nodal values ("linear") or the
     piecewise-constant function of cell values ("cells", grids are cell edges), zero
     outside the grid. Memory S_1...S_k m: project_grid never forms A."""
     p = _params(params)
@@ -340,7 +337,7 @@ def project_grid(grids, values, *, kind="linear", **params):
     """
     p = _params(params)
     weights = _grid_weights(grids, kind, p)
-    shape = tuple(w.shape[0] for w, _ in weights) + ((VALUE_DIM,) if VALUE_DIM > 1 else ())
+    shape = tuple(w.shape[0] for w, _ in weights)
     y = numpy.asarray(values, dtype=float)
     if not len(shape) <= y.ndim <= len(shape) + 1 or y.shape[y.ndim - len(shape):] != shape:
         raise ValueError(f"values have shape {y.shape}; expected {shape} (or (B,) + {shape} "
@@ -348,13 +345,10 @@ def project_grid(grids, values, *, kind="linear", **params):
     if not numpy.isfinite(y).all():
         raise ValueError("values contain NaN or infinite values")
     batch = y.ndim - len(shape)
-    if VALUE_DIM > 1:
-        y = numpy.moveaxis(y, -1, batch)
-        batch += 1
     for w, _ in weights:  # contract the first remaining grid axis; its index goes last
         y = numpy.tensordot(y, w, axes=([batch], [0]))
     c = _from_atoms(_to_atoms(y, [nodes for _, nodes in weights], p), p)
-    return numpy.moveaxis(c, -2, -1) if VALUE_DIM > 1 else c
+    return c
 
 
 def _finite(x):
@@ -615,9 +609,6 @@ def evaluate(c, points, **params):
     c = numpy.asarray(c, dtype=float)
     x = _points(points, p)
     e = _orthonormal(x, p).reshape(-1, BASIS_SIZE)
-    if VALUE_DIM > 1:
-        out = numpy.einsum("...mr,tm->...tr", c, e)
-        return out.reshape(c.shape[:-2] + x.shape[:-1] + (VALUE_DIM,))
     return (c @ e.T).reshape(c.shape[:-1] + x.shape[:-1])
 
 

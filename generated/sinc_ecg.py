@@ -70,9 +70,6 @@ def _params(overrides):
         value = float(value)
         if not (math.isfinite(value) and value > 0):
             raise ValueError(f"parameter {key} must be positive and finite, got {value}")
-        if PARAMETERS_FIXED and value != PARAMETERS[key]:
-            raise ValueError(f"the Gram matrix was computed numerically at {key}="
-                             f"{PARAMETERS[key]}: recompile the spec with another default")
         p[key] = value
     return p
 
@@ -219,7 +216,7 @@ def _weights(t, p):
     """(S, m) [(S, m, n) for a vector-valued basis] projection weights A: c = sum_s y_s A_s.
     The curve is zero outside its samples: fewer than two samples is the zero function, and
     at a repeated time (a jump) the runs on either side are projected separately and add."""
-    shape = (BASIS_SIZE, VALUE_DIM) if VECTOR_BASIS else (BASIS_SIZE,)
+    shape = (BASIS_SIZE,)
     out = numpy.zeros((t.size,) + shape)
     for run in numpy.split(numpy.arange(t.size), numpy.flatnonzero(numpy.diff(t) == 0) + 1):
         if run.size >= 2:
@@ -236,7 +233,7 @@ def _run_weights(t, p):
     s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
     x = t[piece][:, None] + s * h[piece][:, None]
     wt = (h[piece] * width)[:, None] * w / 2.0
-    shape = (BASIS_SIZE, VALUE_DIM) if VECTOR_BASIS else (BASIS_SIZE,)
+    shape = (BASIS_SIZE,)
     sums = numpy.empty((piece.size, 2, math.prod(shape)))
     rows = max(1, _CHUNK // (order * _ATOMS_SIZE * VALUE_DIM))
     for start in range(0, piece.size, rows):
@@ -283,7 +280,7 @@ def projection_weights(t, **params):
 
 def _check_values(y, batch_shape, samples):
     y = numpy.asarray(y, dtype=float)
-    expected = batch_shape + (samples,) + ((VALUE_DIM,) if VALUE_DIM > 1 else ())
+    expected = batch_shape + (samples,)
     if y.shape != expected and not (batch_shape == () and y.ndim == len(expected) + 1
                                     and y.shape[1:] == expected):
         raise ValueError(f"values y have shape {y.shape}; expected {expected} "
@@ -292,10 +289,7 @@ def _check_values(y, batch_shape, samples):
 
 
 def _contract(y, weights):
-    if VECTOR_BASIS:
-        return numpy.einsum("...sr,smr->...m", y, weights)
-    if VALUE_DIM > 1:
-        return numpy.einsum("...sr,sm->...mr", y, weights)
+    """sum_s y_s A_s over the samples s."""
     return y @ weights
 
 
@@ -579,10 +573,6 @@ def evaluate(c, t, **params):
     p = _params(params)
     c = numpy.asarray(c, dtype=float)
     e = _orthonormal(_points(t, p), p)
-    if VECTOR_BASIS:
-        return numpy.einsum("...m,tmr->...tr", c, e)
-    if VALUE_DIM > 1:
-        return numpy.einsum("...mr,tm->...tr", c, e)
     return c @ e.T
 
 

@@ -548,28 +548,43 @@ def _privatize_fields(args, module, params):
 
 def field_figure(module, fields, axes, values, compare, title, shown=4):
     """Heat maps of the first ``shown`` released fields of two variables on the public grid
-    (the first component of vector values); with compare, the first input field too,
-    labelled "not private"."""
+    (2-vector values: their length, with arrows; n > 2: the first component); with compare,
+    the first input field too, labelled "not private"."""
     pyplot = _pyplot()
-    panels = [(f"field {field.id}: release", (axes, numpy.asarray(v).reshape(
-        tuple(a.size for a in axes) + (-1,))[..., 0])) for field, v in zip(fields, values)]
-    panels = panels[:shown]
+    n = module.VALUE_DIM
+    panels = [(f"field {field.id}: release", axes, numpy.asarray(v).reshape(
+        tuple(a.size for a in axes) + (n,))) for field, v in zip(fields, values)][:shown]
     if compare:
         field = fields[0]
-        panels.insert(0, (f"field {field.id}: input data (not private)",
-                          (field.grids, field.values.reshape(field.values.shape[:2] + (-1,))[..., 0])))
+        panels.insert(0, (f"field {field.id}: input data (not private)", field.grids,
+                          field.values.reshape(field.values.shape[:2] + (n,))))
     figure, axis_list = pyplot.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.5),
                                         squeeze=False, layout="constrained")
-    for axis, (label, (grid, value)) in zip(axis_list[0], panels):
-        nodal = value.shape == (grid[0].size, grid[1].size)
-        mesh = axis.pcolormesh(grid[0], grid[1], value.T, shading="gouraud" if nodal else "flat")
-        axis.set_title(label)
+    label = {1: "value", 2: "length of the value"}.get(n, f"component 1 of {n}")
+    for axis, (name, grid, value) in zip(axis_list[0], panels):
+        shown_value = numpy.hypot(value[..., 0], value[..., 1]) if n == 2 else value[..., 0]
+        nodal = shown_value.shape == (grid[0].size, grid[1].size)
+        mesh = axis.pcolormesh(grid[0], grid[1], shown_value.T,
+                               shading="gouraud" if nodal else "flat")
+        if n == 2:
+            _arrows(axis, grid, value, nodal)
+        axis.set_title(name)
         axis.set_xlabel(f"{module.VARIABLES[0]} (spec units)")
         axis.set_ylabel(f"{module.VARIABLES[1]} (spec units)")
-        figure.colorbar(mesh, ax=axis, label="value (data units)")
+        figure.colorbar(mesh, ax=axis, label=f"{label} (data units)")
     figure.suptitle("\n".join(textwrap.fill(line, 60 * len(panels))
                                for line in title.splitlines()))
     return figure
+
+
+def _arrows(axis, grid, value, nodal, count=16):
+    """The 2-vector values as arrows on at most count x count nodes (or cell centres)."""
+    centres = [g if nodal else (g[:-1] + g[1:]) / 2 for g in grid]
+    keep = [numpy.unique(numpy.linspace(0, c.size - 1, min(count, c.size)).astype(int))
+            for c in centres]
+    x, y = numpy.meshgrid(centres[0][keep[0]], centres[1][keep[1]], indexing="ij")
+    v = value[numpy.ix_(keep[0], keep[1])]
+    axis.quiver(x, y, v[..., 0], v[..., 1], color="white", alpha=0.8)
 
 
 def _title(module, args, params):

@@ -142,6 +142,7 @@ def _placeholders(ir):
         "basis_function": _basis_function(ir) + _weight_function(ir),
         "nodes_lines": _nodes_lines(ir),
         "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
+        **_VALUES_1D[_values_kind(ir)],
     }
 
 
@@ -167,7 +168,61 @@ def _common_placeholders(ir):
         "orthonormal_function": _orthonormal_function(ir),
         "secure_generator": _source(secure.SecureGenerator, secure.default_generator),
         "rounding": _source(rounding.ceil_float, rounding.ceil_sqrt),
+        "fixed_parameter_check": _FIXED_PARAMETER_CHECK if ir.parameters_fixed else "",
+        "value_axes": " + (VALUE_DIM,)" if ir.value_dim > 1 else "",
     }
+
+
+_FIXED_PARAMETER_CHECK = """\
+        if value != PARAMETERS[key]:
+            raise ValueError(f"the Gram matrix was computed numerically at {key}="
+                             f"{PARAMETERS[key]}: recompile the spec with another default")
+"""
+
+
+def _values_kind(ir):
+    """How values and coefficients are shaped: "scalar" (c: (m,)), "vector" (n-vector values
+    of scalar basis functions, c: (m, n)) or "vector_basis" (vector-valued basis functions,
+    c: (m,)). Each generated module carries only its kind's code."""
+    if ir.vector_basis:
+        return "vector_basis"
+    return "vector" if ir.value_dim > 1 else "scalar"
+
+
+_VALUES_1D = {
+    "scalar": {"weights_shape": "(BASIS_SIZE,)", "contract": "y @ weights",
+               "evaluate_1d": "c @ e.T"},
+    "vector": {"weights_shape": "(BASIS_SIZE,)",
+               "contract": 'numpy.einsum("...sr,sm->...mr", y, weights)',
+               "evaluate_1d": 'numpy.einsum("...mr,tm->...tr", c, e)'},
+    "vector_basis": {"weights_shape": "(BASIS_SIZE, VALUE_DIM)",
+                     "contract": 'numpy.einsum("...sr,smr->...m", y, weights)',
+                     "evaluate_1d": 'numpy.einsum("...m,tmr->...tr", c, e)'},
+}
+_TO_BATCH = """\
+    y = numpy.moveaxis(y, -1, batch)  # the value axis joins the batch
+    batch += 1
+"""
+_VALUES_BOX = {
+    "scalar": {
+        "values_to_batch": "", "project_grid_result": "c", "weights_axes": "m",
+        "projection_weights_result": "_from_atoms(out, p)",
+        "evaluate_box": "    e = _orthonormal(x, p).reshape(-1, BASIS_SIZE)\n"
+                        "    return (c @ e.T).reshape(c.shape[:-1] + x.shape[:-1])"},
+    "vector": {
+        "values_to_batch": _TO_BATCH, "project_grid_result": "numpy.moveaxis(c, -2, -1)",
+        "weights_axes": "m", "projection_weights_result": "_from_atoms(out, p)",
+        "evaluate_box": "    e = _orthonormal(x, p).reshape(-1, BASIS_SIZE)\n"
+                        '    out = numpy.einsum("...mr,tm->...tr", c, e)\n'
+                        "    return out.reshape(c.shape[:-2] + x.shape[:-1] + (VALUE_DIM,))"},
+    "vector_basis": {
+        "values_to_batch": _TO_BATCH, "project_grid_result": "c", "weights_axes": "m, n",
+        "projection_weights_result": "numpy.moveaxis(_from_atoms(numpy.moveaxis(out, -1, -2), "
+                                     "p), -1, -2)",
+        "evaluate_box": "    e = _orthonormal(x, p).reshape(-1, BASIS_SIZE, VALUE_DIM)\n"
+                        '    out = numpy.einsum("...m,tmr->...tr", c, e)\n'
+                        "    return out.reshape(c.shape[:-1] + x.shape[:-1] + (VALUE_DIM,))"},
+}
 
 
 _GAUSS_RULE = {
@@ -486,6 +541,22 @@ def _to_atoms(y, nodes, p):
                      "at a time with dense (S_i, N_i) weights, then with the atoms at the\n"
                      "    N_1...N_k nodes.",
 }
+
+
+def _vector_to_atoms(code):
+    """_to_atoms for a vector-valued basis: the value axis n (in the batch, before the node
+    axes) is contracted with the atoms' component axis."""
+    for old, new in (("(..., N_1, ..., N_k), in", "(..., n, N_1, ..., N_k),"),
+                     ("the Gauss nodes (..., n", "the Gauss nodes\n    (..., n"),
+                     ("first axis so", "first node axis so"),
+                     ("* _ATOMS_SIZE))", "* _ATOMS_SIZE * VALUE_DIM))"),
+                     ("tensordot(y[block], atoms, axes=DIMENSION)",
+                      "tensordot(y[block], numpy.moveaxis(atoms, -1, 0), axes=DIMENSION + 1)")):
+        assert old in code, old
+        code = code.replace(old, new)
+    return code
+
+
 _BOX_FAMILY_BASIS = {
     "legendre": ("prod_i P_(a_i)(u_i) = psi_a prod_i sqrt((b_i - a_i)/(2 a_i + 1)), a in _INDEX.",
                  "scale = numpy.ones(_ATOMS_SIZE)\n    for axis, (lo, hi) in enumerate(_domain(p)):\n"
@@ -550,10 +621,14 @@ def _box_placeholders(ir):
     separable = box.exact_nodes is not None
     projection = _SOBOLEV if ir.sobolev else (_SEPARABLE if separable else _QUADRATURE)
     if ir.weight_code is not None:
+        weighted = _WEIGHTED_NODE_ATOMS.replace("[..., None]", "[..., None, None]"
+                                                if ir.vector_basis else "[..., None]")
         projection = {**projection, "node_atoms": projection["node_atoms"].replace(
-            projection["node_atoms"].split("\n\n\n")[0], _WEIGHTED_NODE_ATOMS)}
+            projection["node_atoms"].split("\n\n\n")[0], weighted)}
+    if ir.vector_basis:
+        projection = {**projection, "node_atoms": _vector_to_atoms(projection["node_atoms"])}
     return {
-        **projection,
+        **projection, **_VALUES_BOX[_values_kind(ir)],
         "dimension": str(len(box.variables)), "variables_repr": repr(box.variables),
         "domain_exact": ", ".join(f"({lo[1]!r}, {hi[1]!r})" for lo, hi in ir.domain),
         "box_domain": "(" + ", ".join(f"({lo[0]}, {hi[0]})" for lo, hi in ir.domain) + ",)",
@@ -562,7 +637,8 @@ def _box_placeholders(ir):
         "cholesky_body": _box_matrix_body(ir.cholesky, box.factors, 2, "R"),
         "atoms_function": _BOX_ATOMS if ir.atoms_kind == "legendre" else _expression_body(
             "_atoms", "The user's basis functions, evaluated as written.", ir.atom_codes,
-            (ir.atoms_size,), "x.shape[:-1]"),
+            (ir.atoms_size, ir.value_dim) if ir.vector_basis else (ir.atoms_size,),
+            "x.shape[:-1]"),
         "basis_function": _box_basis_function(ir) + _box_weight_function(ir),
         "from_atoms": ("coefficients" if ir.transform.identity
                        else "coefficients @ _transform(p).T"),

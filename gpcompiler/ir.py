@@ -181,16 +181,13 @@ def lower(analysis):
 
 
 def _check_box_module(analysis):
-    """Modules over a box project with tensor Gauss rules per cell: they need scalar basis
-    functions, and Legendre atoms (exact rules, one axis at a time) or the user's
-    expressions (a frequency bound per variable); H^1 needs Legendre atoms (a polynomial
-    space), whose derivatives the module differentiates exactly."""
+    """Modules over a box project with tensor Gauss rules per cell: they need Legendre atoms
+    (exact rules, one axis at a time) or the user's expressions, scalar or vector-valued (a
+    frequency bound per variable); H^1 needs Legendre atoms (a polynomial space), whose
+    derivatives the module differentiates exactly."""
     spec = analysis.spec
     problem = None
-    if spec.vector_basis:
-        problem = ("a module over several variables needs scalar basis functions (vector "
-                   "values: [values] dimension with scalar functions); got a vector-valued basis")
-    elif analysis.atoms.kind not in ("legendre", "expression"):
+    if analysis.atoms.kind not in ("legendre", "expression"):
         problem = (f"a module over several variables needs a monomial or legendre family, or "
                    f"expressions; got atoms {analysis.atoms.kind}")
     elif spec.metric.sobolev and analysis.atoms.kind != "legendre":

@@ -54,7 +54,20 @@ functions = ["1", "x", "y", "x*y", "x**2*y"]
 [metric]
 sobolev = 1
 '''
-
+VECTOR_BASIS = '''name = "box_vector_basis"
+[domain]
+variables = ["x", "y"]
+intervals = [["0", "1"], ["0", "2"]]
+[basis]
+functions = [["1", "0"], ["0", "1"], ["x", "y"], ["-y", "x"], ["cos(pi*x)", "sin(pi*y/2)"]]
+[values]
+dimension = 2
+[metric]
+weight = "1 + x*y"
+'''
+VECTOR_PHI = [lambda x, y: (1, 0), lambda x, y: (0, 1), lambda x, y: (x, y),
+              lambda x, y: (-y, x),
+              lambda x, y: (mpmath.cos(mpmath.pi * x), mpmath.sin(mpmath.pi * y / 2))]
 FOURIER = '''name = "box_fourier"
 [domain]
 variables = ["x", "y"]
@@ -67,17 +80,46 @@ family = { name = "fourier", order = [2, 1] }
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
     """Modules of specs compiled for the tests: polynomial functions (K != I), any
-    expressions (the issue's example), a vector-valued field (d = m n), a weight, and
-    the Sobolev metric."""
+    expressions (the issue's example), a vector-valued field (d = m n), a weight, the
+    Sobolev metric, and vector-valued basis functions under a weight (d = m)."""
     directory = tmp_path_factory.mktemp("box")
     out = {}
-    for text in (POLYNOMIALS, EXPRESSIONS, VECTOR, WEIGHTED, SOBOLEV, FOURIER):
+    for text in (POLYNOMIALS, EXPRESSIONS, VECTOR, WEIGHTED, SOBOLEV, FOURIER, VECTOR_BASIS):
         name = text.split('"')[1]
         (directory / f"{name}.toml").write_text(text)
         source = compile_spec(directory / f"{name}.toml", directory).source
         (directory / f"{name}.py").write_text(source)
         out[name] = import_module_file(directory / f"{name}.py", f"test_box_{name}")
     return out
+
+
+def mp_vector_projection(phi, box, grids, values, kind, points, weight):
+    """The weighted L2 projection onto span(phi), phi vector-valued, of the interpolant of
+    vector values (..., n) per component: G_jk = int w <phi_j, phi_k>, b_j = int w <f,
+    phi_j>, solved in mpmath at 35 digits (Gauss-Legendre per cell); values at points."""
+    m, n = len(phi), values.shape[-1]
+
+    def inner(u, v):
+        return lambda x, y: weight(x, y) * mpmath.fsum(a * b for a, b in zip(u(x, y), v(x, y)))
+    with mpmath.workdps(35):
+        gx, gy = ([mpmath.mpf(float(v)) for v in g] for g in grids)
+        gram = mpmath.matrix(m, m)
+        for j in range(m):
+            for k in range(j + 1):
+                gram[j, k] = gram[k, j] = mpmath.quad(inner(phi[j], phi[k]), *box,
+                                                      method="gauss-legendre")
+        b = mpmath.matrix(m, 1)
+        for i in range(len(gx) - 1):
+            for l in range(len(gy) - 1):
+                parts = [_cell_field(values[..., r], kind, gx, gy, i, l)[0] for r in range(n)]
+                field = lambda x, y, parts=parts: [f(x, y) for f in parts]  # noqa: E731
+                for j in range(m):
+                    b[j] += mpmath.quad(inner(field, phi[j]), [gx[i], gx[i + 1]],
+                                        [gy[l], gy[l + 1]], method="gauss-legendre")
+        a = mpmath.lu_solve(gram, b)
+        return numpy.array([[float(mpmath.fsum(a[j] * phi[j](mpmath.mpf(x), mpmath.mpf(y))[r]
+                                               for j in range(m))) for r in range(n)]
+                            for x, y in points])
 
 
 def mp_projection(phi, box, grids, values, kind, points, weight=None, gradients=None):
@@ -247,7 +289,43 @@ def test_vector_values_project_componentwise_as_mpmath(compiled):
             < 1e-12 * abs(reference).max()
 
 
-@pytest.mark.parametrize("name", ["box_weighted", "box_sobolev", "box_vector"])
+@pytest.mark.parametrize("kind", ["linear", "cells"])
+def test_vector_basis_projection_matches_mpmath(compiled, kind):
+    """Vector-valued basis functions under a weight: c_j = int w <f, e_j> (d = m), against
+    the weighted projection solved in mpmath; projection_weights (S_1, S_2, m, n) contract
+    to the same coordinates."""
+    module = compiled["box_vector_basis"]
+    assert module.COEF_SHAPE == (5,) and module.COEF_DIM == 5
+    grids = (numpy.array([0.0, 0.35, 1.0]), numpy.array([0.0, 0.6, 1.3, 2.0]))
+    shape = (3, 4, 2) if kind == "linear" else (2, 3, 2)
+    values = numpy.random.default_rng(31).normal(size=shape)
+    points = numpy.array([[0.2, 0.9], [0.7, 1.9], [1.0, 0.0]])
+    c = module.project_grid(grids, values, kind=kind)
+    reference = mp_vector_projection(VECTOR_PHI, [[0, 1], [0, 2]], grids, values, kind,
+                                     points, lambda x, y: 1 + x * y)
+    assert numpy.abs(module.evaluate(c, points) - reference).max() < 1e-12 * abs(reference).max()
+    weights = module.projection_weights(grids, kind=kind)
+    assert weights.shape == shape[:2] + (5, 2)
+    assert numpy.allclose(numpy.einsum("xyr,xyjr->j", values, weights), c, rtol=0, atol=1e-13)
+    batch = module.project_grid(grids, numpy.stack([values, -2 * values]), kind=kind)
+    assert batch.shape == (2, 5) and numpy.allclose(batch[1], -2 * c, rtol=0, atol=1e-13)
+    assert module.evaluate(batch, numpy.zeros((4, 3, 2))).shape == (2, 4, 3, 2)
+
+
+def test_vector_basis_is_orthonormal_under_the_weight(compiled):
+    """int w <e_j, e_k> = delta_jk to 1e-12 under an independent 40 x 40 Gauss rule."""
+    module = compiled["box_vector_basis"]
+    nodes, weights = numpy.polynomial.legendre.leggauss(40)
+    x, y = (nodes + 1) / 2, nodes + 1
+    points = numpy.stack(numpy.meshgrid(x, y, indexing="ij"), axis=-1)
+    w = numpy.outer(weights / 2, weights) * (1 + points[..., 0] * points[..., 1])
+    e = module.orthonormal_basis(points)
+    assert e.shape == (40, 40, 5, 2)
+    assert numpy.abs(numpy.einsum("xy,xyjr,xykr->jk", w, e, e) - numpy.eye(5)).max() < 1e-12
+
+
+@pytest.mark.parametrize("name", ["box_weighted", "box_sobolev", "box_vector",
+                                  "box_vector_basis"])
 def test_same_field_on_a_refined_grid_gives_the_same_release(compiled, name):
     """Privacy boundary for the weighted, Sobolev and vector-valued modules: a multilinear
     field given on a refined grid (and cells split into sub-cells) is the same field, so
@@ -380,7 +458,7 @@ def test_same_field_on_different_grids_gives_the_same_release():
                                                            rng=2), released, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["legendre_box", "box_vector"])
+@pytest.mark.parametrize("name", ["legendre_box", "box_vector", "box_vector_basis"])
 def test_gp_radius_is_gamma_d_and_direction_uniform(name, compiled):
     module = compiled[name] if name in compiled else generated(name)
     d, epsilon, n = module.COEF_DIM, 0.7, 20000
@@ -465,6 +543,27 @@ def test_cli_privatizes_gridded_data_in_every_format(tmp_path, capsys, monkeypat
         status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",
                                        tmp_path / args[0], *args[1:], "--epsilon", 1)
         assert status == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_cli_privatizes_a_field_of_a_vector_valued_basis(tmp_path, capsys, compiled):
+    """privatize with a vector-valued basis over a box: d = m coefficients, n = 2 values per
+    grid point in the release, the module's own release with the same seed, and a figure
+    (length of the values with arrows)."""
+    (tmp_path / "vb.toml").write_text(VECTOR_BASIS)
+    grids = (numpy.linspace(0, 1, 4), numpy.linspace(0, 2, 5))
+    values = numpy.random.default_rng(32).normal(size=(4, 5, 2))
+    numpy.savez(tmp_path / "f.npz", values=values, x=grids[0], y=grids[1])
+    status, out, err = _gpcompiler(capsys, "privatize", tmp_path / "vb.toml", tmp_path / "f.npz",
+                                   "--epsilon", 2, "--seed", 5, "--grid", 9, "--compare",
+                                   "--plot", tmp_path / "vb.png", "-o", tmp_path / "vb.json")
+    assert status == 0, err
+    release = json.loads((tmp_path / "vb.json").read_text())["fields"][0]
+    module = compiled["box_vector_basis"]
+    expected = module.privatize(module.project_grid(grids, values), epsilon=2,
+                                rng=numpy.random.default_rng(5))
+    assert numpy.allclose(release["coefficients"], expected, rtol=1e-9)
+    assert numpy.shape(release["values"]) == (3, 3, 2)
+    assert (tmp_path / "vb.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_explain_shows_the_box_derivation(capsys, monkeypatch):

@@ -20,6 +20,22 @@ def test_generated_module_imports_only_numpy_and_the_standard_library(name):
     assert imported <= {"math", "numbers", "os", "sys", "fractions", "numpy"}
 
 
+@pytest.mark.parametrize("name", SPECS)
+def test_generated_module_has_no_branch_on_its_constants_and_short_lines(name):
+    """A generated module carries only its spec's code paths: no if (or conditional
+    expression) decides on module constants alone, such as VALUE_DIM > 1; lines < 100."""
+    text = (ROOT / "generated" / f"{name}.py").read_text()
+    tree = ast.parse(text)
+    constants = {target.id for node in tree.body if isinstance(node, ast.Assign)
+                 for target in node.targets if isinstance(target, ast.Name)
+                 and target.id.isupper()}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)):
+            names = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+            assert not names or not names <= constants, ast.unparse(node.test)
+    assert max(map(len, text.splitlines())) < 100
+
+
 def test_check_passes_and_compiling_twice_gives_identical_bytes():
     assert check(ROOT / "specs", ROOT / "generated") == []
     path = ROOT / "specs" / "linear.toml"
