@@ -634,24 +634,30 @@ def gauss_order(half_width, min_nodes):
     return order
 
 
-def _verified_frequency(spec, frequency, min_nodes, doublings=12):
-    """The smallest frequency 2^k * ``frequency`` whose Gauss rules (as the module picks
-    them, for sub-pieces of every length 8/frequency / 2^j down to the shortest order)
-    integrate every basis component times the weight times 1 - s and s on tiles of the
-    curve interval to 1e-13 of their scale, checked against mpmath (numerical). The
-    symbolic frequency bound misses rates such as sin(t)**15 or a pole near the interval."""
+def _verified_frequency(spec, frequency, min_nodes):
+    """verified_frequency for the basis components times the weight on the curve interval
+    (a frequency bound is kept as is on an infinite one)."""
     interval = spec.curve_interval or spec.interval
     lo, hi = (float(sympy.N(e.subs(spec.defaults))) for e in interval)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return frequency
     weight = spec.metric.weight if spec.metric.weight is not None else sympy.Integer(1)
     expressions = [(c * weight).subs(spec.defaults) for f in spec.functions for c in f]
-    frequency = max([frequency] + [_feature_frequency(e, spec.variable, lo, hi)
-                                   for e in expressions])
+    return verified_frequency(expressions, spec.variable, (lo, hi), frequency, min_nodes,
+                              spec.path)
+
+
+def verified_frequency(expressions, t, interval, frequency, min_nodes, path, doublings=12):
+    """The smallest frequency 2^k * ``frequency`` whose Gauss rules (as the module picks
+    them, for sub-pieces of every length 8/frequency / 2^j down to the shortest order)
+    integrate every expression in t times 1 - s and s on tiles of the interval to 1e-13 of
+    their scale, checked against mpmath (numerical). The symbolic frequency bound misses
+    rates such as sin(t)**15 or a pole near the interval."""
+    lo, hi = interval
+    frequency = max([frequency] + [_feature_frequency(e, t, lo, hi) for e in expressions])
     functions = []
-    for component in (c for f in spec.functions for c in f):
-        function = sympy.lambdify(spec.variable, (component * weight).subs(spec.defaults),
-                                  "mpmath")
+    for expression in expressions:
+        function = sympy.lambdify(t, expression, "mpmath")
         size = max(abs(float(mpmath.re(function(mpmath.mpf(float(x))))))
                    for x in numpy.linspace(lo, hi, 257)) + 1e-300
         functions.append((function, size))
@@ -661,7 +667,7 @@ def _verified_frequency(spec, frequency, min_nodes, doublings=12):
         frequency *= 2
     raise SpecError([("basis.functions", f"no Gauss rule up to frequency {frequency:g} "
                                          "integrates the basis accurately on "
-                                         f"[{lo:g}, {hi:g}]")], spec.path)
+                                         f"[{lo:g}, {hi:g}]")], path)
 
 
 def _feature_frequency(expression, t, lo, hi):

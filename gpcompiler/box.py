@@ -16,7 +16,7 @@ import sympy
 
 from .analysis import (Analysis, Atoms, Quadrature, _check_weight, _expression_gram,
                        _factorize, _frequency_and_degree, _legendre_rows, _legendre_space,
-                       _polynomial_space, analyze)
+                       _polynomial_space, analyze, verified_frequency)
 from .errors import SpecError
 from .spec import Family, Metric, _family_functions, axis_families, family_size, multi_indices
 from .symbolic import KroneckerMatrix, matrix_field
@@ -171,7 +171,8 @@ def box_quadrature(spec, atoms):
     """Gauss-Legendre nodes per axis and cell, exact for tensor Legendre atoms times a
     multilinear interpolant (degree a_i + 1 in x_i), also under H^1; for a weight, or
     expression atoms (plain L2), a frequency bound and smallest order per variable as in
-    1-D (not verified against mpmath as the 1-D rules are); nothing for H^1 on expressions."""
+    1-D, for the user's expressions verified against mpmath axis by axis; nothing for H^1
+    on expressions."""
     weighted = spec.metric.weight is not None
     if atoms.kind == "legendre" and not weighted:
         return Quadrature(exact_nodes=tuple((max(a[i] for a in atoms.index) + 3) // 2
@@ -190,7 +191,27 @@ def box_quadrature(spec, atoms):
         length = float(sympy.N((hi - lo).subs(spec.defaults)))
         frequencies.append(max([1.0 / length, weight[0]] + [r for r, _ in rates]))
         orders.append((max(d for _, d in rates) + weight[1]) // 2 + 2)
+    if atoms.kind == "expression" and spec.family is None:
+        frequencies = _verified_frequencies(spec, frequencies, orders)
     return Quadrature(frequency=tuple(frequencies), min_nodes=tuple(orders))
+
+
+def _verified_frequencies(spec, frequencies, orders):
+    """Per variable x_i, analysis.verified_frequency of the user's basis components times
+    the weight as functions of x_i, the other variables at their ends and midpoints (3^(k-1)
+    sections): the module's tensor rule is one such 1-D rule per axis (numerical)."""
+    weight = spec.metric.weight if spec.metric.weight is not None else sympy.Integer(1)
+    expressions = [(c * weight).subs(spec.defaults) for f in spec.functions for c in f]
+    ends = [tuple(float(sympy.N(e.subs(spec.defaults))) for e in i) for i in spec.intervals]
+    verified = []
+    for axis, t in enumerate(spec.variables):
+        others = [v for v in spec.variables if v != t]
+        points = itertools.product(*((a, (a + b) / 2, b) for v, (a, b) in
+                                     zip(spec.variables, ends) if v != t))
+        sections = [e.subs(dict(zip(others, point))) for point in points for e in expressions]
+        verified.append(verified_frequency([e for e in sections if e.has(t)], t, ends[axis],
+                                           frequencies[axis], orders[axis], spec.path))
+    return tuple(verified)
 
 
 def _check_bounded_weight(spec):
