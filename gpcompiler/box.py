@@ -170,14 +170,14 @@ def _rate_bound(node, rate, t, spec):
 def box_quadrature(spec, atoms):
     """Gauss-Legendre nodes per axis and cell, exact for tensor Legendre atoms times a
     multilinear interpolant (degree a_i + 1 in x_i), also under H^1; for a weight, or
-    expression atoms (plain L2), a frequency bound and smallest order per variable as in
-    1-D, for the user's expressions verified against mpmath axis by axis; nothing for H^1
-    on expressions."""
+    expression atoms (also under H^1, whose derivative terms need only values), a frequency
+    bound and smallest order per variable as in 1-D, for the user's expressions verified
+    against mpmath axis by axis."""
     weighted = spec.metric.weight is not None
     if atoms.kind == "legendre" and not weighted:
         return Quadrature(exact_nodes=tuple((max(a[i] for a in atoms.index) + 3) // 2
                                             for i in range(spec.dimension)))
-    if atoms.kind not in ("legendre", "expression") or spec.metric.sobolev:
+    if atoms.kind not in ("legendre", "expression"):
         return Quadrature()
     if weighted:
         _check_bounded_weight(spec)

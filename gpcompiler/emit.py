@@ -554,7 +554,7 @@ def _vector_to_atoms(code):
                       "tensordot(y[block], numpy.moveaxis(atoms, -1, 0), axes=DIMENSION + 1)")):
         assert old in code, old
         code = code.replace(old, new)
-    return code
+    return code.replace("+ (_ATOMS_SIZE,))", "+ (_ATOMS_SIZE, VALUE_DIM))")  # H^1 blocks
 
 
 _BOX_FAMILY_BASIS = {
@@ -614,12 +614,70 @@ def _to_atoms(y, nodes, p):
                      "kind=\"linear\" only.",
 }
 
+_H1_QUADRATURE = {
+    "axis_weights": _QUADRATURE["axis_weights"].replace("def _axis_weights(",
+                                                        "def _value_weights(") + '''
+
+
+def _axis_weights(t, axis, kind, p):
+    """(S, N + S) H^1 weights along one axis and their nodes (N Gauss nodes, S grid nodes):
+    _value_weights, then int h_s' g dx_i = sum over the pieces q next to node s of
+    h_s'|_q (g(t_(q+1)) - g(t_q)), exact for any g (h_s' is constant on each piece). The
+    piecewise-constant field of cells has no weak gradient: no H^1 projection."""
+    if kind == "cells":
+        raise ValueError("kind='cells' has no H^1 projection (a piecewise-constant field "
+                         "jumps across cells, so it has no weak gradient); use kind='linear'")
+    value, nodes = _value_weights(t, axis, kind, p)
+    slope, q = 1.0 / numpy.diff(t), numpy.arange(t.size - 1)
+    derivative = numpy.zeros((t.size, t.size))
+    numpy.add.at(derivative, (q, q), slope)
+    numpy.add.at(derivative, (q, q + 1), -slope)
+    numpy.add.at(derivative, (q + 1, q), -slope)
+    numpy.add.at(derivative, (q + 1, q + 1), slope)
+    return numpy.concatenate([value, derivative], axis=1), (nodes, t)''',
+    "node_atoms": _QUADRATURE["node_atoms"].replace("def _node_atoms(", "def _grid_atoms(")
+    .replace("def _to_atoms(", "def _block_to_atoms(").replace(
+        "atoms = _node_atoms(", "atoms = _grid_atoms(") + '''
+
+
+def _h1_blocks(nodes):
+    """(block, nodes) of <f, e>_H1: the Gauss nodes of every axis (the values), then for
+    each axis i its grid nodes and the Gauss nodes of the others (the derivative along x_i)."""
+    gauss = [g for g, _ in nodes]
+    yield tuple(slice(0, g.size) for g in gauss), gauss
+    for axis, (g, t) in enumerate(nodes):
+        block = tuple(slice(g.size, None) if i == axis else slice(0, n.size)
+                      for i, n in enumerate(gauss))
+        yield block, gauss[:axis] + [t] + gauss[axis + 1:]
+
+
+def _node_atoms(nodes, p):
+    """The atoms on each H^1 block of the node grids (N_1 + S_1, ..., N_k + S_k, A); zero
+    where no block is."""
+    out = numpy.zeros(tuple(g.size + t.size for g, t in nodes) + (_ATOMS_SIZE,))
+    for block, grid in _h1_blocks(nodes):
+        out[block] = _grid_atoms(grid, p)
+    return out
+
+
+def _to_atoms(y, nodes, p):
+    """<f, psi_a>_H1 = int f psi_a + sum_i int d_i f d_i psi_a: each block of the weighted
+    values (..., N_1 + S_1, ..., N_k + S_k) contracted with the atoms at its nodes."""
+    return sum(_block_to_atoms(y[(Ellipsis,) + block], grid, p)
+               for block, grid in _h1_blocks(nodes))''',
+    "integrals_doc": "The H^1 inner products <f, e_j> + sum_i <d_i f, d_i e_j>\n    "
+                     "use tensor Gauss rules per (sub-)cell for the values, accurate to about "
+                     "1e-16\n    relative, and exact differences of e_j across each cell for "
+                     "the derivatives;\n    kind=\"linear\" only.",
+}
+
 
 def _box_placeholders(ir):
     """Placeholders of a module over a box (module_box.py.tmpl, paper Sec. 3.2)."""
     box = ir.box
     separable = box.exact_nodes is not None
-    projection = _SOBOLEV if ir.sobolev else (_SEPARABLE if separable else _QUADRATURE)
+    projection = ({True: _SOBOLEV, False: _H1_QUADRATURE} if ir.sobolev else
+                  {True: _SEPARABLE, False: _QUADRATURE})[separable]
     if ir.weight_code is not None:
         weighted = _WEIGHTED_NODE_ATOMS.replace("[..., None]", "[..., None, None]"
                                                 if ir.vector_basis else "[..., None]")
@@ -664,7 +722,7 @@ def _box_constants(box, ir):
         if box.total_degree is not None:
             lines.append(f"_INDEX = _INDEX[_INDEX.sum(axis=1) <= {box.total_degree}]"
                          "  # restricted to total degree")
-    if ir.sobolev:
+    if ir.sobolev and ir.atoms_kind == "legendre":
         lines.append("_H1_INDEX = [tuple(_INDEX.T)] + [  # value, then the derivative along "
                      "each axis\n    tuple(_INDEX.T + numpy.diag(_AXIS_SIZES)[axis][:, None]) "
                      "for axis in range(DIMENSION)]")

@@ -183,18 +183,11 @@ def lower(analysis):
 def _check_box_module(analysis):
     """Modules over a box project with tensor Gauss rules per cell: they need Legendre atoms
     (exact rules, one axis at a time) or the user's expressions, scalar or vector-valued (a
-    frequency bound per variable); H^1 needs Legendre atoms (a polynomial space), whose
-    derivatives the module differentiates exactly."""
-    spec = analysis.spec
-    problem = None
+    frequency bound per variable), in L2, weighted L2 or H^1."""
     if analysis.atoms.kind not in ("legendre", "expression"):
-        problem = (f"a module over several variables needs a monomial or legendre family, or "
-                   f"expressions; got atoms {analysis.atoms.kind}")
-    elif spec.metric.sobolev and analysis.atoms.kind != "legendre":
-        problem = ("the Sobolev metric over several variables needs a polynomial basis (a "
-                   "monomial or legendre family, or polynomial functions)")
-    if problem:
-        raise SpecError([("basis", problem)], spec.path)
+        raise SpecError([("basis", f"a module over several variables needs a monomial or "
+                                   f"legendre family, or expressions; got atoms "
+                                   f"{analysis.atoms.kind}")], analysis.spec.path)
 
 
 def _box(analysis, lower_value):

@@ -68,6 +68,11 @@ weight = "1 + x*y"
 VECTOR_PHI = [lambda x, y: (1, 0), lambda x, y: (0, 1), lambda x, y: (x, y),
               lambda x, y: (-y, x),
               lambda x, y: (mpmath.cos(mpmath.pi * x), mpmath.sin(mpmath.pi * y / 2))]
+H1_EXPRESSIONS = EXPRESSIONS.replace("box_expressions", "box_h1_expressions") + """[metric]
+sobolev = 1
+"""
+H1_VECTOR_BASIS = VECTOR_BASIS.replace("box_vector_basis", "box_h1_vector_basis").replace(
+    'weight = "1 + x*y"', "sobolev = 1")
 FOURIER = '''name = "box_fourier"
 [domain]
 variables = ["x", "y"]
@@ -81,10 +86,12 @@ family = { name = "fourier", order = [2, 1] }
 def compiled(tmp_path_factory):
     """Modules of specs compiled for the tests: polynomial functions (K != I), any
     expressions (the issue's example), a vector-valued field (d = m n), a weight, the
-    Sobolev metric, and vector-valued basis functions under a weight (d = m)."""
+    Sobolev metric (polynomials and expressions), and vector-valued basis functions under
+    a weight and under H^1 (d = m)."""
     directory = tmp_path_factory.mktemp("box")
     out = {}
-    for text in (POLYNOMIALS, EXPRESSIONS, VECTOR, WEIGHTED, SOBOLEV, FOURIER, VECTOR_BASIS):
+    for text in (POLYNOMIALS, EXPRESSIONS, VECTOR, WEIGHTED, SOBOLEV, FOURIER, VECTOR_BASIS,
+                 H1_EXPRESSIONS, H1_VECTOR_BASIS):
         name = text.split('"')[1]
         (directory / f"{name}.toml").write_text(text)
         source = compile_spec(directory / f"{name}.toml", directory).source
@@ -253,20 +260,35 @@ def test_weighted_projection_matches_mpmath(compiled, kind):
     assert numpy.allclose(numpy.tensordot(values, weights, 2), c, rtol=0, atol=1e-14)
 
 
-def test_sobolev_projection_matches_mpmath_and_refuses_cells(compiled):
-    """H^1: <f, e_j> + <grad f, grad e_j> of the multilinear interpolant, exactly; cells
-    have no weak gradient, so kind="cells" is a one-line error."""
-    module = compiled["box_sobolev"]
-    grids = (numpy.array([0.0, 0.4, 0.7, 1.0]), numpy.array([0.1, 1.2, 2.0]))
+H1_CASES = {
+    "box_sobolev": ([[0, 1], [0, 2]], [
+        (lambda x, y: 1, lambda x, y: (0, 0)), (lambda x, y: x, lambda x, y: (1, 0)),
+        (lambda x, y: y, lambda x, y: (0, 1)), (lambda x, y: x * y, lambda x, y: (y, x)),
+        (lambda x, y: x * x * y, lambda x, y: (2 * x * y, x * x))]),
+    "box_h1_expressions": ([[0, 2], [0, 1]], [
+        (lambda x, y: 1, lambda x, y: (0, 0)), (lambda x, y: x * y, lambda x, y: (y, x)),
+        (lambda x, y: mpmath.exp(-x) * mpmath.cos(mpmath.pi * y),
+         lambda x, y: (-mpmath.exp(-x) * mpmath.cos(mpmath.pi * y),
+                       -mpmath.pi * mpmath.exp(-x) * mpmath.sin(mpmath.pi * y))),
+        (lambda x, y: y * mpmath.sin(3 * x),
+         lambda x, y: (3 * y * mpmath.cos(3 * x), mpmath.sin(3 * x)))]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(H1_CASES))
+def test_sobolev_projection_matches_mpmath_and_refuses_cells(compiled, name):
+    """H^1: <f, e_j> + <grad f, grad e_j> of the multilinear interpolant (a polynomial
+    space: exact; expressions: Gauss rules for the values, exact differences for the
+    derivatives); cells have no weak gradient, so kind="cells" is a one-line error."""
+    module = compiled[name]
+    box, cases = H1_CASES[name]
+    (a, b), (c, d) = box
+    grids = (numpy.array([a, 0.4, 0.7, b]), numpy.array([c + 0.1, 0.6, d]))
     rng = numpy.random.default_rng(22)
     values = rng.normal(size=(4, 3))
-    phi = [lambda x, y: 1, lambda x, y: x, lambda x, y: y, lambda x, y: x * y,
-           lambda x, y: x * x * y]
-    gradients = [lambda x, y: (0, 0), lambda x, y: (1, 0), lambda x, y: (0, 1),
-                 lambda x, y: (y, x), lambda x, y: (2 * x * y, x * x)]
-    points = rng.uniform([0, 0], [1, 2], size=(5, 2))
-    reference = mp_projection(phi, [[0, 1], [0, 2]], grids, values, "linear", points,
-                              gradients=gradients)
+    points = rng.uniform([a, c], [b, d], size=(5, 2))
+    reference = mp_projection([f for f, _ in cases], box, grids, values, "linear", points,
+                              gradients=[g for _, g in cases])
     c = module.project_grid(grids, values)
     assert numpy.abs(module.evaluate(c, points) - reference).max() < 1e-12 * abs(reference).max()
     weights = module.projection_weights(grids)
@@ -325,7 +347,8 @@ def test_vector_basis_is_orthonormal_under_the_weight(compiled):
 
 
 @pytest.mark.parametrize("name", ["box_weighted", "box_sobolev", "box_vector",
-                                  "box_vector_basis"])
+                                  "box_vector_basis", "box_h1_expressions",
+                                  "box_h1_vector_basis"])
 def test_same_field_on_a_refined_grid_gives_the_same_release(compiled, name):
     """Privacy boundary for the weighted, Sobolev and vector-valued modules: a multilinear
     field given on a refined grid (and cells split into sub-cells) is the same field, so
@@ -342,7 +365,7 @@ def test_same_field_on_a_refined_grid_gives_the_same_release(compiled, name):
     released = module.project_and_privatize(grids, values, epsilon=0.5, rng=9)
     assert numpy.allclose(module.project_and_privatize(fine, refined, epsilon=0.5, rng=9),
                           released, rtol=0, atol=1e-12)
-    if name == "box_sobolev":
+    if module.METRIC == "sobolev":
         return
     cells = values[:-1, :-1]
     split = tuple(numpy.concatenate([numpy.linspace(p, q, 3)[:-1] for p, q in zip(g[:-1], g[1:])]
