@@ -95,8 +95,9 @@ def _space(spec):
             f"${sympy.latex(s)} = {sympy.latex(v)}$ by default" for s, v in spec.parameters) + ".")
     shown = spec.functions[:FULL_MATRIX_LIMIT]
     point = ", ".join(sympy.latex(t) for t in spec.variables)
-    items = [f"- $\\varphi_{{{j + 1}}}({point}) = " + ", ".join(sympy.latex(c) for c in f) + "$"
-             for j, f in enumerate(shown)]
+    values = ((lambda f: "\\left(" + ", ".join(map(sympy.latex, f)) + "\\right)")
+              if spec.vector_basis else (lambda f: sympy.latex(f[0])))
+    items = [f"- $\\varphi_{{{j + 1}}}({point}) = {values(f)}$" for j, f in enumerate(shown)]
     if len(spec.functions) > len(shown):
         items.append(f"- ... ({spec.basis_size} functions in all)")
     return "\n".join(lines + [""] + items)
