@@ -398,24 +398,24 @@ class SecureGenerator:
         values = numpy.empty(count + count % 2)
         for start in range(0, values.size, self._BLOCK):
             block = values[start:start + self._BLOCK]
-            self._box_muller(self._words(block.size), block)
+            words = self._words(block.size)
+            self._uniforms(words[:block.size // 2], out=block[:block.size // 2])
+            self._box_muller(words[block.size // 2:], block)
         values = values[:count]
         return values.reshape(size) if size is not None else float(values[0])
 
-    def _box_muller(self, words, out):
-        """Normals r (cos, sin)(theta) into out (2n,) from 2n words. The radius
-        r = sqrt(-2 ln u), u from the first n words (_uniforms, every binade); the angle
-        theta = pi (k 2^-54 + b) from the others, k their top 54 bits as a signed integer
-        and b their lowest bit, uniform on a grid of 2^55 points. cos and sin come from one
-        tangent t = tan(pi k 2^-55), |t| <= 1: with w = (-1)^b 2r / (1 + t^2), the pair is
-        (w - (-1)^b r, t w) = (-1)^b r (1 - t^2, 2t) / (1 + t^2)."""
-        n = words.size // 2
+    def _box_muller(self, angle, out):
+        """Normals r (cos, sin)(theta) into out (2n,), which holds in out[:n] the uniforms u
+        of the radius r = sqrt(-2 ln u) (_uniforms, every binade). The angle
+        theta = pi (k 2^-54 + b) comes from the n words ``angle``, k their top 54 bits as a
+        signed integer and b their lowest bit: uniform on a grid of 2^55 points. cos and sin
+        come from one tangent t = tan(pi k 2^-55), |t| <= 1: with w = (-1)^b 2r / (1 + t^2),
+        the pair is (w - (-1)^b r, t w) = (-1)^b r (1 - t^2, 2t) / (1 + t^2)."""
+        n = angle.size
         x, y = out[:n], out[n:]
-        self._uniforms(words[:n], out=x)
         numpy.log(x, out=x)
         x *= -8.0
         numpy.sqrt(x, out=x)  # 2r
-        angle = words[n:]
         bits = x.view(numpy.uint64)
         bits ^= angle << numpy.uint64(63)  # (-1)^b 2r
         numpy.multiply(angle.view(numpy.int64) >> 10, math.pi * 2.0 ** -55, out=y)
@@ -438,7 +438,9 @@ class SecureGenerator:
     def gamma(self, shape, scale=1.0, size=None):
         """Gamma(shape, scale) for shape >= 1 by Marsaglia-Tsang (vectorized rejection). A
         round draws the normals and uniforms of 1/16 more candidates than are missing (at
-        least 95% are accepted) from one draw of OS entropy and keeps the first accepted."""
+        least 95% are accepted) from one draw of entropy and keeps the first accepted:
+        candidate d v, v = (1 + c x)^3, x normal, accepted if v > 0 and
+        ln u < x^2 / 2 + d (1 - v + ln v)."""
         if shape < 1:
             raise ValueError("SecureGenerator.gamma supports shape >= 1")
         count = self._count(size)
@@ -448,15 +450,27 @@ class SecureGenerator:
         done = 0
         while done < count:
             draw = count - done + (count - done) // 16 + 2
-            words = self._words(2 * draw + draw % 2)
-            x = self._box_muller(words[:draw + draw % 2], numpy.empty(draw + draw % 2))[:draw]
-            v = (1.0 + c * x) ** 3
-            ok = (v > 0) & (numpy.log(self._uniforms(words[-draw:])) < 0.5 * x * x + d - d * v
-                            + d * numpy.log(numpy.where(v > 0, v, 1.0)))
+            pairs = (draw + 1) // 2
+            words = self._words(draw + 2 * pairs)
+            u = numpy.empty(draw + 2 * pairs)  # acceptance uniforms, then the normals
+            self._uniforms(words[:draw + pairs], out=u[:draw + pairs])
+            x = self._box_muller(words[draw + pairs:], u[draw:])[:draw]
+            v = c * x
+            v += 1.0
+            positive = v > 0
+            v *= v * v
+            bound = numpy.log(numpy.where(positive, v, 1.0))
+            bound -= v
+            bound += 1.0
+            bound *= d
+            x *= x
+            x *= 0.5
+            bound += x
+            ok = positive & (numpy.log(u[:draw]) < bound)
             accepted = v[ok][:count - done]
-            out[done:done + accepted.size] = d * accepted
+            out[done:done + accepted.size] = accepted
             done += accepted.size
-        values = out * scale
+        values = out * (d * scale)
         return values.reshape(size) if size is not None else float(values[0])
 
 
