@@ -134,6 +134,28 @@ def test_default_secure_path_of_generated_modules_has_the_right_distribution(nam
     assert stats.kstest(gaussian.ravel() * 2.0, "norm").pvalue > ALPHA
 
 
+def test_secure_entropy_is_os_urandom_or_shake128_keyed_by_fresh_os_bytes(monkeypatch):
+    """Fewer than 128 words are read from os.urandom; 128 or more are SHAKE-128 (FIPS 202)
+    of a fresh 32-byte key read from os.urandom, one key per draw and per block of normals
+    (8-byte reads: the rare continuation of a geometric exponent)."""
+    import hashlib
+    import os
+
+    from gpcompiler.secure import SecureGenerator
+    original, reads = os.urandom, []
+    monkeypatch.setattr(os, "urandom", lambda n: reads.append(original(n)) or reads[-1])
+    generator = SecureGenerator()
+    assert generator._words(127).tobytes() == reads[0] and len(reads[0]) == 1016
+    reads.clear()
+    words = generator._words(128)
+    assert [len(r) for r in reads] == [32]
+    assert words.tobytes() == hashlib.shake_128(reads[0]).digest(1024)
+    reads.clear()
+    generator.standard_normal(3 * generator._BLOCK)
+    keys = [r for r in reads if len(r) == 32]
+    assert len(keys) == 3 == len(set(keys)) and {len(r) for r in reads} <= {8, 32}
+
+
 def test_secure_uniforms_are_exactly_the_geometric_exponent_construction():
     """SecureGenerator builds u's bits directly; each u equals (2^52 + m) 2^-(52 + e) exactly,
     e = 1 + the leading zero bits of the word's top 12 bits, continued into fresh words while
