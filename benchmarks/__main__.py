@@ -33,6 +33,7 @@ from gpcompiler.adaptive import piecewise, priv_func_select, priv_func_seg, seg 
 from gpcompiler.adaptive.curve import make_curve  # noqa: E402
 from gpcompiler.build import import_module_file  # noqa: E402
 from gpcompiler.curves import bundled_ecg  # noqa: E402
+from gpcompiler.secure import SecureGenerator  # noqa: E402
 
 from benchmarks.original import original_weights  # noqa: E402
 
@@ -91,10 +92,10 @@ def bench_privatize(args):
     the first-call weight build against the original build (benchmarks/original.py), and
     B = 1 (best of many calls in a row) and B = --batch curves (best of 20 rounds that time
     each call in turn) against the bare matrix product y @ W of the same shapes; the floors
-    of the batch's noise: as many PCG64 normals, and the OS entropy of the secure normals
-    (8 bytes each)."""
+    of the batch's noise: as many PCG64 normals, and the entropy of the secure normals
+    (8 bytes each, SHAKE-128 keyed from os.urandom: SecureGenerator._words)."""
     windows = [bundled_ecg(w % 30) for w in range(args.batch)]
-    seeded = numpy.random.default_rng(0)
+    seeded, entropy = numpy.random.default_rng(0), SecureGenerator()
     for name in ("sinc_ecg", "monomial32"):
         generated = module(name)
         p = generated._params({})
@@ -116,12 +117,12 @@ def bench_privatize(args):
         batch = best_times([lambda: y @ weights] + [
             lambda rng=rng: generated.project_and_privatize(t, y, epsilon=1.0, rng=rng)
             for rng in (seeded, None)] + [
-            lambda: seeded.standard_normal(normals), lambda: os.urandom(8 * normals)], 20)
+            lambda: seeded.standard_normal(normals), lambda: entropy._words(normals)], 20)
         for size, times in ((1, one), (args.batch, batch)):
             for noise, seconds in (("seeded", times[1]), ("secure", times[2])):
                 row(f"project_and_privatize B = {size}, {noise}", seconds, "y @ W", times[0])
         row(f"  floor: {normals} PCG64 normals", batch[3], "y @ W, B = batch", batch[0])
-        row(f"  floor: os.urandom, {8 * normals} bytes", batch[4], "y @ W, B = batch", batch[0])
+        row(f"  floor: entropy, {8 * normals} bytes", batch[4], "y @ W, B = batch", batch[0])
 
 
 def bench_seg(args):

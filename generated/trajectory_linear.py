@@ -20,8 +20,9 @@ to_user / from_user.
 API: curve_interval, gram, basis, orthonormal_basis, projection_weights, project, privatize,
 project_and_privatize, evaluate, to_user, from_user, expected_error, error_bound.
 Only NumPy and the standard library are needed at run time. Without an explicit rng,
-noise comes from os.urandom (see SecureGenerator for the floating-point caveat).
+noise comes from OS entropy (see SecureGenerator, also for the floating-point caveat).
 """
+import hashlib
 import math
 import numbers
 import os
@@ -335,6 +336,9 @@ def _reject_nonfinite(y):
 class SecureGenerator:
     """OS-entropy random variates with the numpy.random.Generator interface used here."""
 
+    _SHAKE_WORDS = 128  # from this many words, SHAKE-128 expands a fresh OS key (faster)
+    _BLOCK = 16384  # normals per block of Box-Muller: its arrays stay in the L2 cache
+
     @staticmethod
     def _count(size):
         """How many variates a NumPy ``size`` (None, an int or a shape) asks for."""
@@ -343,42 +347,38 @@ class SecureGenerator:
         return math.prod(size) if isinstance(size, (tuple, list)) else int(size)
 
     def _words(self, count):
-        return numpy.frombuffer(os.urandom(8 * count), dtype=numpy.uint64)
+        """``count`` random 64-bit words: os.urandom, or for ``_SHAKE_WORDS`` words or more
+        SHAKE-128 keyed by 32 fresh bytes of os.urandom."""
+        if count < self._SHAKE_WORDS:
+            data = os.urandom(8 * count)
+        else:
+            data = hashlib.shake_128(os.urandom(32)).digest(8 * count)
+        return numpy.frombuffer(data, dtype=numpy.uint64)
 
-    def _exponents(self, words):
-        """Geometric exponents e >= 1, P[e = k] = 2^-k: one plus the leading zero bits of
-        the top 12 bits T of ``words`` (for T >= 1, 1035 minus the exponent field of the
-        float T), continued with fresh 64-bit words while they are 0."""
-        top = (words >> numpy.uint64(52)).astype(numpy.float64)
-        exponents = 1035 - (top.view(numpy.int64) >> 52)
-        zero = (top == 0).nonzero()[0]  # P = 2^-12
-        if zero.size:
-            exponents[zero] = 12 + self._more_zeros(zero.size)
-        return exponents
-
-    def _uniforms(self, words):
+    def _uniforms(self, words, out=None):
         """u = (2^52 + m) 2^-(52 + e): m the low 52 bits of each word, e its geometric
-        exponent. The float's bits are built directly (exponent field 1023 - e, mantissa m),
-        and by ldexp where u is subnormal (e > 1022)."""
-        exponents = self._exponents(words)
-        bits = (1023 - exponents).view(numpy.uint64) << numpy.uint64(52)
+        exponent, one plus the leading zero bits of its top 12 bits T. For T >= 1 the float
+        T 2^-12 has the exponent field 1023 - e exactly, and its mantissa is replaced by m;
+        T = 0 (P = 2^-12) continues in fresh words (_deep_uniform)."""
+        out = numpy.empty(words.size) if out is None else out
+        numpy.multiply(words >> numpy.uint64(52), 2.0 ** -12, out=out)
+        deep = () if out.all() else (out == 0).nonzero()[0].tolist()
+        bits = out.view(numpy.uint64)
+        bits &= numpy.uint64(0x7FF << 52)
         bits |= words & numpy.uint64((1 << 52) - 1)
-        values = bits.view(numpy.float64)
-        deep = (exponents > 1022).nonzero()[0]  # P = 2^-1022
-        if deep.size:
-            mantissa = (words[deep] & numpy.uint64((1 << 52) - 1)).astype(numpy.float64)
-            values[deep] = numpy.ldexp(mantissa + 2.0 ** 52, -52 - exponents[deep])
-        return values
+        for i in deep:
+            out[i] = self._deep_uniform(int(words[i]))
+        return out
 
-    def _more_zeros(self, count):
-        """Leading zero bits plus one of fresh 64-bit words, 64 more for each word that is 0."""
-        extra = numpy.zeros(count, dtype=numpy.int64)
-        pending = numpy.arange(count)
-        while pending.size:
-            fresh = self._words(pending.size)
-            extra[pending] += [65 - w.bit_length() if w else 64 for w in fresh.tolist()]
-            pending = pending[fresh == 0]
-        return extra
+    def _deep_uniform(self, word):
+        """The uniform of a word whose top 12 bits are 0: e = 12 + the leading zero bits plus
+        one of the stream of fresh words, u by ldexp, exact (rounded where u is subnormal)."""
+        e = 12
+        fresh = 0
+        while not fresh:
+            fresh = int(self._words(1)[0])
+            e += 65 - fresh.bit_length() if fresh else 64
+        return math.ldexp((1 << 52) + (word & ((1 << 52) - 1)), -52 - e)
 
     def random(self, size=None):
         """Uniform on (0, 1): u = (2^52 + m) 2^-(52 + e), m a uniform 52-bit mantissa and
@@ -388,33 +388,41 @@ class SecureGenerator:
         return values.reshape(size) if size is not None else float(values[0])
 
     def standard_normal(self, size=None):
-        """Box-Muller, both outputs (_box_muller), all the uniforms from one draw of OS
-        entropy."""
+        """Box-Muller (_box_muller) in blocks of ``_BLOCK`` normals, each from its own
+        draw of entropy."""
         count = self._count(size)
-        values = self._box_muller(self.random(2 * ((count + 1) // 2)))[:count]
+        values = numpy.empty(count + count % 2)
+        for start in range(0, values.size, self._BLOCK):
+            block = values[start:start + self._BLOCK]
+            words = self._words(block.size)
+            self._uniforms(words[:block.size // 2], out=block[:block.size // 2])
+            self._box_muller(words[block.size // 2:], block)
+        values = values[:count]
         return values.reshape(size) if size is not None else float(values[0])
 
-    def _box_muller(self, u):
-        """Normals sqrt(-2 ln u1) (cos, sin)(2 pi u2) from the halves u1, u2 of the uniforms
-        u (used up). cos and sin come from one tangent, t = tan(pi u2):
-        (cos, sin)(2 pi u2) = (1 - t^2, 2 t) / (1 + t^2)."""
-        half = u.size // 2
-        radius = numpy.log(u[:half])
-        radius *= -2.0
-        numpy.sqrt(radius, out=radius)
-        t = u[half:]
-        t *= math.pi
-        numpy.tan(t, out=t)
-        values = numpy.empty(2 * half)
-        x, y = values[:half], values[half:]
-        numpy.multiply(t, t, out=x)
-        numpy.add(x, 1.0, out=y)
-        numpy.divide(radius, y, out=radius)  # radius / (1 + t^2)
-        numpy.subtract(1.0, x, out=x)
-        x *= radius
-        numpy.multiply(t, radius, out=y)
-        y *= 2.0
-        return values
+    def _box_muller(self, angle, out):
+        """Normals r (cos, sin)(theta) into out (2n,), which holds in out[:n] the uniforms u
+        of the radius r = sqrt(-2 ln u) (_uniforms, every binade). The angle
+        theta = pi (k 2^-54 + b) comes from the n words ``angle``, k their top 54 bits as a
+        signed integer and b their lowest bit: uniform on a grid of 2^55 points. cos and sin
+        come from one tangent t = tan(pi k 2^-55), |t| <= 1: with w = (-1)^b 2r / (1 + t^2),
+        the pair is (w - (-1)^b r, t w) = (-1)^b r (1 - t^2, 2t) / (1 + t^2)."""
+        n = angle.size
+        x, y = out[:n], out[n:]
+        numpy.log(x, out=x)
+        x *= -8.0
+        numpy.sqrt(x, out=x)  # 2r
+        bits = x.view(numpy.uint64)
+        bits ^= angle << numpy.uint64(63)  # (-1)^b 2r
+        numpy.multiply(angle.view(numpy.int64) >> 10, math.pi * 2.0 ** -55, out=y)
+        numpy.tan(y, out=y)
+        w = numpy.multiply(y, y)
+        w += 1.0
+        numpy.divide(x, w, out=w)
+        y *= w
+        x *= 0.5
+        numpy.subtract(w, x, out=x)
+        return out
 
     def laplace(self, loc=0.0, scale=1.0, size=None):
         """loc + scale * sign * Exp(1): the sign is one random bit, Exp(1) = -ln u."""
@@ -426,7 +434,9 @@ class SecureGenerator:
     def gamma(self, shape, scale=1.0, size=None):
         """Gamma(shape, scale) for shape >= 1 by Marsaglia-Tsang (vectorized rejection). A
         round draws the normals and uniforms of 1/16 more candidates than are missing (at
-        least 95% are accepted) from one draw of OS entropy and keeps the first accepted."""
+        least 95% are accepted) from one draw of entropy and keeps the first accepted:
+        candidate d v, v = (1 + c x)^3, x normal, accepted if v > 0 and
+        ln u < x^2 / 2 + d (1 - v + ln v)."""
         if shape < 1:
             raise ValueError("SecureGenerator.gamma supports shape >= 1")
         count = self._count(size)
@@ -436,15 +446,27 @@ class SecureGenerator:
         done = 0
         while done < count:
             draw = count - done + (count - done) // 16 + 2
-            u = self.random(2 * draw + draw % 2)
-            x = self._box_muller(u[:draw + draw % 2])[:draw]
-            v = (1.0 + c * x) ** 3
-            ok = (v > 0) & (numpy.log(u[-draw:]) < 0.5 * x * x + d - d * v
-                            + d * numpy.log(numpy.where(v > 0, v, 1.0)))
+            pairs = (draw + 1) // 2
+            words = self._words(draw + 2 * pairs)
+            u = numpy.empty(draw + 2 * pairs)  # acceptance uniforms, then the normals
+            self._uniforms(words[:draw + pairs], out=u[:draw + pairs])
+            x = self._box_muller(words[draw + pairs:], u[draw:])[:draw]
+            v = c * x
+            v += 1.0
+            positive = v > 0
+            v *= v * v
+            bound = numpy.log(numpy.where(positive, v, 1.0))
+            bound -= v
+            bound += 1.0
+            bound *= d
+            x *= x
+            x *= 0.5
+            bound += x
+            ok = positive & (numpy.log(u[:draw]) < bound)
             accepted = v[ok][:count - done]
-            out[done:done + accepted.size] = d * accepted
+            out[done:done + accepted.size] = accepted
             done += accepted.size
-        values = out * scale
+        values = out * (d * scale)
         return values.reshape(size) if size is not None else float(values[0])
 
 

@@ -134,6 +134,28 @@ def test_default_secure_path_of_generated_modules_has_the_right_distribution(nam
     assert stats.kstest(gaussian.ravel() * 2.0, "norm").pvalue > ALPHA
 
 
+def test_secure_entropy_is_os_urandom_or_shake128_keyed_by_fresh_os_bytes(monkeypatch):
+    """Fewer than 128 words are read from os.urandom; 128 or more are SHAKE-128 (FIPS 202)
+    of a fresh 32-byte key read from os.urandom, one key per draw and per block of normals
+    (8-byte reads: the rare continuation of a geometric exponent)."""
+    import hashlib
+    import os
+
+    from gpcompiler.secure import SecureGenerator
+    original, reads = os.urandom, []
+    monkeypatch.setattr(os, "urandom", lambda n: reads.append(original(n)) or reads[-1])
+    generator = SecureGenerator()
+    assert generator._words(127).tobytes() == reads[0] and len(reads[0]) == 1016
+    reads.clear()
+    words = generator._words(128)
+    assert [len(r) for r in reads] == [32]
+    assert words.tobytes() == hashlib.shake_128(reads[0]).digest(1024)
+    reads.clear()
+    generator.standard_normal(3 * generator._BLOCK)
+    keys = [r for r in reads if len(r) == 32]
+    assert len(keys) == 3 == len(set(keys)) and {len(r) for r in reads} <= {8, 32}
+
+
 def test_secure_uniforms_are_exactly_the_geometric_exponent_construction():
     """SecureGenerator builds u's bits directly; each u equals (2^52 + m) 2^-(52 + e) exactly,
     e = 1 + the leading zero bits of the word's top 12 bits, continued into fresh words while
@@ -153,8 +175,8 @@ def test_secure_uniforms_are_exactly_the_geometric_exponent_construction():
     words = [2 ** 64 - 1, 2 ** 63, 2 ** 52, 2 ** 53 - 1, 7 << 52 | 99, 3, 0, 2 ** 52 - 1, 5]
     words += random
     values = Scripted()._uniforms(numpy.array(words, dtype=numpy.uint64)).tolist()
-    # words 3, 0, 2^52 - 1, 5 (top bits 0) take 0 then 2^64 - 1, 1, 2^63, 12345
-    continuation = iter([64 + 1, 64, 1, 51])
+    # words 3, 0, 2^52 - 1, 5 (top bits 0) continue in turn: 0 then 1, 2^63, 12345, 2^64 - 1
+    continuation = iter([64 + 64, 1, 51, 1])
     for word, value in zip(words, values):
         top, m = word >> 52, word & (2 ** 52 - 1)
         e = 13 - top.bit_length() if top else 12 + next(continuation)
@@ -165,25 +187,89 @@ def test_secure_uniforms_are_exactly_the_geometric_exponent_construction():
     assert deep == float(Fraction(2 ** 52 + 5, 2 ** (52 + 1030))) and 0 < deep < 2.0 ** -1022
 
 
-def test_secure_box_muller_pairs_match_mpmath():
-    """Box-Muller takes cos and sin of 2 pi u2 from one tangent t = tan(pi u2): for scripted
-    uniforms both outputs equal sqrt(-2 ln u1) (cos, sin)(2 pi u2) computed by mpmath to
-    1e-15 relative to the radius (a float64 tolerance), also at the pole of the tangent."""
-    import mpmath
-
+def _scripted_normals(radius_words, angle_words):
+    """standard_normal of 2n values (one block) from the given words: (x, y) pairs."""
     from gpcompiler.secure import SecureGenerator
-    rng = numpy.random.default_rng(21)
-    u2 = numpy.r_[rng.random(1500), 0.5 + rng.normal(0, 1e-7, 200), [0.5, 0.25, 0.75],
-                  [2.0 ** -40, 1 - 2.0 ** -53], rng.random(100) * 1e-9]
-    u1 = rng.random(u2.size)
 
     class Scripted(SecureGenerator):
-        def random(self, size=None):
-            return numpy.r_[u1, u2]
+        def _words(self, count):
+            return numpy.array(radius_words + angle_words, dtype=numpy.uint64)
 
-    z = Scripted().standard_normal(2 * u2.size)
-    for a, b, x, y in zip(u1.tolist(), u2.tolist(), z[:u2.size].tolist(), z[u2.size:].tolist()):
-        radius = mpmath.sqrt(-2 * mpmath.log(a))
-        angle = 2 * mpmath.pi * mpmath.mpf(b)
-        assert abs(x - radius * mpmath.cos(angle)) <= 1e-15 * radius, (a, b)
-        assert abs(y - radius * mpmath.sin(angle)) <= 1e-15 * radius, (a, b)
+    z = Scripted().standard_normal(2 * len(radius_words))
+    return z[:len(radius_words)], z[len(radius_words):]
+
+
+def test_secure_box_muller_pairs_match_mpmath():
+    """Box-Muller's radius is sqrt(-2 ln u), u from a radius word (exact construction above);
+    its angle is pi (k 2^-54 + b), k the top 54 bits of an angle word as a signed integer and
+    b its lowest bit. For scripted words, both outputs equal r (cos, sin)(angle) computed by
+    mpmath to 1e-15 relative to the radius (a float64 tolerance), also at the ends of the
+    tangent's range (k = -2^53, 2^53 - 1) and for u near 1 and near 2^-12."""
+    from fractions import Fraction
+
+    import mpmath
+    rng = numpy.random.default_rng(21)
+    angle = rng.integers(0, 2 ** 64, 1500, dtype=numpy.uint64, endpoint=False).tolist()
+    angle += [2 ** 63, 2 ** 63 + 1, 2 ** 63 - 1, 2 ** 63 - 2, 0, 1, 2 ** 62, 2 ** 64 - 2 ** 62,
+              2 ** 64 - 1, 2 ** 64 - 1024, 1023]
+    radius = rng.integers(2 ** 52, 2 ** 64, len(angle) - 4, dtype=numpy.uint64).tolist()
+    radius += [2 ** 64 - 1, 2 ** 64 - 2 ** 40, 2 ** 52, 2 ** 53 - 1]
+    x, y = _scripted_normals(radius, angle)
+    for word, a, xi, yi in zip(radius, angle, x.tolist(), y.tolist()):
+        top, m = word >> 52, word & (2 ** 52 - 1)
+        u = Fraction(2 ** 52 + m, 2 ** (52 + 13 - top.bit_length()))
+        r = mpmath.sqrt(-2 * mpmath.log(mpmath.mpf(u.numerator) / u.denominator))
+        k = (a - 2 ** 64 if a >= 2 ** 63 else a) >> 10
+        theta = mpmath.pi * (mpmath.mpf(k) / 2 ** 54 + (a & 1))
+        assert abs(xi - r * mpmath.cos(theta)) <= 1e-15 * r, (word, a)
+        assert abs(yi - r * mpmath.sin(theta)) <= 1e-15 * r, (word, a)
+
+
+class _StuckSign:
+    """Mutant entropy: the lowest bit of every word is 0 (Box-Muller's half-turn bit)."""
+
+    def _words(self, count):
+        return super()._words(count) & numpy.uint64(2 ** 64 - 2)
+
+
+class _ShallowRadius:
+    """Mutant entropy: no word has its top 12 bits 0, so no uniform is below 2^-12."""
+
+    def _words(self, count):
+        words = super()._words(count).copy()
+        words[words < 2 ** 52] |= numpy.uint64(2 ** 52)
+        return words
+
+
+def _pairs(generator, blocks):
+    """Box-Muller pairs (x, y) of ``blocks`` blocks of secure normals."""
+    n = generator._BLOCK // 2
+    z = generator.standard_normal(blocks * 2 * n).reshape(blocks, 2, n)
+    return z[:, 0].ravel(), z[:, 1].ravel()
+
+
+def _pair_tests(generator):
+    """p-values: the angle of (x, y) uniform, r^2 ~ Exp(mean 2) (KS), the joint law of 8
+    angle sectors x 4 radius quartiles (chi-square, each cell 1/32 exactly), and
+    r^2 > 2k ln 2 (u < 2^-k) with probability 2^-k for k = 10..16 (binomial: the tail)."""
+    x, y = _pairs(generator, 16)
+    angle, squared = numpy.arctan2(y, x), x * x + y * y
+    p = [stats.kstest(angle, "uniform", args=(-math.pi, 2 * math.pi)).pvalue,
+         stats.kstest(squared, "expon", args=(0, 2)).pvalue]
+    sector = numpy.minimum(((angle + math.pi) / (2 * math.pi) * 8).astype(int), 7)
+    quartile = numpy.searchsorted(2 * numpy.log([4 / 3, 2, 4]), squared)
+    p.append(stats.chisquare(numpy.bincount(4 * sector + quartile, minlength=32)).pvalue)
+    for k in range(10, 17):
+        exceed = int(numpy.sum(squared > 2 * k * math.log(2)))
+        p.append(stats.binomtest(exceed, squared.size, 2.0 ** -k).pvalue)
+    return p
+
+
+def test_secure_box_muller_pairs_have_a_uniform_angle_and_exponential_radius():
+    """Exact distribution tests of the pairs, at one in a million each; the same tests reject
+    mutant entropy that fixes the half-turn bit or never reaches below 2^-12 (they have
+    power against a biased angle and a truncated radius)."""
+    from gpcompiler.secure import SecureGenerator
+    assert min(_pair_tests(SecureGenerator())) > ALPHA / 10
+    for mutant in (_StuckSign, _ShallowRadius):
+        assert min(_pair_tests(type("Mutant", (mutant, SecureGenerator), {})())) < ALPHA

@@ -337,8 +337,8 @@ def test_cgp_noise_scale_is_never_below_one_over_sqrt_two_rho():
 def test_uniform_reaches_every_binade():
     """Finding 10: P[u < 2^-k] = 2^-k. The exponent is 1 + the number of leading zero bits
     of the random stream (top 12 bits of the first word, then whole words): check it maps
-    every stream with k - 1 leading zeros to exponent k, for k up to 140, and count the
-    exponents of a large sample against their binomial distribution."""
+    every stream with k - 1 leading zeros to a uniform in [2^-k, 2^(1-k)), for k up to 140,
+    and count the binades of a large sample against their binomial distribution."""
     class Stream(SecureGenerator):
         def __init__(self, words):
             self.words = list(words)
@@ -354,8 +354,8 @@ def test_uniform_reaches_every_binade():
         if k <= 12:
             rest = []
         generator = Stream(rest)
-        exponent = generator._exponents(numpy.array([first], dtype=numpy.uint64))[0]
-        assert exponent == k, k
+        u = generator._uniforms(numpy.array([first], dtype=numpy.uint64))[0]
+        assert 2.0 ** -k <= u < 2.0 ** (1 - k), k
     from scipy import stats
     u = SecureGenerator().random(2_000_000)
     assert u.min() > 0 and u.max() < 1
