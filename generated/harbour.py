@@ -619,10 +619,27 @@ def privatize(c, *, epsilon=None, rho=None, rng=None):
     return _add_noise(c, scale, rho is None, default_generator(rng))
 
 
+def _check_headroom(c, scale, y):
+    """Refuse a curve whose coefficients have norm above scale * 2^40 before any noise: its
+    noise would be lost in float64 rounding and its release would be c itself (docs/design.md,
+    "Privacy model"). One BLAS call for the batch; norms per curve only past the bound."""
+    limit = scale * 2.0 ** 40
+    if numpy.vdot(c, c) <= limit * limit:
+        return
+    if y is not None:
+        _reject_nonfinite(y)
+    flat = c.reshape(-1, COEF_DIM)
+    if not (numpy.sqrt(numpy.einsum("bi,bi->b", flat, flat)) <= limit).all():
+        raise ValueError("a curve's coefficients have norm above the noise scale x 2^40: its "
+                         "noise would be lost in float64 rounding; rescale the values or use "
+                         "a smaller budget")
+
+
 def _add_noise(c, scale, spherical, rng, y=None):
     """c + scale Z per curve: Z = R U, U uniform on the sphere, R ~ Gamma(d) (GP), or Z
     standard normal (CGP). The per-curve factor is formed first: one pass over the noise.
     y: the values c was projected from, checked here (_reject_nonfinite) if c was not."""
+    _check_headroom(c, scale, y)
     batch = c.shape[:c.ndim - len(COEF_SHAPE)]
     noise = rng.standard_normal(batch + (COEF_DIM,))
     if spherical and not batch:  # one curve: the factor in Python floats
