@@ -648,9 +648,9 @@ def _check_headroom(c, scale, y):
         _reject_nonfinite(y)
     flat = c.reshape(-1, COEF_DIM)
     if not (numpy.sqrt(numpy.einsum("bi,bi->b", flat, flat)) <= limit).all():
-        raise ValueError("a curve's coefficients have norm above the noise scale x 2^40: its "
-                         "noise would be lost in float64 rounding; rescale the values or use "
-                         "a smaller budget")
+        raise ValueError("the coefficients of a curve (or field) have norm above the noise "
+                         "scale x 2^40: its noise would be lost in float64 rounding; rescale "
+                         "the values or use a smaller budget")
 
 
 def _add_noise(c, scale, spherical, rng, y=None):

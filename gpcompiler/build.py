@@ -43,7 +43,8 @@ def compile_spec(path, root=None, progress=None, emit=True):
     after the analysis (``source`` is None: `explain` of any spec)."""
     spec = load_spec(path, root)
     limit = compile_limit()
-    with time_limit(limit, f"compiling {spec.path} (GPCOMPILER_TIME_LIMIT = {limit:g} s)"):
+    with time_limit(limit, f"compiling {spec.path} (GPCOMPILER_TIME_LIMIT = {limit:g} s: "
+                           "raise it to wait longer, or simplify the basis)"):
         if spec.kind == "cdf":
             tables = cdf_tables(spec.family.option("degree"))
             return Compiled(spec, tables, emit_cdf_module(lower_cdf(spec, tables)))

@@ -493,6 +493,12 @@ def _privatize_fields(args, module, params):
     kind = args.kind or "linear"
     box = module.domain(**params)
     fields = read_fields(args.input, module.VARIABLES, box, module.VALUE_DIM, kind)
+    if not fields:
+        raise DataError(f"{args.input}: no fields to privatize")
+    shapes = {" x ".join(map(str, field.values.shape)) for field in fields}
+    _say(args, f"{args.input}: {len(fields)} field{'s' if len(fields) > 1 else ''} "
+               + (f"of {shapes.pop()} values" if len(shapes) == 1 else "on their own grids")
+               + f" ({kind}), each privatized with the whole budget")
     budget = _budget(args)
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     released = []

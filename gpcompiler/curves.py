@@ -3,6 +3,7 @@ import csv
 import gzip
 import io
 import os
+import tempfile
 from datetime import datetime
 from dataclasses import dataclass
 from importlib import resources
@@ -175,6 +176,10 @@ def check_writable(path, directory=False):
         raise DataError(f"cannot write {path}: {existing} is not a directory")
     if not os.access(existing, os.W_OK):
         raise DataError(f"cannot write {path}: directory {existing} is not writable")
+    try:    # os.access says yes to root everywhere: a file made and removed is the proof
+        tempfile.TemporaryFile(dir=existing).close()
+    except OSError as error:
+        raise DataError(f"cannot write {path}: {existing}: {error.strerror}") from None
 
 
 def write_text_atomically(path, text):

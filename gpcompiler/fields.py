@@ -4,6 +4,7 @@ grids. A grid only says where the data were taken: the release depends on the fi
 interpolant or the cell function) alone (docs/design.md, "Privacy model")."""
 import csv
 import io
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,14 +36,14 @@ def read_fields(source, variables, box, value_dim, kind):
             loaded = numpy.load(source, allow_pickle=False)
         except OSError as error:
             raise DataError(f"cannot read {source}: {error}") from None
-        except ValueError:
-            raise DataError(f"cannot read {source}: not a numeric NumPy .npy/.npz file "
-                            "(object arrays are refused)") from None
+        except (ValueError, EOFError, zipfile.BadZipFile):
+            raise DataError(f"cannot read {source}: empty, or not a numeric NumPy .npy/.npz "
+                            "file (object arrays are refused)") from None
         return _arrays(source, loaded, suffix, variables, box, value_dim, kind)
     if kind != "linear":
         raise DataError(f"{source}: a long-form CSV gives values at grid nodes (--kind linear); "
                         "give cell values (--kind cells) as an .npy or .npz array")
-    return _long_form(source, read_text(source), variables, value_dim)
+    return _long_form(source, read_text(source), variables, box, value_dim)
 
 
 def _arrays(source, loaded, suffix, variables, box, value_dim, kind):
@@ -67,8 +68,9 @@ def _arrays(source, loaded, suffix, variables, box, value_dim, kind):
     trailing = 1 if value_dim > 1 else 0
     if values.ndim not in (k + trailing, k + trailing + 1) or (
             trailing and values.shape[-1] != value_dim):
-        raise DataError(f"{source}: values of shape {values.shape}: expected (S_1, ..., S_{k}"
-                        f"{', ' + str(value_dim) if trailing else ''}) or a batch (B, ...)")
+        shape = ", ".join([f"S_{i + 1}" for i in range(k)] + [str(value_dim)] * trailing)
+        raise DataError(f"{source}: values of shape {values.shape}: expected ({shape}) or a "
+                        "batch (B, ...)")
     batch = values if values.ndim == k + trailing + 1 else values[None]
     sizes = batch.shape[1:k + 1]
     extra = 1 if kind == "cells" else 0
@@ -77,7 +79,9 @@ def _arrays(source, loaded, suffix, variables, box, value_dim, kind):
     return [Field(str(b), axes, batch[b]) for b in range(batch.shape[0])]
 
 
-def _long_form(source, text, variables, value_dim):
+def _long_form(source, text, variables, box, value_dim):
+    """Fields of a long-form CSV, one per id (or one, "0"); a header without rows and
+    without an id column is the zero field, as a curve without samples is the zero curve."""
     rows = [row for row in csv.reader(io.StringIO(text))
             if row and not row[0].lstrip().startswith("#")]
     if not rows:
@@ -99,6 +103,9 @@ def _long_form(source, text, variables, value_dim):
         except ValueError:
             raise DataError(f"{source}: line {number}: a value is not a number") from None
         groups.setdefault(row[0] if has_id else "0", []).append(numbers)
+    if not groups and not has_id:
+        zero = numpy.zeros((2,) * k + ((value_dim,) if value_dim > 1 else ()))
+        return [Field("0", tuple(numpy.array(interval, dtype=float) for interval in box), zero)]
     return [_gridded(source, key, numpy.array(items), k, value_dim)
             for key, items in groups.items()]
 

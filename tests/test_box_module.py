@@ -589,6 +589,38 @@ def test_cli_privatizes_a_field_of_a_vector_valued_basis(tmp_path, capsys, compi
     assert (tmp_path / "vb.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_cli_gridded_input_edge_cases(tmp_path, capsys, monkeypatch):
+    """How the input was read is said (a batch is B fields, each with the whole budget); a
+    header-only long-form CSV is the zero field (as a curve without samples); an empty .npy,
+    no fields, or an output under /proc are one-line errors before any noise."""
+    from conftest import ROOT
+    monkeypatch.chdir(ROOT)
+    numpy.save(tmp_path / "batch.npy", numpy.ones((3, 4, 2)))
+    status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",
+                                   tmp_path / "batch.npy", "--epsilon", 1, "-o", tmp_path / "b.json")
+    assert status == 0 and "3 fields of 4 x 2 values (linear), each privatized with the whole " \
+        "budget" in out
+    (tmp_path / "header.csv").write_text("x,y,value\n")
+    status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",
+                                   tmp_path / "header.csv", "--epsilon", 1, "--seed", 4,
+                                   "-o", tmp_path / "zero.json")
+    assert status == 0, err
+    release = json.loads((tmp_path / "zero.json").read_text())["fields"]
+    module = generated("legendre_box")
+    assert len(release) == 1 and numpy.allclose(release[0]["coefficients"], module.privatize(
+        numpy.zeros(35), epsilon=1, rng=numpy.random.default_rng(4)), rtol=1e-9)
+    (tmp_path / "empty.npy").write_bytes(b"")
+    numpy.save(tmp_path / "none.npy", numpy.ones((0, 4, 2)))
+    numpy.save(tmp_path / "flat.npy", numpy.ones(31))
+    for name, extra, message in [("empty.npy", (), "empty, or not a numeric NumPy"),
+                                 ("none.npy", (), "no fields to privatize"),
+                                 ("flat.npy", (), "expected (S_1, S_2) or a batch"),
+                                 ("batch.npy", ("-o", "/proc/nope/o.json"), "cannot write")]:
+        status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",
+                                       tmp_path / name, "--epsilon", 1, *extra)
+        assert status == 2 and message in err and err.count("\n") == 1, err
+
+
 def test_explain_shows_the_box_derivation(capsys, monkeypatch):
     from conftest import ROOT
     monkeypatch.chdir(ROOT)
