@@ -26,6 +26,7 @@ from .symbolic import (DIGITS, ExactMatrix, condition_number, exact_ldl, matrix_
                        rational_float, simplify_entry, time_limit, unit_lower_inverse)
 
 INTEGRATION_SECONDS = 30
+CHECK_DIGITS = 12   # symbolic Gram entries agree with mpmath to 1e-12 of their scale
 INTEGRATION = "symbolic integration of the Gram matrix"
 NUMERICAL_DIGITS = DIGITS - 10
 EIGENSOLVER_LIMIT = 40
@@ -520,13 +521,48 @@ def _expression_gram(spec):
                         _not_integrable(spec, j if j == k else None)
                         raise SymbolicLimitError("infinite entry", limit=INTEGRATION)
                     entries[j, k] = entries[k, j] = simplify_entry(value)
-        return sympy.Matrix(m, m, lambda j, k: entries[j, k]), "exact: symbolic integrals"
     except SymbolicLimitError as error:
         if error.limit != INTEGRATION:
             raise
-        return _numerical_gram(spec), (
-            f"numerical: mpmath quadrature ({'tanh-sinh' if spec.dimension == 1 else 'Gauss-Legendre'}) "
-            f"at {DIGITS} digits, at the default parameters")
+        return _numerical_gram(spec), _numerical_method(spec)
+    wrong = _disagreeing_entry(spec, entries)
+    if wrong is not None:
+        return _numerical_gram(spec), (f"{_numerical_method(spec)} (SymPy's closed form of "
+                                       f"G[{wrong[0]}, {wrong[1]}] disagreed with mpmath)")
+    return sympy.Matrix(m, m, lambda j, k: entries[j, k]), (
+        f"exact: symbolic integrals, each checked against mpmath quadrature to "
+        f"1e-{CHECK_DIGITS} of sqrt(G_jj G_kk)")
+
+
+def _numerical_method(spec):
+    rule = "tanh-sinh" if spec.dimension == 1 else "Gauss-Legendre"
+    return f"numerical: mpmath quadrature ({rule}) at {DIGITS} digits, at the default parameters"
+
+
+def _disagreeing_entry(spec, entries):
+    """The first (j, k) whose closed form, at the default parameters, differs from mpmath
+    quadrature (tanh-sinh in 1-D; over a box Gauss-Legendre on 4^k sub-boxes) by more than
+    10^-CHECK_DIGITS sqrt(G_jj G_kk), the entry's Cauchy-Schwarz scale; None when all
+    agree. SymPy can return a wrong closed form (0 for some positive integrands over a
+    box); an entry whose quadrature error estimate exceeds the tolerance is not judged."""
+    box = [_split(*_mp_interval(spec, interval)) for interval in spec.intervals]
+    if spec.dimension > 1:
+        box = [mpmath.linspace(a, b, 5) for a, b in box]
+    method = "tanh-sinh" if spec.dimension == 1 else "gauss-legendre"
+    with mpmath.workdps(CHECK_DIGITS + 10):
+        quad = {}
+        for j, k in sorted(key for key in entries if key[0] >= key[1]):
+            function = sympy.lambdify(spec.variables,
+                                      _integrand(spec, j, k).subs(spec.defaults), "mpmath")
+            quad[j, k] = mpmath.quad(function, *box, method=method, error=True)
+        for (j, k), (value, error) in sorted(quad.items(), key=lambda item: item[0][::-1]):
+            tolerance = mpmath.mpf(10) ** -CHECK_DIGITS * mpmath.sqrt(
+                abs(quad[j, j][0] * quad[k, k][0]))
+            closed = mpmath.mpmathify(sympy.N(entries[j, k].subs(spec.defaults),
+                                              CHECK_DIGITS + 10))
+            if error <= tolerance and abs(closed - value) > tolerance:
+                return j, k
+    return None
 
 
 def _mp_interval(spec, interval=None):
@@ -544,9 +580,12 @@ def _numerical_gram(spec):
     checked for integrability."""
     m = spec.basis_size
     box = [_split(*_mp_interval(spec, interval)) for interval in spec.intervals]
-    # a finite box (k > 1): Gauss-Legendre cubature, far faster than tanh-sinh in 2-D/3-D
+    # a finite box (k > 1): Gauss-Legendre cubature on 4^k sub-boxes, far faster than
+    # tanh-sinh in 2-D/3-D; its error estimates are checked (_check_cubature)
     method = "tanh-sinh" if spec.dimension == 1 else "gauss-legendre"
-    entries = {}
+    if spec.dimension > 1:
+        box = [mpmath.linspace(a, b, 5) for a, b in box]
+    entries, errors = {}, {}
     with mpmath.workdps(2 * DIGITS):
         for j in range(m if spec.dimension == 1 else 0):
             _not_integrable(spec, j)
@@ -554,9 +593,26 @@ def _numerical_gram(spec):
             for k in range(j + 1):
                 function = sympy.lambdify(spec.variables,
                                           _integrand(spec, j, k).subs(spec.defaults), "mpmath")
-                value = mpmath.quad(function, *box, method=method)
+                value, errors[j, k] = mpmath.quad(function, *box, method=method, error=True)
                 entries[j, k] = entries[k, j] = sympy.Float(value, DIGITS)
+        if spec.dimension > 1:
+            _check_cubature(spec, entries, errors)
     return sympy.Matrix(m, m, lambda j, k: entries[j, k])
+
+
+def _check_cubature(spec, entries, errors):
+    """Refuse a Gram matrix over a box whose cubature error estimate exceeds 10^-CHECK_DIGITS
+    of an entry's scale sqrt(G_jj G_kk) (a peak or a singularity the rule does not
+    resolve): a wrong Gram matrix would make the projection expansive."""
+    for (j, k), error in sorted(errors.items()):
+        scale = mpmath.sqrt(abs(mpmath.mpf(entries[j, j]) * mpmath.mpf(entries[k, k])))
+        if not error <= mpmath.mpf(10) ** -CHECK_DIGITS * scale:
+            raise SpecError([("basis.functions", f"the Gram matrix has no closed form and "
+                                                 f"cubature cannot integrate G[{j}, {k}] to "
+                                                 f"1e-{CHECK_DIGITS} of its scale over the box "
+                                                 f"(error estimate {mpmath.nstr(error, 3)}: "
+                                                 "a sharp peak or a singularity?)")],
+                            spec.path)
 
 
 def _split(a, b):

@@ -12,6 +12,7 @@ import itertools
 import math
 
 import mpmath
+import numpy
 import sympy
 
 from .analysis import (Analysis, Atoms, Quadrature, _check_weight, _expression_gram,
@@ -199,19 +200,46 @@ def box_quadrature(spec, atoms):
 def _verified_frequencies(spec, frequencies, orders):
     """Per variable x_i, analysis.verified_frequency of the user's basis components times
     the weight as functions of x_i, the other variables at their ends and midpoints (3^(k-1)
-    sections): the module's tensor rule is one such 1-D rule per axis (numerical)."""
+    sections) and where the components peak most sharply (_peaked_sections): the module's
+    tensor rule is one such 1-D rule per axis (numerical)."""
     weight = spec.metric.weight if spec.metric.weight is not None else sympy.Integer(1)
     expressions = [(c * weight).subs(spec.defaults) for f in spec.functions for c in f]
     ends = [tuple(float(sympy.N(e.subs(spec.defaults))) for e in i) for i in spec.intervals]
     verified = []
     for axis, t in enumerate(spec.variables):
         others = [v for v in spec.variables if v != t]
-        points = itertools.product(*((a, (a + b) / 2, b) for v, (a, b) in
-                                     zip(spec.variables, ends) if v != t))
-        sections = [e.subs(dict(zip(others, point))) for point in points for e in expressions]
+        points = set(itertools.product(*((a, (a + b) / 2, b) for v, (a, b) in
+                                         zip(spec.variables, ends) if v != t)))
+        points |= _peaked_sections(spec.variables, expressions, axis, ends)
+        sections = [e.subs(dict(zip(others, point))) for point in sorted(points)
+                    for e in expressions]
         verified.append(verified_frequency([e for e in sections if e.has(t)], t, ends[axis],
                                            frequencies[axis], orders[axis], spec.path))
     return tuple(verified)
+
+
+def _peaked_sections(variables, expressions, axis, ends, count=2, nodes=33, samples=1025):
+    """The ``count`` values of the other variables (on a grid of ``nodes`` per variable)
+    where a component, as a function of x_i (``samples`` points), has the largest local
+    frequency sqrt(|f''| / max |f|): about 1/distance to a pole, or an oscillation's rate
+    (float64 finite differences, only to choose where mpmath verifies the rules)."""
+    grids = [numpy.linspace(a, b, samples if i == axis else nodes)
+             for i, (a, b) in enumerate(ends)]
+    mesh = numpy.meshgrid(*grids, indexing="ij")
+    step = (ends[axis][1] - ends[axis][0]) / (samples - 1)
+    worst = numpy.zeros([1 if i == axis else nodes for i in range(len(ends))])
+    for expression in expressions:
+        with numpy.errstate(all="ignore"):
+            values = numpy.real(numpy.broadcast_to(
+                sympy.lambdify(variables, expression, "numpy")(*mesh), mesh[0].shape))
+            curvature = numpy.abs(numpy.diff(values, 2, axis=axis)) / step ** 2
+            size = numpy.max(numpy.abs(values), axis=axis, keepdims=True)
+            rate = numpy.sqrt(numpy.max(curvature, axis=axis, keepdims=True) / size)
+        worst = numpy.fmax(worst, numpy.nan_to_num(rate, nan=0.0, posinf=0.0))
+    others = [g for i, g in enumerate(grids) if i != axis]
+    flat = numpy.squeeze(worst, axis=axis).reshape(-1)
+    return {tuple(float(g[j]) for g, j in zip(others, numpy.unravel_index(n, [nodes] * len(
+        others)))) for n in numpy.argsort(flat)[::-1][:count] if flat[n] > 0}
 
 
 def _check_bounded_weight(spec):
