@@ -515,13 +515,12 @@ def _graded_pieces(pieces, grades):
 
 
 def _axis_weights(t, axis, kind, p):
-    """(S, N) weights of the N Gauss nodes along one axis, the factor w_i of the separable
-    weight folded in, and the nodes: pieces are cut into sub-pieces of width <=
-    8/frequency, with the Gauss-Legendre order whose truncation term (frequency h/2)^(2n)/
-    (2n)! is <= 1e-17, at least 24 where w_i is singular at an end of the axis; there the
-    grid's end piece is graded toward that end as in 1-D (_graded_pieces), w_i evaluated
-    from the exact distance d to it. A node's weight goes to the hat functions of the
-    piece's two ends ("linear") or to its cell ("cells")."""
+    """(S, n) weights int h_s w_i L_a dx_i along one axis, h_s the hat function of node s
+    ("linear") or the indicator of cell s ("cells"), w_i the factor of the separable weight:
+    pieces are cut into sub-pieces of width <= 8/frequency with the Gauss-Legendre order
+    whose truncation term (frequency h/2)^(2n)/(2n)! is <= 1e-17, at least 24 where w_i is
+    singular at an end of the axis; there the grid's end piece is graded toward that end as
+    in 1-D (_graded_pieces), w_i evaluated from the exact distance d to it."""
     h = numpy.diff(t)
     pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY[axis] / 8.0), 1).astype(int)
     order = gauss_order(float(numpy.max(h / pieces)) * _FREQUENCY[axis] / 2.0, _MIN_NODES[axis])
@@ -537,14 +536,14 @@ def _axis_weights(t, axis, kind, p):
     x = numpy.where(right, t[piece + 1][:, None] - u * hs, t[piece][:, None] + u * hs)
     d = numpy.where(right, hi - t[piece + 1][:, None], t[piece][:, None] - lo) + u * hs
     wt = (h[piece] * width)[:, None] * w / 2.0 * _WEIGHTS[axis](x, d, toward, p)
-    columns = numpy.arange(x.size).reshape(x.shape)
-    out = numpy.zeros((h.size if kind == "cells" else t.size, x.size))
+    e = _axis_atoms(x, axis, p)
+    out = numpy.zeros((h.size if kind == "cells" else t.size, e.shape[-1]))
     if kind == "cells":
-        out[piece[:, None], columns] = wt
+        numpy.add.at(out, piece, numpy.einsum("pq,pqa->pa", wt, e))
     else:
-        out[piece[:, None], columns] = wt * (1.0 - s)
-        out[piece[:, None] + 1, columns] = wt * s
-    return out, x.ravel()
+        numpy.add.at(out, piece, numpy.einsum("pq,pqa->pa", wt * (1.0 - s), e))
+        numpy.add.at(out, piece + 1, numpy.einsum("pq,pqa->pa", wt * s, e))
+    return out, None
 
 
 def _grid_weights(grids, kind, p):
@@ -558,20 +557,15 @@ def _grid_weights(grids, kind, p):
 
 
 def _node_atoms(nodes, p):
-    """The atoms on the tensor grid of Gauss nodes: (N_1, ..., N_k, A)."""
-    return _atoms(numpy.stack(numpy.meshgrid(*nodes, indexing="ij"), axis=-1), p)
+    """The atoms as a table over per-axis Legendre indices (one-hot): (n_1, ..., n_k, A)."""
+    out = numpy.zeros(_AXIS_SIZES + (_ATOMS_SIZE,))
+    out[tuple(_INDEX.T) + (numpy.arange(_ATOMS_SIZE),)] = 1.0
+    return out
 
 
 def _to_atoms(y, nodes, p):
-    """Atom coordinates from weighted values at the Gauss nodes (..., N_1, ..., N_k), in
-    blocks of the first axis so the atoms on the node grid stay within _CHUNK values."""
-    step = max(1, _CHUNK // (math.prod(n.size for n in nodes[1:]) * _ATOMS_SIZE))
-    out = 0.0
-    for start in range(0, nodes[0].size, step):
-        block = (Ellipsis, slice(start, start + step)) + (slice(None),) * (DIMENSION - 1)
-        atoms = _node_atoms([nodes[0][start:start + step]] + list(nodes[1:]), p)
-        out = out + numpy.tensordot(y[block], atoms, axes=DIMENSION)
-    return out
+    """Atom coordinates from per-axis Legendre coordinates (..., n_1, ..., n_k): (..., A)."""
+    return y[(Ellipsis,) + tuple(_INDEX.T)]
 
 
 def _from_atoms(coefficients, p):
@@ -600,9 +594,9 @@ def project_grid(grids, values, *, kind="linear", **params):
     piecewise-constant function of cell values: images, histograms, occupancy maps); the
     field is zero outside the grid. values: (S_1, ..., S_k), a batch (B, S_1, ..., S_k),
     with a trailing (n) axis for vector values. The weight is separable, w = prod_i w_i(x_i):
-    the integrals use Gauss rules per (sub-)cell with each w_i folded into its axis's weights,
-    graded next to a singular end, accurate to about 1e-15 relative, contracted one
-    axis at a time, then with the atoms at the N_1...N_k nodes.
+    the integrals are 1-D Gauss rules per (sub-)piece with w_i folded in, graded next to a
+    singular end, accurate to about 1e-15 relative, and computed one axis at a time:
+    O(S_1...S_k m) work.
     Returns (..., m) or (..., m, n).
     """
     p = _params(params)

@@ -199,7 +199,8 @@ def weight_axis_spec(spec, axis, factor):
 
 def check_box_weight(spec):
     """The weight's factors when it separates, each continuous inside its interval and at
-    worst ~ d^alpha, alpha > -1, at an end (checked as in 1-D); a weight that does not
+    worst ~ d^alpha, alpha > -1, at an end (checked as in 1-D; a singular factor needs a
+    polynomial basis, whose module contracts one axis at a time); a weight that does not
     separate must be proven bounded on the closed box. Otherwise a one-line spec error."""
     if spec.metric.weight is None:
         return None
@@ -224,7 +225,12 @@ def check_box_weight(spec):
                                                "bounded, or a product of one-variable factors "
                                                "singular at most at the ends of their interval"
                                                )], spec.path)
-        _weight_singularities(one)
+        if _weight_singularities(one) and not _is_polynomial_box(spec):
+            raise SpecError([("metric.weight", f"the factor {factor} of the weight is singular "
+                                               f"at an end of [{lo}, {hi}]; a weight singular "
+                                               "on the box's boundary needs a polynomial basis "
+                                               "(a monomial or legendre family, or polynomial "
+                                               "functions)")], spec.path)
     return factors
 
 
@@ -301,6 +307,16 @@ def _check_bounded_weight(spec):
         lambda e: sympy.exp(e.exp * sympy.log(e.base)))
     modules = [{name: getattr(mpmath.iv, name) for name in _INTERVAL_FUNCTIONS}
                | {"Abs": mpmath.iv.fabs, "E": mpmath.iv.e}]
+    uncovered = sorted({type(f).__name__ for f in weight.atoms(sympy.Function)}
+                       - set(_INTERVAL_FUNCTIONS) - {"Abs"})
+    if uncovered:
+        raise SpecError([("metric.weight", f"the weight {spec.metric.weight} does not separate "
+                                           f"and contains {', '.join(uncovered)}, which the "
+                                           "proof of boundedness on the box (interval "
+                                           "arithmetic) does not cover; expected a weight "
+                                           "built from +, -, *, /, powers, sqrt, exp, log, "
+                                           "sin, cos and abs, or a product of one-variable "
+                                           "factors")], spec.path)
     function = sympy.lambdify(spec.variables, weight, modules=modules)
     boxes = [tuple(_enclosure(interval, spec) for interval in spec.intervals)]
     for _ in range(12):

@@ -468,27 +468,16 @@ def _to_atoms(y, nodes, p):
     "integrals_doc": "The integrals are exact (tensor Gauss rules\n    per cell) and computed "
                      "one axis at a time: O(S_1...S_k m) work.",
 }
-_SPREAD = '''
-    columns = numpy.arange(x.size).reshape(x.shape)
-    out = numpy.zeros((h.size if kind == "cells" else t.size, x.size))
-    if kind == "cells":
-        out[piece[:, None], columns] = wt
-    else:
-        out[piece[:, None], columns] = wt * (1.0 - s)
-        out[piece[:, None] + 1, columns] = wt * s
-    return out, x.ravel()'''
-_AXIS_ORDER = '''
+_GRADED_AXIS_WEIGHTS = '''def _axis_weights(t, axis, kind, p):
+    """(S, n) weights int h_s w_i L_a dx_i along one axis, h_s the hat function of node s
+    ("linear") or the indicator of cell s ("cells"), w_i the factor of the separable weight:
+    pieces are cut into sub-pieces of width <= 8/frequency with the Gauss-Legendre order
+    whose truncation term (frequency h/2)^(2n)/(2n)! is <= 1e-17, at least 24 where w_i is
+    singular at an end of the axis; there the grid's end piece is graded toward that end as
+    in 1-D (_graded_pieces), w_i evaluated from the exact distance d to it."""
     h = numpy.diff(t)
     pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY[axis] / 8.0), 1).astype(int)
-    order = gauss_order(float(numpy.max(h / pieces)) * _FREQUENCY[axis] / 2.0, _MIN_NODES[axis])'''
-_GRADED_AXIS_WEIGHTS = '''def _axis_weights(t, axis, kind, p):
-    """(S, N) weights of the N Gauss nodes along one axis, the factor w_i of the separable
-    weight folded in, and the nodes: pieces are cut into sub-pieces of width <=
-    8/frequency, with the Gauss-Legendre order whose truncation term (frequency h/2)^(2n)/
-    (2n)! is <= 1e-17, at least 24 where w_i is singular at an end of the axis; there the
-    grid's end piece is graded toward that end as in 1-D (_graded_pieces), w_i evaluated
-    from the exact distance d to it. A node's weight goes to the hat functions of the
-    piece's two ends ("linear") or to its cell ("cells")."""''' + _AXIS_ORDER + '''
+    order = gauss_order(float(numpy.max(h / pieces)) * _FREQUENCY[axis] / 2.0, _MIN_NODES[axis])
     lo, hi = _domain(p)[axis]
     ends = _GRADES[axis]
     grades = (ends[0] if t[0] - lo < h[0] else 0, ends[1] if hi - t[-1] < h[-1] else 0)
@@ -496,19 +485,38 @@ _GRADED_AXIS_WEIGHTS = '''def _axis_weights(t, axis, kind, p):
     xi, w = _leggauss(max(order, 24) if any(ends) else order)
 ''' + _GRADED_POSITIONS + '''\
     d = numpy.where(right, hi - t[piece + 1][:, None], t[piece][:, None] - lo) + u * hs
-    wt = (h[piece] * width)[:, None] * w / 2.0 * _WEIGHTS[axis](x, d, toward, p)''' + _SPREAD
+    wt = (h[piece] * width)[:, None] * w / 2.0 * _WEIGHTS[axis](x, d, toward, p)
+    e = _axis_atoms(x, axis, p)
+    out = numpy.zeros((h.size if kind == "cells" else t.size, e.shape[-1]))
+    if kind == "cells":
+        numpy.add.at(out, piece, numpy.einsum("pq,pqa->pa", wt, e))
+    else:
+        numpy.add.at(out, piece, numpy.einsum("pq,pqa->pa", wt * (1.0 - s), e))
+        numpy.add.at(out, piece + 1, numpy.einsum("pq,pqa->pa", wt * s, e))
+    return out, None'''
 _QUADRATURE = {
     "axis_weights": '''def _axis_weights(t, axis, kind, p):
     """(S, N) weights of the N Gauss nodes along one axis, and the nodes: pieces are cut into
     sub-pieces of width <= 8/frequency, with the Gauss-Legendre order whose truncation term
     (frequency h/2)^(2n)/(2n)! is <= 1e-17; a node's weight goes to the hat functions of
-    the piece's two ends ("linear") or to its cell ("cells")."""''' + _AXIS_ORDER + '''
+    the piece's two ends ("linear") or to its cell ("cells")."""
+    h = numpy.diff(t)
+    pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY[axis] / 8.0), 1).astype(int)
+    order = gauss_order(float(numpy.max(h / pieces)) * _FREQUENCY[axis] / 2.0, _MIN_NODES[axis])
     xi, w = _leggauss(order)
     piece = numpy.repeat(numpy.arange(h.size), pieces)
     sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
     s = (sub[:, None] + (xi + 1.0) / 2.0) / pieces[piece][:, None]
-    x = t[piece][:, None] + s * h[piece][:, None]
-    wt = (h[piece] / pieces[piece])[:, None] * w / 2.0''' + _SPREAD,
+    nodes = t[piece][:, None] + s * h[piece][:, None]
+    wt = (h[piece] / pieces[piece])[:, None] * w / 2.0
+    columns = numpy.arange(nodes.size).reshape(nodes.shape)
+    out = numpy.zeros((h.size if kind == "cells" else t.size, nodes.size))
+    if kind == "cells":
+        out[piece[:, None], columns] = wt
+    else:
+        out[piece[:, None], columns] = wt * (1.0 - s)
+        out[piece[:, None] + 1, columns] = wt * s
+    return out, nodes.ravel()''',
     "node_atoms": '''def _node_atoms(nodes, p):
     """The atoms on the tensor grid of Gauss nodes: (N_1, ..., N_k, A)."""
     return _atoms(numpy.stack(numpy.meshgrid(*nodes, indexing="ij"), axis=-1), p)
@@ -593,7 +601,7 @@ def _box_placeholders(ir):
     separable = box.exact_nodes is not None
     projection = _SOBOLEV if ir.sobolev else (_SEPARABLE if separable else _QUADRATURE)
     if box.weight_factors:
-        projection = {**projection, "axis_weights": _GRADED_PIECES + "\n\n\n"
+        projection = {**_SEPARABLE, "axis_weights": _GRADED_PIECES + "\n\n\n"
                       + _GRADED_AXIS_WEIGHTS, "integrals_doc": _GRADED_DOC}
     elif ir.weight_code is not None:
         projection = {**projection, "node_atoms": projection["node_atoms"].replace(
@@ -624,10 +632,10 @@ def _box_weight_function(ir):
             f'(..., k)."""\n    return {ir.weight_code} + 0.0 * x[..., 0]')
 
 
-_GRADED_DOC = ("The weight is separable, w = prod_i w_i(x_i):\n    the integrals use "
-               "Gauss rules per (sub-)cell with each w_i folded into its axis's weights,\n"
-               "    graded next to a singular end, accurate to about 1e-15 relative, "
-               "contracted one\n    axis at a time, then with the atoms at the N_1...N_k nodes.")
+_GRADED_DOC = ("The weight is separable, w = prod_i w_i(x_i):\n    the integrals are "
+               "1-D Gauss rules per (sub-)piece with w_i folded in, graded next to a\n"
+               "    singular end, accurate to about 1e-15 relative, and computed one axis at a "
+               "time:\n    O(S_1...S_k m) work.")
 _AXIS_WEIGHT = '''def _weight_{name}(x, d, toward, p):
     """{doc}"""
 '''

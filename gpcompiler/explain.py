@@ -90,7 +90,7 @@ def _box_weight(analysis):
                     "integrates it with tensor Gauss rules."]
     names = [sympy.latex(t) for t in spec.variables]
     lines = ["", "The weight separates exactly (SymPy; the product equals $w$): $w = "
-             + " \, ".join(f"w_{{{n}}}({n})" for n in names) + "$ with "
+             + " \\, ".join(f"w_{{{n}}}({n})" for n in names) + "$ with "
              + ", ".join(f"$w_{{{n}}} = {sympy.latex(f)}$" for n, f in zip(names, factors))
              + ". By Fubini every integral over the box is a product of 1-D integrals, each "
                "factor carrying its own $w_i$."]
