@@ -225,13 +225,37 @@ def check_box_weight(spec):
                                                "bounded, or a product of one-variable factors "
                                                "singular at most at the ends of their interval"
                                                )], spec.path)
-        if _weight_singularities(one) and not _is_polynomial_box(spec):
+        singular = _weight_singularities(one)
+        _check_bounded_ends(one, factor, [index for index, _ in singular])
+        if singular and not _is_polynomial_box(spec):
             raise SpecError([("metric.weight", f"the factor {factor} of the weight is singular "
                                                f"at an end of [{lo}, {hi}]; a weight singular "
                                                "on the box's boundary needs a polynomial basis "
                                                "(a monomial or legendre family, or polynomial "
                                                "functions)")], spec.path)
     return factors
+
+
+def _check_bounded_ends(one, factor, singular):
+    """At an end where the factor is not ~ d^alpha, alpha < 0, it must have a finite limit
+    (the module grades only power singularities: log(1/d) is refused, not integrated
+    badly)."""
+    t, s = one.variable, sympy.Symbol("s", positive=True)
+    for index, end in enumerate(one.interval):
+        if index in singular or not end.is_finite:
+            continue
+        local = one.metric.weight.subs(one.defaults).subs(
+            t, end.subs(one.defaults) + (s if index == 0 else -s))
+        try:
+            value = sympy.limit(local, s, 0, "+")
+        except (NotImplementedError, ValueError, TypeError):
+            value = sympy.nan
+        if not (value.is_number and value.is_finite):
+            raise SpecError([("metric.weight", f"the factor {factor} of the weight in {t} has "
+                                               f"no finite limit at {t} = {end} and does not "
+                                               "behave like d^alpha there; expected a factor "
+                                               "bounded, or ~ d^alpha with -1 < alpha < 0, at "
+                                               "the ends of its interval")], one.path)
 
 
 def weight_singularities(spec):

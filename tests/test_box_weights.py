@@ -211,6 +211,8 @@ def _box_spec(tmp_path, weight, intervals='[["0", "1"], ["0", "1"]]', functions=
     ("tanh(x*y)", r"the weight tanh\(x\*y\) does not separate and contains tanh, which"),
     ("(1 + y)/sqrt(abs(x - 1/3))", r"the factor .* in x is not continuous inside \[0, 1\]"),
     ("(1 + y)/x", r"the weight 1/x is not integrable near x = 0"),
+    ("(1 + y)*(1 - log(x))", r"the factor .* in x has no finite limit at x = 0 and does not "
+                             r"behave like d\^alpha there"),
 ])
 def test_weights_neither_separable_nor_bounded_are_one_line_spec_errors(tmp_path, weight,
                                                                         message):
