@@ -80,7 +80,8 @@ def _tensor(spec, stage, weights=None):
     kron = lambda name: KroneckerMatrix([getattr(f, name) for f in factors])  # noqa: E731
     return Analysis(
         spec=spec, gram=kron("gram"),
-        gram_method="exact: Kronecker product G = " + " (x) ".join(f"G_{n}" for n in names)
+        gram_method=("numerical" if any(f.numerical for f in factors) else "exact")
+                    + ": Kronecker product G = " + " (x) ".join(f"G_{n}" for n in names)
                     + " of the 1-D Gram matrices (Fubini); " + "; ".join(
                         f"G_{n}: {f.gram_method}" for n, f in zip(names, factors)),
         lower=kron("lower"), pivots=pivots,
