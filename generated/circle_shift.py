@@ -8,7 +8,8 @@ Do not edit: regenerate with `gpcompiler compile`.
 Basis: [cos(t), sin(t)], [1, 0], [0, 1]
 Domain: [0, 2*pi]
 Metric: L2
-Gram matrix: exact: symbolic integrals
+Gram matrix: exact: symbolic integrals, each checked against mpmath quadrature to 1e-12 of
+    sqrt(G_jj G_kk)
 Certificate: every LDL^T pivot is a positive exact number
 Condition number of the user-basis Gram matrix (at the defaults): 1
 Orthonormal basis: e = K . atoms, atoms = expression
@@ -51,7 +52,10 @@ DOMAIN = ('0', '2*pi')
 CURVE_INTERVAL = None
 METRIC = 'L2'
 POLYNOMIAL_DEGREE = None  # set when the basis spans all polynomials of a degree
-GRAM_METHOD = 'exact: symbolic integrals'
+GRAM_METHOD = (
+    'exact: symbolic integrals, each checked against mpmath quadrature to 1e-12 of '
+    'sqrt(G_jj G_kk)'
+)
 CERTIFICATE = 'every LDL^T pivot is a positive exact number'
 CONDITION_NUMBER = 1.0  # of the user-basis Gram matrix, at the defaults
 

@@ -456,6 +456,10 @@ def _legendre_space(spec):
     mapping = sympy.Matrix(len(rows), size, lambda j, k: (
         simplify_entry(field.to_sympy(rows[j][k]) * norms[k]) if k in rows[j] else 0))
     gram, method = mapping * mapping.T, "exact: Legendre expansion of the basis"
+    weighted = _weighted_atom_gram(spec, atoms) if spec.metric.weight is not None else None
+    if weighted is not None:
+        return atoms, mapping, (mapping * weighted[0] * mapping.T).applyfunc(
+            _keep_float), f"{weighted[1]}; Legendre expansion of the basis"
     if spec.metric.weight is not None or spec.dimension > 1:
         gram, method = _expression_gram(spec)
         return atoms, mapping, gram.applyfunc(simplify_entry), method
@@ -466,6 +470,120 @@ def _legendre_space(spec):
         gram = gram + mapping * derivative * derivative.T * mapping.T
         method += " plus the exact Legendre derivative matrix (H^1)"
     return atoms, mapping, gram.applyfunc(simplify_entry), method
+
+
+def _weighted_atom_gram(spec, atoms):
+    """(W, method), W_ab = int psi_a psi_b w over the Legendre atoms: from the weight's
+    moments in 1-D, as a product of such factors for a separable weight over a box; None
+    for a weight over a box that does not separate."""
+    if spec.dimension == 1:
+        return weighted_legendre_gram(spec, atoms.size)
+    from .box import separable_atom_gram
+    return separable_atom_gram(spec, atoms)
+
+
+def weighted_legendre_gram(spec, size):
+    """(W, method): W_pq = int L_p L_q w dt for the normalized Legendre atoms L_0..L_(size-1)
+    of a 1-D spec with a weight, from the weight's Legendre moments nu_n = int P_n(u) w dt,
+    n <= 2 size - 2, and the exact linearization of P_p P_q (Adams):
+    P_p P_q = sum_r A_(p-r) A_r A_(q-r) / A_(p+q-r) (2p+2q-4r+1)/(2p+2q-2r+1) P_(p+q-2r),
+    A_r = binomial(2r, r)/4^r. The moments are exact (symbolic integrals of t^k w, within
+    INTEGRATION_SECONDS in all) or tanh-sinh at 2 DIGITS (numerical, robust to the end
+    singularities d^alpha, alpha > -1, that _weight_singularities admits)."""
+    _weight_singularities(spec)
+    moments, method = _legendre_moments(spec, 2 * size - 1)
+    lo, hi = spec.interval
+    A = [sympy.binomial(2 * r, r) / sympy.Integer(4) ** r for r in range(2 * size)]
+
+    def entry(p, q):
+        total = sum(A[p - r] * A[r] * A[q - r] / A[p + q - r]
+                    * sympy.Rational(2 * p + 2 * q - 4 * r + 1, 2 * p + 2 * q - 2 * r + 1)
+                    * moments[p + q - 2 * r] for r in range(min(p, q) + 1))
+        return _keep_float(sympy.sqrt((2 * p + 1) * (2 * q + 1)) / (hi - lo) * total)
+    return sympy.Matrix(size, size, entry), method
+
+
+def _keep_float(value):
+    """simplify_entry for exact values; numerical ones stay Floats (never guessed back)."""
+    return value if value.has(sympy.Float) else simplify_entry(sympy.expand(value))
+
+
+def _legendre_moments(spec, count):
+    """nu_n = int_a^b P_n(u) w dt, n < count: exact, else numerical (see above)."""
+    t, (lo, hi), weight = spec.variable, spec.interval, spec.metric.weight
+    u = (2 * t - lo - hi) / (hi - lo)
+    jacobi = _jacobi_form(weight, t, lo, hi)
+    try:
+        with time_limit(INTEGRATION_SECONDS, INTEGRATION):
+            powers = [] if jacobi is None else _jacobi_moments(*jacobi, lo, hi, count)
+            for k in range(len(powers), count):
+                value = sympy.integrate(t ** k * weight, (t, lo, hi), meijerg=False)
+                if value.has(sympy.Integral):   # Meijer G last: often far slower
+                    value = sympy.integrate(t ** k * weight, (t, lo, hi))
+                if value.has(sympy.Integral, sympy.Piecewise) or not value.is_finite:
+                    raise SymbolicLimitError("no closed form", limit=INTEGRATION)
+                powers.append(value)
+        moments = []
+        for n in range(count):
+            poly = sympy.Poly(sympy.expand(sympy.legendre(n, u)), t)
+            moments.append(simplify_entry(sum(c * powers[k] for (k,), c in poly.terms())))
+        how = ("in closed form (w = c (t - a)^alpha (b - t)^beta: Beta functions)"
+               if jacobi else "by symbolic integration")
+        return moments, (f"exact: the weight's moments int t^k w dt {how}, combined exactly "
+                         "by the linearization of P_p P_q")
+    except SymbolicLimitError as error:
+        if error.limit != INTEGRATION:
+            raise
+    a, b = _mp_interval(spec)
+    function = sympy.lambdify(t, weight.subs(spec.defaults), "mpmath")
+    with mpmath.workdps(2 * DIGITS):
+        moments = [sympy.Float(mpmath.quad(
+            lambda v, n=n: mpmath.legendre(n, (2 * v - a - b) / (b - a)) * function(v), [a, b]),
+            2 * DIGITS) for n in range(count)]
+    return moments, (f"numerical: the weight's moments int P_n(u) w dt by mpmath tanh-sinh at "
+                     f"{2 * DIGITS} digits, at the default parameters, combined by the exact "
+                     "linearization of P_p P_q")
+
+
+def _jacobi_form(weight, t, lo, hi):
+    """(c, alpha, beta) with w = c (t - lo)^alpha (b - t)^beta exactly on (lo, hi), c > 0,
+    when every factor of w in t is a power of a polynomial whose roots are the ends."""
+    constant, exponents = sympy.Integer(1), {lo: sympy.Integer(0), hi: sympy.Integer(0)}
+    for factor in sympy.Mul.make_args(weight):
+        base, power = factor.as_base_exp()
+        if not factor.has(t):
+            constant *= factor
+            continue
+        if power.has(t) or not base.is_polynomial(t):
+            return None
+        lead, parts = sympy.factor_list(base, t)
+        for g, m in parts:
+            poly = sympy.Poly(g, t)
+            if poly.degree() != 1:
+                return None
+            slope, root = poly.LC(), -poly.nth(0) / poly.LC()
+            end = next((e for e in (lo, hi) if sympy.simplify(root - e) == 0), None)
+            if end is None:
+                return None
+            lead *= (slope if end == lo else -slope) ** m
+            exponents[end] += m * power
+        if lead.is_positive is not True:
+            return None
+        constant *= lead ** power
+    return constant, exponents[lo], exponents[hi]
+
+
+def _jacobi_moments(constant, alpha, beta, lo, hi, count):
+    """int_lo^hi t^k c (t - lo)^alpha (hi - t)^beta dt, k < count, with t = lo + L s:
+    c L^(1 + alpha + beta) sum_j binomial(k, j) lo^(k-j) L^j B(j + alpha + 1, beta + 1)."""
+    length = hi - lo
+
+    def beta_function(p, q):
+        return sympy.gamma(p) * sympy.gamma(q) / sympy.gamma(p + q)
+    return [simplify_entry(sympy.gammasimp(constant * length ** (1 + alpha + beta) * sum(
+        sympy.binomial(k, j) * lo ** (k - j) * length ** j
+        * beta_function(j + alpha + 1, beta + 1) for j in range(k + 1))))
+        for k in range(count)]
 
 
 def _sinc_gram(spec):
@@ -535,20 +653,17 @@ def _expression_gram(spec):
 
 
 def _numerical_method(spec):
-    rule = "tanh-sinh" if spec.dimension == 1 else "Gauss-Legendre"
-    return f"numerical: mpmath quadrature ({rule}) at {DIGITS} digits, at the default parameters"
+    return (f"numerical: mpmath quadrature ({_cubature(spec)}) at {DIGITS} digits, at the "
+            "default parameters")
 
 
 def _disagreeing_entry(spec, entries):
     """The first (j, k) whose closed form, at the default parameters, differs from mpmath
-    quadrature (tanh-sinh in 1-D; over a box Gauss-Legendre on 4^k sub-boxes) by more than
+    quadrature (_cubature on _cubature_box) by more than
     10^-CHECK_DIGITS sqrt(G_jj G_kk), the entry's Cauchy-Schwarz scale; None when all
     agree. SymPy can return a wrong closed form (0 for some positive integrands over a
     box); an entry whose quadrature error estimate exceeds the tolerance is not judged."""
-    box = [_split(*_mp_interval(spec, interval)) for interval in spec.intervals]
-    if spec.dimension > 1:
-        box = [mpmath.linspace(a, b, 5) for a, b in box]
-    method = "tanh-sinh" if spec.dimension == 1 else "gauss-legendre"
+    method, box = _cubature(spec), _cubature_box(spec)
     with mpmath.workdps(CHECK_DIGITS + 10):
         quad = {}
         for j, k in sorted(key for key in entries if key[0] >= key[1]):
@@ -565,6 +680,24 @@ def _disagreeing_entry(spec, entries):
     return None
 
 
+def _cubature(spec):
+    """tanh-sinh in 1-D and for a weight singular on the box's boundary (robust to end
+    singularities); Gauss-Legendre over a box otherwise (far faster in 2-D/3-D)."""
+    if spec.dimension == 1:
+        return "tanh-sinh"
+    from .box import weight_singularities
+    return "tanh-sinh" if weight_singularities(spec) else "gauss-legendre"
+
+
+def _cubature_box(spec):
+    """Integration points per variable: over a box for Gauss-Legendre, 4 equal parts each
+    (4^k sub-boxes resolve far more than one rule over the box)."""
+    box = [_split(*_mp_interval(spec, interval)) for interval in spec.intervals]
+    if _cubature(spec) == "gauss-legendre":
+        box = [mpmath.linspace(a, b, 5) for a, b in box]
+    return box
+
+
 def _mp_interval(spec, interval=None):
     def value(e):
         if e in (sympy.oo, -sympy.oo):
@@ -574,17 +707,12 @@ def _mp_interval(spec, interval=None):
 
 
 def _numerical_gram(spec):
-    """mpmath tanh-sinh quadrature: it maps +-oo to a finite interval and is robust to
-    integrable endpoint singularities, at twice DIGITS because a node at distance d from
-    an end carries only (precision - log10 1/d) digits of d. Each diagonal entry is first
-    checked for integrability."""
+    """mpmath quadrature (_cubature): tanh-sinh maps +-oo to a finite interval and is
+    robust to integrable endpoint singularities, at twice DIGITS because a node at distance
+    d from an end carries only (precision - log10 1/d) digits of d. Each diagonal entry is
+    first checked for integrability (1-D)."""
     m = spec.basis_size
-    box = [_split(*_mp_interval(spec, interval)) for interval in spec.intervals]
-    # a finite box (k > 1): Gauss-Legendre cubature on 4^k sub-boxes, far faster than
-    # tanh-sinh in 2-D/3-D; its error estimates are checked (_check_cubature)
-    method = "tanh-sinh" if spec.dimension == 1 else "gauss-legendre"
-    if spec.dimension > 1:
-        box = [mpmath.linspace(a, b, 5) for a, b in box]
+    method, box = _cubature(spec), _cubature_box(spec)  # Gauss-Legendre: errors checked
     entries, errors = {}, {}
     with mpmath.workdps(2 * DIGITS):
         for j in range(m if spec.dimension == 1 else 0):
@@ -595,7 +723,7 @@ def _numerical_gram(spec):
                                           _integrand(spec, j, k).subs(spec.defaults), "mpmath")
                 value, errors[j, k] = mpmath.quad(function, *box, method=method, error=True)
                 entries[j, k] = entries[k, j] = sympy.Float(value, DIGITS)
-        if spec.dimension > 1:
+        if method == "gauss-legendre":
             _check_cubature(spec, entries, errors)
     return sympy.Matrix(m, m, lambda j, k: entries[j, k])
 
@@ -801,7 +929,7 @@ def _weight_singularities(spec):
         if alpha.is_number and alpha.is_finite and alpha < 0:
             if alpha <= -1:
                 raise SpecError([("metric.weight", f"the weight {weight} is not integrable "
-                                                   f"near t = {end}")], spec.path)
+                                                   f"near {t} = {end}")], spec.path)
             found.append((index, float(alpha)))
     return tuple(found)
 

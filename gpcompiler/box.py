@@ -15,9 +15,12 @@ import mpmath
 import numpy
 import sympy
 
+from sympy.calculus.util import continuous_domain
+
 from .analysis import (Analysis, Atoms, Quadrature, _check_weight, _expression_gram,
                        _factorize, _frequency_and_degree, _legendre_rows, _legendre_space,
-                       _polynomial_space, analyze, verified_frequency)
+                       _polynomial_space, _weight_singularities, analyze,
+                       verified_frequency, weighted_legendre_gram)
 from .errors import SpecError
 from .spec import Family, Metric, _family_functions, axis_families, family_size, multi_indices
 from .symbolic import KroneckerMatrix, matrix_field
@@ -26,12 +29,13 @@ from .symbolic import KroneckerMatrix, matrix_field
 def analyze_box(spec, stage):
     """The exact analysis of a spec over a box (k > 1 variables)."""
     family, plain = spec.family, spec.metric.kind == "L2"
-    if family is not None and family.option("total_degree") is None and plain:
-        return _tensor(spec, stage)
+    factors = check_box_weight(spec)
+    separable = plain or (factors is not None and not spec.metric.sobolev)
+    if family is not None and family.option("total_degree") is None and separable:
+        return _tensor(spec, stage, factors)
     polynomial = _is_polynomial_box(spec)
     if plain and polynomial:
         return _polynomial_space(spec, stage)
-    _check_weight(spec)
     if polynomial:
         atoms, mapping, gram, method = _legendre_space(spec)
     else:
@@ -48,19 +52,23 @@ def _is_polynomial_box(spec):
     return all(f[0].is_polynomial(*spec.variables) for f in spec.functions)
 
 
-def axis_spec(spec, axis, family):
-    """The 1-D spec of one variable with a 1-D family (a tensor factor), plain L2."""
+def axis_spec(spec, axis, family, weight=None):
+    """The 1-D spec of one variable with a 1-D family (a tensor factor), in L2 with the
+    weight factor of that variable (plain L2 without one)."""
     t, interval = spec.variables[axis], spec.intervals[axis]
     return dataclasses.replace(
         spec, name=f"{spec.name}_{t}", variable=t, interval=interval, variables=(t,),
         intervals=(interval,), family=family, vector_basis=False, value_dim=1,
         functions=tuple((f,) for f in _family_functions(family, t, interval)),
-        metric=Metric(), curve_interval=None)
+        metric=Metric(weight=None if weight in (None, 1) else weight), curve_interval=None)
 
 
-def _tensor(spec, stage):
-    """G = (x)_i G_i and its LDL^T, R and K as Kronecker products of the 1-D factors'."""
-    factors = tuple(analyze(axis_spec(spec, i, f)) for i, f in enumerate(axis_families(spec.family)))
+def _tensor(spec, stage, weights=None):
+    """G = (x)_i G_i and its LDL^T, R and K as Kronecker products of the 1-D factors', each
+    factor in L2 with its variable's factor w_i of a separable weight (Fubini)."""
+    weights = weights or (None,) * spec.dimension
+    factors = tuple(analyze(axis_spec(spec, i, f, w)) for i, (f, w) in
+                    enumerate(zip(axis_families(spec.family), weights)))
     stage("certificate")
     index = tuple(itertools.product(*(range(f.atoms.size) for f in factors)))
     atoms = (Atoms("legendre", len(index), tuple(f.atoms.shifts for f in factors), index)
@@ -73,7 +81,8 @@ def _tensor(spec, stage):
     kron = lambda name: KroneckerMatrix([getattr(f, name) for f in factors])  # noqa: E731
     return Analysis(
         spec=spec, gram=kron("gram"),
-        gram_method="exact: Kronecker product G = " + " (x) ".join(f"G_{n}" for n in names)
+        gram_method=("numerical" if any(f.numerical for f in factors) else "exact")
+                    + ": Kronecker product G = " + " (x) ".join(f"G_{n}" for n in names)
                     + " of the 1-D Gram matrices (Fubini); " + "; ".join(
                         f"G_{n}: {f.gram_method}" for n, f in zip(names, factors)),
         lower=kron("lower"), pivots=pivots,
@@ -168,6 +177,121 @@ def _rate_bound(node, rate, t, spec):
                      for powers, c in poly.terms()))
 
 
+def weight_factors(spec):
+    """The weight as a product w_1(x_1) ... w_k(x_k) of one-variable factors, found by
+    SymPy and checked exactly (the constant factor goes into w_1), or None."""
+    weight = spec.metric.weight
+    if weight is None:
+        return None
+    parts = sympy.separatevars(weight, spec.variables, dict=True)
+    if parts is None:
+        return None
+    factors = [parts.get(t, sympy.Integer(1)) for t in spec.variables]
+    factors[0] = parts["coeff"] * factors[0]
+    return tuple(factors) if sympy.simplify(sympy.Mul(*factors) - weight) == 0 else None
+
+
+def weight_axis_spec(spec, axis, factor):
+    """The 1-D spec of one variable carrying the weight factor w_i (no basis functions)."""
+    t, interval = spec.variables[axis], spec.intervals[axis]
+    return dataclasses.replace(spec, variable=t, interval=interval, variables=(t,),
+                               intervals=(interval,), functions=(), family=None,
+                               metric=Metric(weight=factor), curve_interval=None)
+
+
+def check_box_weight(spec):
+    """The weight's factors when it separates, each continuous inside its interval and at
+    worst ~ d^alpha, alpha > -1, at an end (checked as in 1-D; a singular factor needs a
+    polynomial basis, whose module contracts one axis at a time); a weight that does not
+    separate must be proven bounded on the closed box. Otherwise a one-line spec error."""
+    if spec.metric.weight is None:
+        return None
+    _check_weight(spec)
+    factors = weight_factors(spec)
+    if factors is None:
+        _check_bounded_weight(spec)
+        return None
+    for axis, factor in enumerate(factors):
+        one = weight_axis_spec(spec, axis, factor.subs(spec.defaults))
+        t, (lo, hi) = one.variable, (e.subs(spec.defaults) for e in one.interval)
+        try:
+            inside = continuous_domain(one.metric.weight, t, sympy.Interval.open(lo, hi))
+        except (NotImplementedError, ValueError, TypeError):
+            inside = None
+        if inside != sympy.Interval.open(lo, hi):
+            raise SpecError([("metric.weight", f"the factor {factor} of the weight "
+                                               f"{spec.metric.weight} in {t} is "
+                                               + ("not continuous inside" if inside is not None
+                                                  else "not provably continuous inside")
+                                               + f" [{lo}, {hi}]; a weight over a box must be "
+                                               "bounded, or a product of one-variable factors "
+                                               "singular at most at the ends of their interval"
+                                               )], spec.path)
+        singular = _weight_singularities(one)
+        _check_bounded_ends(one, factor, [index for index, _ in singular])
+        if singular and not _is_polynomial_box(spec):
+            raise SpecError([("metric.weight", f"the factor {factor} of the weight is singular "
+                                               f"at an end of [{lo}, {hi}]; a weight singular "
+                                               "on the box's boundary needs a polynomial basis "
+                                               "(a monomial or legendre family, or polynomial "
+                                               "functions)")], spec.path)
+    return factors
+
+
+def _check_bounded_ends(one, factor, singular):
+    """At an end where the factor is not ~ d^alpha, alpha < 0, it must have a finite limit
+    (the module grades only power singularities: log(1/d) is refused, not integrated
+    badly)."""
+    t, s = one.variable, sympy.Symbol("s", positive=True)
+    for index, end in enumerate(one.interval):
+        if index in singular or not end.is_finite:
+            continue
+        local = one.metric.weight.subs(one.defaults).subs(
+            t, end.subs(one.defaults) + (s if index == 0 else -s))
+        try:
+            value = sympy.limit(local, s, 0, "+")
+        except (NotImplementedError, ValueError, TypeError):
+            value = sympy.nan
+        if not (value.is_number and value.is_finite):
+            raise SpecError([("metric.weight", f"the factor {factor} of the weight in {t} has "
+                                               f"no finite limit at {t} = {end} and does not "
+                                               "behave like d^alpha there; expected a factor "
+                                               "bounded, or ~ d^alpha with -1 < alpha < 0, at "
+                                               "the ends of its interval")], one.path)
+
+
+def weight_singularities(spec):
+    """Per variable, the (end, alpha) where the factor w_i ~ d^alpha, alpha < 0, of a
+    separable weight (as analysis.quadrature.singular in 1-D); () when nothing is singular."""
+    factors = weight_factors(spec)
+    if factors is None:
+        return ()
+    singular = tuple(_weight_singularities(weight_axis_spec(spec, axis, factor))
+                     for axis, factor in enumerate(factors))
+    return singular if any(singular) else ()
+
+
+def separable_atom_gram(spec, atoms):
+    """(W, method): W_ab = int psi_a psi_b w over the box for a separable weight, the
+    product over variables of the 1-D weighted Legendre Gram matrices (Fubini), or None."""
+    factors = weight_factors(spec)
+    if factors is None:
+        return None
+    sizes = [max(a[i] for a in atoms.index) + 1 for i in range(spec.dimension)]
+    parts = [weighted_legendre_gram(weight_axis_spec(spec, i, f), n)
+             for i, (f, n) in enumerate(zip(factors, sizes))]
+    index = atoms.index
+    gram = sympy.Matrix(len(index), len(index), lambda a, b: sympy.Mul(
+        *(w[index[a][i], index[b][i]] for i, (w, _) in enumerate(parts))))
+    names = [str(t) for t in spec.variables]
+    methods = "; ".join(f"w_{n} = {f}: {m}" for n, f, (_, m) in zip(names, factors, parts))
+    numerical = any(m.startswith("numerical") for _, m in parts)
+    return gram, (f"{'numerical' if numerical else 'exact'}: separable weight w = "
+                  + " ".join(f"w_{n}({n})" for n in names)
+                  + ", int psi_a psi_b w = prod_i int L_(a_i) L_(b_i) w_i dx_i (Fubini); "
+                  + methods)
+
+
 def box_quadrature(spec, atoms):
     """Gauss-Legendre nodes per axis and cell, exact for tensor Legendre atoms times a
     multilinear interpolant (degree a_i + 1 in x_i), also under H^1; for a weight, or
@@ -180,21 +304,26 @@ def box_quadrature(spec, atoms):
                                             for i in range(spec.dimension)))
     if atoms.kind not in ("legendre", "expression"):
         return Quadrature()
-    if weighted:
-        _check_bounded_weight(spec)
+    factors = weight_factors(spec) if weighted else None
     frequencies, orders = [], []
     for axis, (t, (lo, hi)) in enumerate(zip(spec.variables, spec.intervals)):
         rates = [_box_frequency_and_degree(c.subs(spec.defaults), t, spec)
                  for f in (spec.functions if atoms.kind == "expression" else ()) for c in f]
         rates.append((0.0, max(a[axis] for a in atoms.index) if atoms.kind == "legendre" else 0))
-        weight = (_box_frequency_and_degree(spec.metric.weight.subs(spec.defaults), t, spec)
-                  if weighted else (0.0, 0))
+        weight = (_box_frequency_and_degree(
+            (factors[axis] if factors else spec.metric.weight).subs(spec.defaults), t, spec)
+            if weighted else (0.0, 0))
         length = float(sympy.N((hi - lo).subs(spec.defaults)))
         frequencies.append(max([1.0 / length, weight[0]] + [r for r, _ in rates]))
         orders.append((max(d for _, d in rates) + weight[1]) // 2 + 2)
     if atoms.kind == "expression" and spec.family is None:
         frequencies = _verified_frequencies(spec, frequencies, orders)
-    return Quadrature(frequency=tuple(frequencies), min_nodes=tuple(orders))
+    return Quadrature(frequency=tuple(frequencies), min_nodes=tuple(orders),
+                      singular=weight_singularities(spec) if factors else ())
+
+
+_INTERVAL_FUNCTIONS = ("sqrt", "exp", "log", "cos", "sin", "pi", "e", "fabs")
+BOUND_BOXES = 4096   # at most this many unproven sub-boxes per level, 12 levels
 
 
 def _verified_frequencies(spec, frequencies, orders):
@@ -243,12 +372,54 @@ def _peaked_sections(variables, expressions, axis, ends, count=2, nodes=33, samp
 
 
 def _check_bounded_weight(spec):
-    """Modules over a box integrate the weight by Gauss rules without grading: a weight
-    singular at a corner of the box (such as 1/sqrt(1 - x^2)) is refused."""
-    for corner in itertools.product(*spec.intervals):
-        value = sympy.N(spec.metric.weight.subs(spec.defaults).subs(
-            dict(zip(spec.variables, corner))).subs(spec.defaults), 15)
-        if not (value.is_real and value.is_finite):
-            raise SpecError([("metric.weight", f"the weight {spec.metric.weight} is not bounded "
-                                               f"on the box (at {corner}); singular weights "
-                                               "are supported in 1-D only")], spec.path)
+    """A weight that does not separate must be bounded on the closed box (modules integrate
+    it by Gauss rules without grading): proven by interval arithmetic (mpmath.iv, outward
+    rounding) on sub-boxes halved where no finite bound is found; a weight that is singular
+    somewhere on the box, or whose bound is not found, is a one-line spec error."""
+    weight = spec.metric.weight.subs(spec.defaults).replace(
+        lambda e: e.is_Pow and not e.exp.is_Integer,
+        lambda e: sympy.exp(e.exp * sympy.log(e.base)))
+    modules = [{name: getattr(mpmath.iv, name) for name in _INTERVAL_FUNCTIONS}
+               | {"Abs": mpmath.iv.fabs, "E": mpmath.iv.e}]
+    uncovered = sorted({type(f).__name__ for f in weight.atoms(sympy.Function)}
+                       - set(_INTERVAL_FUNCTIONS) - {"Abs"})
+    if uncovered:
+        raise SpecError([("metric.weight", f"the weight {spec.metric.weight} does not separate "
+                                           f"and contains {', '.join(uncovered)}, which the "
+                                           "proof of boundedness on the box (interval "
+                                           "arithmetic) does not cover; expected a weight "
+                                           "built from +, -, *, /, powers, sqrt, exp, log, "
+                                           "sin, cos and abs, or a product of one-variable "
+                                           "factors")], spec.path)
+    function = sympy.lambdify(spec.variables, weight, modules=modules)
+    boxes = [tuple(_enclosure(interval, spec) for interval in spec.intervals)]
+    for _ in range(12):
+        boxes = [b for b in boxes if not _bounded(function, b)]
+        if not boxes or len(boxes) > BOUND_BOXES:
+            break
+        boxes = [halves for b in boxes for halves in itertools.product(*(
+            ((i.a, i.mid), (i.mid, i.b)) for i in b))]
+        boxes = [tuple(mpmath.iv.mpf([lo, hi]) for lo, hi in b) for b in boxes]
+    if boxes:
+        near = ", ".join(f"{float(i.mid):.6g}" for i in boxes[0])
+        raise SpecError([("metric.weight", f"the weight {spec.metric.weight} does not separate "
+                                           "into one-variable factors and has no finite bound "
+                                           f"on the box near ({near}); expected a weight "
+                                           "bounded on the closed box, or a product "
+                                           "w_1(x_1)...w_k(x_k) of factors singular at most "
+                                           "at the ends of their intervals")], spec.path)
+
+
+def _enclosure(interval, spec):
+    lo, hi = (mpmath.iv.mpf(str(sympy.N(e.subs(spec.defaults), 30))) for e in interval)
+    return mpmath.iv.mpf([lo.a, hi.b])
+
+
+def _bounded(function, box):
+    """Whether interval arithmetic bounds the weight on ``box`` (a finite upper end)."""
+    try:
+        value = function(*box)
+    except (ValueError, TypeError, ZeroDivisionError, NameError, mpmath.libmp.ComplexResult):
+        return False
+    return isinstance(value, mpmath.ctx_iv.ivmpf) and mpmath.isfinite(value.b) or (
+        not isinstance(value, mpmath.ctx_iv.ivmpf) and mpmath.isfinite(value))

@@ -249,33 +249,33 @@ _NODES = """\
     x = t[piece][:, None] + s * h[piece][:, None]
     wt = (h[piece] * width)[:, None] * w / 2.0
 """
-_GRADED_NODES = """\
-    piece, start, width, toward, order = _sub_pieces(t, h, p)
-    xi, w = _leggauss(order)
-    first = numpy.searchsorted(piece, numpy.arange(h.size))
+_GRADED_POSITIONS = """\
     u = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
     hs = h[piece][:, None]
     right = (toward < 0)[:, None]
     s = numpy.where(right, 1.0 - u, u)
     x = numpy.where(right, t[piece + 1][:, None] - u * hs, t[piece][:, None] + u * hs)
+"""
+_GRADED_NODES = """\
+    piece, start, width, toward, order = _sub_pieces(t, h, p)
+    xi, w = _leggauss(order)
+    first = numpy.searchsorted(piece, numpy.arange(h.size))
+""" + _GRADED_POSITIONS + """\
     wt = (h[piece] * width)[:, None] * w / 2.0 * _graded_weight(x, u, hs, piece, toward, t, p)
 """
-_GRADED_SUB_PIECES = '''_GRADES = {grades}  # per domain end: geometric levels (0: the weight is regular there)
-
-
-def _sub_pieces(t, h, p):
-    """Sub-pieces (piece, start, width, toward) and a Gauss order. The end pieces next to a
-    singular end of the weight (w ~ d^alpha at distance d) are cut at distances 2^-k from
-    it, k < G, with start and width measured from that end (toward = +1 left, -1 right);
-    the omitted last 2^-G holds a share 2^-G(1 + alpha) <= 1e-17 of the integral."""
-    pieces, order = _gauss_rule(h)
-    lo, hi = _domain(p)
-    grades = (_GRADES[0] if t[0] - lo < h[0] else 0, _GRADES[1] if hi - t[-1] < h[-1] else 0)
-    span = 0.5 if h.size == 1 and all(grades) else 1.0
-    graded = [(0, 1, grades[0]), (h.size - 1, -1, grades[1])]
+_GRADED_PIECES = '''def _graded_pieces(pieces, grades):
+    """Sub-pieces (piece, start, width, toward) of the pieces, each cut into ``pieces`` equal
+    parts, except the end pieces next to a singular end of the weight (w ~ d^alpha at
+    distance d; ``grades``: geometric levels per end, 0 where the weight is regular): those
+    are cut at distances 2^-k from that end, k < G, with start and width measured from it
+    (toward = +1 left, -1 right); the omitted last 2^-G holds a share 2^-G(1 + alpha)
+    <= 1e-17 of the integral."""
+    size = pieces.size
+    span = 0.5 if size == 1 and all(grades) else 1.0
+    graded = [(0, 1, grades[0]), (size - 1, -1, grades[1])]
     graded = [(index, sign, g) for index, sign, g in graded if g]
     begin = 1 if graded and graded[0][1] > 0 else 0
-    stop = h.size - 1 if graded and graded[-1][1] < 0 else h.size
+    stop = size - 1 if graded and graded[-1][1] < 0 else size
     middle = numpy.arange(begin, max(begin, stop))
     piece = numpy.repeat(middle, pieces[middle])
     sub = numpy.arange(piece.size) - (numpy.cumsum(pieces[middle]) - pieces[middle])[piece - begin]
@@ -284,8 +284,21 @@ def _sub_pieces(t, h, p):
         bounds = span * 2.0 ** -numpy.arange(g, -1, -1)
         part = (numpy.full(g, index), bounds[:-1], numpy.diff(bounds), numpy.full(g, sign))
         parts.insert(0 if sign > 0 else len(parts), part)
-    piece, start, width, toward = (numpy.concatenate(a) for a in zip(*parts))
-    return piece, start, width, toward, max(order, 24)
+    return tuple(numpy.concatenate(a) for a in zip(*parts))'''
+_GRADED_SUB_PIECES = '''_GRADES = {grades}  # per domain end: geometric levels (0: the weight is regular there)
+
+
+''' + _GRADED_PIECES.replace("{", "{{").replace("}", "}}") + '''
+
+
+def _sub_pieces(t, h, p):
+    """Sub-pieces (piece, start, width, toward) of the linear pieces, graded next to a
+    singular end of the weight that the samples reach within a piece, and a Gauss order
+    (at least 24: the weight is singular at an end of the domain)."""
+    pieces, order = _gauss_rule(h)
+    lo, hi = _domain(p)
+    grades = (_GRADES[0] if t[0] - lo < h[0] else 0, _GRADES[1] if hi - t[-1] < h[-1] else 0)
+    return _graded_pieces(pieces, grades) + (max(order, 24),)
 
 
 def _graded_weight(x, u, hs, piece, toward, t, p):
@@ -307,15 +320,27 @@ _SOBOLEV_LINES = """\
 """
 
 
+def grade_levels(alpha):
+    """Geometric levels G toward an end where w ~ d^alpha: the omitted share
+    2^-G(1 + alpha) of the end piece's integral is <= 1e-17."""
+    return math.ceil(17 * math.log2(10) / (1 + alpha))
+
+
+def _grades(singular):
+    grades = [0, 0]
+    for end, alpha, _ in singular:
+        grades[end] = grade_levels(alpha)
+    return tuple(grades)
+
+
 def _sub_pieces_function(ir):
     if not ir.singular:
         return _SUB_PIECES
-    grades, ends = [0, 0], ""
+    ends = ""
     for end, alpha, code in ir.singular:
-        grades[end] = math.ceil(17 * math.log2(10) / (1 + alpha))
         ends += _END_WEIGHT.format(sign=1 if end == 0 else -1, code=code,
                                    gap="t[piece] - lo" if end == 0 else "hi - t[piece + 1]")
-    return _GRADED_SUB_PIECES.format(grades=tuple(grades), ends=ends)
+    return _GRADED_SUB_PIECES.format(grades=_grades(ir.singular), ends=ends)
 
 
 def _nodes_lines(ir):
@@ -498,6 +523,32 @@ def _to_atoms(y, nodes, p):
     "integrals_doc": "The integrals are exact (tensor Gauss rules\n    per cell) and computed "
                      "one axis at a time: O(S_1...S_k m) work.",
 }
+_GRADED_AXIS_WEIGHTS = '''def _axis_weights(t, axis, kind, p):
+    """(S, n) weights int h_s w_i L_a dx_i along one axis, h_s the hat function of node s
+    ("linear") or the indicator of cell s ("cells"), w_i the factor of the separable weight:
+    pieces are cut into sub-pieces of width <= 8/frequency with the Gauss-Legendre order
+    whose truncation term (frequency h/2)^(2n)/(2n)! is <= 1e-17, at least 24 where w_i is
+    singular at an end of the axis; there the grid's end piece is graded toward that end as
+    in 1-D (_graded_pieces), w_i evaluated from the exact distance d to it."""
+    h = numpy.diff(t)
+    pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY[axis] / 8.0), 1).astype(int)
+    order = gauss_order(float(numpy.max(h / pieces)) * _FREQUENCY[axis] / 2.0, _MIN_NODES[axis])
+    lo, hi = _domain(p)[axis]
+    ends = _GRADES[axis]
+    grades = (ends[0] if t[0] - lo < h[0] else 0, ends[1] if hi - t[-1] < h[-1] else 0)
+    piece, start, width, toward = _graded_pieces(pieces, grades)
+    xi, w = _leggauss(max(order, 24) if any(ends) else order)
+''' + _GRADED_POSITIONS + '''\
+    d = numpy.where(right, hi - t[piece + 1][:, None], t[piece][:, None] - lo) + u * hs
+    wt = (h[piece] * width)[:, None] * w / 2.0 * _WEIGHTS[axis](x, d, toward, p)
+    e = _axis_atoms(x, axis, p)
+    out = numpy.zeros((h.size if kind == "cells" else t.size, e.shape[-1]))
+    if kind == "cells":
+        numpy.add.at(out, piece, numpy.einsum("pq,pqa->pa", wt, e))
+    else:
+        numpy.add.at(out, piece, numpy.einsum("pq,pqa->pa", wt * (1.0 - s), e))
+        numpy.add.at(out, piece + 1, numpy.einsum("pq,pqa->pa", wt * s, e))
+    return out, None'''
 _QUADRATURE = {
     "axis_weights": '''def _axis_weights(t, axis, kind, p):
     """(S, N) weights of the N Gauss nodes along one axis, and the nodes: pieces are cut into
@@ -678,7 +729,10 @@ def _box_placeholders(ir):
     separable = box.exact_nodes is not None
     projection = ({True: _SOBOLEV, False: _H1_QUADRATURE} if ir.sobolev else
                   {True: _SEPARABLE, False: _QUADRATURE})[separable]
-    if ir.weight_code is not None:
+    if box.weight_factors:
+        projection = {**_SEPARABLE, "axis_weights": _GRADED_PIECES + "\n\n\n"
+                      + _GRADED_AXIS_WEIGHTS, "integrals_doc": _GRADED_DOC}
+    elif ir.weight_code is not None:
         weighted = _WEIGHTED_NODE_ATOMS.replace("[..., None]", "[..., None, None]"
                                                 if ir.vector_basis else "[..., None]")
         projection = {**projection, "node_atoms": projection["node_atoms"].replace(
@@ -704,10 +758,51 @@ def _box_placeholders(ir):
 
 
 def _box_weight_function(ir):
+    if ir.box.weight_factors:
+        return "\n\n\n" + _axis_weight_functions(ir.box)
     if ir.weight_code is None:
         return ""
     return ('\n\n\ndef _weight(x, p):\n    """Weight w(x) of the inner product at points '
             f'(..., k)."""\n    return {ir.weight_code} + 0.0 * x[..., 0]')
+
+
+_GRADED_DOC = ("The weight is separable, w = prod_i w_i(x_i):\n    the integrals are "
+               "1-D Gauss rules per (sub-)piece with w_i folded in, graded next to a\n"
+               "    singular end, accurate to about 1e-15 relative, and computed one axis at a "
+               "time:\n    O(S_1...S_k m) work.")
+_AXIS_WEIGHT = '''def _weight_{name}(x, d, toward, p):
+    """{doc}"""
+'''
+_GRADED_AXIS_WEIGHT = """\
+    out = numpy.ones(x.shape)
+    plain = toward == 0
+    out[plain] = {plain}
+{ends}    return out"""
+_GRADED_END = """\
+    near = toward == {sign}
+    out[near] = {code}
+"""
+
+
+def _axis_weight_functions(box):
+    """One function per variable for the factor w_i of a separable weight (graded nodes get
+    w_i from their exact distance d to the singular end), and the tuple _WEIGHTS of them."""
+    parts = []
+    for name, (code, plain, exact, singular) in zip(box.variables, box.weight_factors):
+        doc = (f"w_{name} = {exact}, the factor in {name} of the separable weight, at nodes x "
+               f"(values of {name})" + ("; at nodes graded toward a singular end, from the "
+                                       "exact distance d to it." if singular else
+                                       f": w_{name} is regular (d and toward unused)."))
+        text = _AXIS_WEIGHT.format(name=name, doc=textwrap.fill(doc, 88, subsequent_indent="    ")
+                                   .lstrip())
+        if singular:
+            text += _GRADED_AXIS_WEIGHT.format(plain=plain, ends="".join(
+                _GRADED_END.format(sign=1 if end == 0 else -1, code=c) for end, _, c in singular))
+        else:
+            text += f"    return {code} + 0.0 * x"
+        parts.append(text)
+    return "\n\n\n".join(parts) + "\n\n\n_WEIGHTS = (" + ", ".join(
+        f"_weight_{name}" for name in box.variables) + ")  # w_i per axis"
 
 
 def _box_constants(box, ir):
@@ -730,8 +825,10 @@ def _box_constants(box, ir):
         lines.insert(0, f"_EXACT_NODES = {box.exact_nodes}  # Gauss-Legendre nodes per axis "
                         "and cell (exact)")
         return "\n".join(lines)
+    grades = ([f"_GRADES = {tuple(_grades(s) for *_, s in box.weight_factors)}  # per variable "
+               "and end: geometric levels (0: w_i regular there)"] if box.weight_factors else [])
     return "\n".join([f"_FREQUENCY = {box.frequency}  # per variable: sub-pieces <= 8/frequency",
-                      f"_MIN_NODES = {box.min_nodes}",
+                      f"_MIN_NODES = {box.min_nodes}"] + grades + [
                       "_CHUNK = 1 << 20  # atom values per block of Gauss nodes"] + lines
                      + ["\n\n" + _source(analysis.gauss_order)])
 

@@ -34,7 +34,7 @@ def explain(compiled):
         parts.append(f"$$ G = I_{{{spec.basis_size}}} $$")
     else:
         parts.append(_latex_matrix(analysis.gram, "G"))
-    parts += _factors(analysis)
+    parts += _factors(analysis) + _box_weight(analysis)
     if spec.value_dim > 1 and not spec.vector_basis:
         parts += ["", f"Vector coefficients in $\\mathbb{{R}}^{spec.value_dim}$ (paper Sec. 3.3): "
                       f"the mechanism uses $G \\otimes I_{spec.value_dim}$, $d = m n = {d}$."]
@@ -72,6 +72,40 @@ def _factors(analysis):
     for name, factor in zip(names, analysis.factors):
         lines += ["", _latex_matrix(factor.gram, f"G_{{{name}}}"),
                   "", f"with pivots $D_{{{name}}}$: " + _pivots(factor)]
+    return lines
+
+
+def _box_weight(analysis):
+    """A weight over a box: its exact factorization w = prod_i w_i(x_i) and, where a factor
+    is singular at an end, the graded rule of the generated module (as in 1-D)."""
+    spec = analysis.spec
+    if spec.dimension == 1 or spec.metric.weight is None:
+        return []
+    from .box import weight_factors
+    from .emit import grade_levels
+    factors = weight_factors(spec)
+    if factors is None:
+        return ["", "The weight does not separate into one-variable factors; it is bounded on "
+                    "the closed box (proven by interval arithmetic), and the generated module "
+                    "integrates it with tensor Gauss rules."]
+    names = [sympy.latex(t) for t in spec.variables]
+    lines = ["", "The weight separates exactly (SymPy; the product equals $w$): $w = "
+             + " \\, ".join(f"w_{{{n}}}({n})" for n in names) + "$ with "
+             + ", ".join(f"$w_{{{n}}} = {sympy.latex(f)}$" for n, f in zip(names, factors))
+             + ". By Fubini every integral over the box is a product of 1-D integrals, each "
+               "factor carrying its own $w_i$."]
+    singular = [(n, alpha, (lo, hi)[end]) for n, ends, (lo, hi) in
+                zip(names, analysis.quadrature.singular, spec.intervals) for end, alpha in ends]
+    if singular:
+        levels = sorted({grade_levels(alpha) for *_, alpha, _ in singular})
+        lines += ["", "Singular ends ($d$ the distance to the end): " + "; ".join(
+            f"$w_{{{n}}} \\sim d^{{{sympy.nsimplify(alpha)}}}$ at ${n} = {sympy.latex(e)}$"
+            for n, alpha, e in singular) + ". The generated module folds each $w_i$ into the "
+            "Gauss weights along $x_i$ and grades a grid's end piece geometrically toward a "
+            "singular end: $G = \\lceil 17 \\log_2 10/(1 + \\alpha) \\rceil$ levels $2^{-k}$ "
+            f"({', '.join(map(str, levels))} here), so the omitted share "
+            "$2^{-G(1+\\alpha)} \\le 10^{-17}$, with Gauss-Legendre order at least 24, and "
+            "evaluates $w_i$ there from the exact distance $d$ (no cancellation), as in 1-D."]
     return lines
 
 

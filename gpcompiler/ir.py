@@ -98,6 +98,8 @@ class BoxIR:
     factors: tuple             # tensor product: (name, gram MatrixIR, cholesky MatrixIR)
     frequency: tuple = ()      # expression atoms: frequency bound per variable
     min_nodes: tuple = ()      # expression atoms: smallest Gauss order per variable
+    weight_factors: tuple = ()  # a separable weight singular on the boundary, per variable:
+    # w_i's code at x and at x[plain], w_i exactly, its singular ends (end, alpha, code at d)
 
 
 class _Printer(NumPyPrinter):
@@ -163,7 +165,8 @@ def lower(analysis):
         transform=_matrix("transform", analysis.transform, lower_value),
         exact_nodes=analysis.quadrature.exact_nodes,
         frequency=repr(analysis.quadrature.frequency),
-        min_nodes=analysis.quadrature.min_nodes, singular=_singular(spec, analysis, printer),
+        min_nodes=analysis.quadrature.min_nodes,
+        singular=() if box else _singular(spec, analysis.quadrature.singular),
         summary=_summary(analysis), gram_method=analysis.gram_method,
         metric=spec.metric.kind, polynomial_degree=(
             analysis.atoms.size - 1 if analysis.atoms.kind == "legendre"
@@ -193,6 +196,7 @@ def _check_box_module(analysis):
 def _box(analysis, lower_value):
     names = tuple(str(v) for v in analysis.spec.variables)
     quadrature = analysis.quadrature
+    weights = _weight_factors(analysis.spec, quadrature.singular)
     factors = tuple(
         (str(t), _matrix(f"gram_{t}", f.gram, lower_value, True, dict(f.formulas).get("gram")),
          _matrix(f"cholesky_{t}", f.cholesky, lower_value,
@@ -201,25 +205,41 @@ def _box(analysis, lower_value):
     if analysis.atoms.kind == "expression":
         return BoxIR(variables=names, exact_nodes=None, axis_sizes=(), total_degree=None,
                      factors=factors, frequency=quadrature.frequency,
-                     min_nodes=quadrature.min_nodes)
+                     min_nodes=quadrature.min_nodes, weight_factors=weights)
     index = analysis.atoms.index
     sizes = tuple(max(a[i] for a in index) + 1 for i in range(analysis.spec.dimension))
     total = None if len(index) == math.prod(sizes) else max(sum(a) for a in index)
     return BoxIR(variables=names, exact_nodes=quadrature.exact_nodes, axis_sizes=sizes,
                  total_degree=total, factors=factors, frequency=quadrature.frequency,
-                 min_nodes=quadrature.min_nodes)
+                 min_nodes=quadrature.min_nodes, weight_factors=weights)
 
 
-def _singular(spec, analysis, printer):
-    """Each singular end of the weight with the weight's code at distance d from it
-    (factored so that d(2 - d) replaces 1 - t^2: no cancellation next to the end)."""
+def _weight_factors(spec, singular):
+    """Per variable of a separable weight singular on the box's boundary: the code of its
+    factor w_i (variable x), w_i exactly, and its singular ends as in 1-D."""
+    if not singular:
+        return ()
+    from .box import weight_axis_spec, weight_factors
+    out = []
+    for axis, (factor, ends) in enumerate(zip(weight_factors(spec), singular)):
+        one = weight_axis_spec(spec, axis, factor)
+        names = [s for s, _ in spec.parameters]
+        out.append(tuple(_Printer(one.variable, names, x).doprint(factor) for x in
+                         ("x", "x[plain]")) + (str(factor), _singular(one, ends, "d[near]")))
+    return tuple(out)
+
+
+def _singular(spec, ends, name="d"):
+    """Each singular end (index, alpha) of the weight with the weight's code at distance d
+    (named ``name``) from it (factored so that d(2 - d) replaces 1 - t^2: no cancellation
+    next to the end)."""
     t, d = spec.variable, sympy.Symbol("d", positive=True)
     out = []
-    for end, alpha in analysis.quadrature.singular:
+    for end, alpha in ends:
         near = spec.metric.weight.subs(t, spec.interval[0] + d if end == 0 else spec.interval[1] - d)
         near = near.replace(lambda e: e.is_Pow and not e.base.is_number,
                             lambda e: sympy.Pow(sympy.factor(sympy.expand(e.base)), e.exp))
-        out.append((end, alpha, _Printer(d, [s for s, _ in spec.parameters], "d").doprint(near)))
+        out.append((end, alpha, _Printer(d, [s for s, _ in spec.parameters], name).doprint(near)))
     return tuple(out)
 
 

@@ -8,7 +8,7 @@ import pytest
 import sympy
 
 from gpcompiler import build, load
-from gpcompiler.analysis import analyze
+from gpcompiler.analysis import _jacobi_form, _jacobi_moments, analyze
 from gpcompiler.errors import NotPositiveDefiniteError, SpecError, SymbolicLimitError
 from gpcompiler.spec import parse_spec
 
@@ -215,15 +215,62 @@ def test_half_line_basis_gram_orthonormality_and_projection(tmp_path, monkeypatc
     assert numpy.allclose(module.to_user(module.project(t, y)), a, rtol=1e-12, atol=0)
 
 
+CHEBYSHEV = ('[domain]\nintervals = [["-1", "1"]]\n[basis]\nfunctions = ["1", "t", "t**2", "t**3"]\n'
+             '[metric]\nweight = "1/sqrt(1 - t**2)"\n')
+
+
+def test_chebyshev_weight_gram_in_closed_form():
+    """w = (1 - t^2)^(-1/2) = (t + 1)^(-1/2) (1 - t)^(-1/2): Beta-function moments, exact
+    int t^n w = pi binomial(n, n/2)/2^n (n even), 0 (n odd)."""
+    analysis = analyze(_spec(CHEBYSHEV))
+    assert "closed form" in analysis.gram_method and not analysis.numerical
+    for j in range(4):
+        for k in range(4):
+            n = j + k
+            assert analysis.gram[j, k] == (sympy.pi * sympy.binomial(n, n // 2) / 2 ** n
+                                           if n % 2 == 0 else 0)
+
+
+@pytest.mark.parametrize("exponents", [(sympy.Rational(-1, 3), sympy.Rational(1, 2)),
+                                       (sympy.Rational(-1, 2), sympy.Rational(-3, 4))])
+def test_jacobi_moments_match_mpmath(exponents):
+    """int_a^b t^k c (t - a)^alpha (b - t)^beta dt in closed form against tanh-sinh."""
+    alpha, beta = exponents
+    t = sympy.Symbol("t", real=True)
+    weight = 3 * (2 * t + 1) ** alpha * (2 - t) ** beta
+    form = _jacobi_form(weight, t, sympy.Rational(-1, 2), sympy.Integer(2))
+    assert form == (3 * 2 ** alpha, alpha, beta)
+    moments = _jacobi_moments(*form, sympy.Rational(-1, 2), sympy.Integer(2), 5)
+    with mpmath.workdps(DPS):
+        for k, value in enumerate(moments):
+            half = mpmath.mpf(5) / 4    # each half from the exact distance s, r to its end
+            a, b = (mpmath.mpf(e.p) / e.q for e in exponents)
+            reference = (_power_integral(lambda s: 3 * (s - 0.5) ** k * 2 ** a * (2.5 - s) ** b,
+                                         alpha, half)
+                         + _power_integral(lambda r: 3 * (2 - r) ** k * (5 - 2 * r) ** a, beta,
+                                           half))
+            assert abs(sympy.N(value, DPS) - reference) < mpmath.mpf(10) ** -45
+
+
+def _power_integral(g, a, c):
+    """int_0^c s^a g(s) ds for smooth g and rational a = p/q > -1, by s = z^q: the integrand
+    q z^(p + q - 1) g(z^q) is smooth, so Gauss-Legendre converges fast (tanh-sinh alone
+    stalls near 1e-26 for s^(-3/4) at 100 digits)."""
+    p, q = a.p, a.q
+    return q * mpmath.quad(lambda z: z ** (p + q - 1) * g(z ** q), [0, mpmath.root(c, q)],
+                           method="gauss-legendre")
+
+
 def test_chebyshev_weight_gram_by_tanh_sinh_and_projection_at_the_singular_ends(
         tmp_path, monkeypatch):
-    """w = (1 - t^2)^(-1/2), symbolic integration cut short: tanh-sinh Gram to 50 digits;
-    end pieces graded towards +-1 with the weight evaluated from the exact distance to the
-    end: the projection agrees with mpmath to 1e-13, for curves reaching the ends or not."""
+    """w = (1 - t^2)^(-1/2), closed form and symbolic integration cut short: tanh-sinh
+    moments, Gram to 50 digits; end pieces graded towards +-1 with the weight evaluated
+    from the exact distance to the end: the projection agrees with mpmath to 1e-13, for
+    curves reaching the ends or not."""
     from gpcompiler import analysis as analysis_module
     monkeypatch.setattr(analysis_module, "INTEGRATION_SECONDS", 0.5)
-    body = ('[domain]\nintervals = [["-1", "1"]]\n[basis]\nfunctions = ["1", "t", "t**2", "t**3"]\n'
-            '[metric]\nweight = "1/sqrt(1 - t**2)"\n')
+    monkeypatch.setattr(analysis_module, "_jacobi_form", lambda *args: None)
+    body = CHEBYSHEV
     analysis = analyze(_spec(body))
     assert analysis.certificate.startswith("numerical, to 50 digits")
     module = _module(tmp_path, "cheb", body)

@@ -77,7 +77,7 @@ def test_ecg_is_in_microvolts_at_100_hz_and_the_sinc_projection_is_close():
     _, t, windows = ecg.bundled_windows()
     assert len(windows) == 30 and t.size == 1000 and t[1] == pytest.approx(0.8)
     assert 200 < numpy.ptp(windows[0]) < 5000          # an ECG in µV, not mV
-    results = ecg.simulate(0, t, windows[0], (0.0, 800.0), "GP", [1e12], 1, True)
+    results = ecg.simulate(0, t, windows[0], (0.0, 800.0), "GP", [1e6], 1, True)
     projection = results["extras"]["projection_error"]
     assert 0.005 < projection < 0.1
     assert results["errors"]["Project-and-Privatize"][""][0][0] == pytest.approx(projection, rel=1e-6)
