@@ -239,13 +239,22 @@ def _check_weight(spec):
         b = b if b.is_finite else a + 64
         steps = round(64 ** (1 / spec.dimension))
         axes.append([a + (b - a) * sympy.Rational(k, steps) for k in range(1, steps)])
+    values = []
     for point in itertools.product(*axes):
         value = sympy.N(weight.subs(spec.defaults).subs(dict(zip(spec.variables, point))), DIGITS)
         point = point[0] if spec.dimension == 1 else point
-        if not (value.is_real and value >= 0):
-            raise SpecError([("metric.weight", f"the weight {weight} is not positive on the "
-                                               f"domain: w({point}) = {sympy.N(value, 6)}")],
-                            spec.path)
+        if value.is_infinite:
+            problem = f"the weight {weight} is unbounded inside the domain: w({point}) = oo"
+        elif not (value.is_real and value >= 0):
+            problem = (f"the weight {weight} is not positive on the domain: w({point}) = "
+                       f"{sympy.N(value, 6)}")
+        else:
+            values.append(value)
+            continue
+        raise SpecError([("metric.weight", problem)], spec.path)
+    if not any(values):
+        raise SpecError([("metric.weight", f"the weight {weight} is 0 at every point tried: "
+                                           "expected a positive weight")], spec.path)
 
 
 def _orthonormal_family(spec, family):
@@ -709,12 +718,12 @@ def _mp_interval(spec, interval=None):
 def _numerical_gram(spec):
     """mpmath quadrature (_cubature): tanh-sinh maps +-oo to a finite interval and is
     robust to integrable endpoint singularities, at twice DIGITS because a node at distance
-    d from an end carries only (precision - log10 1/d) digits of d. Each diagonal entry is
-    first checked for integrability (1-D)."""
+    d from an end carries only (precision - log10 1/d) digits of d (Gauss-Legendre over a
+    box: DIGITS + 10). Each diagonal entry is first checked for integrability (1-D)."""
     m = spec.basis_size
     method, box = _cubature(spec), _cubature_box(spec)  # Gauss-Legendre: errors checked
     entries, errors = {}, {}
-    with mpmath.workdps(2 * DIGITS):
+    with mpmath.workdps(2 * DIGITS if method == "tanh-sinh" else DIGITS + 10):
         for j in range(m if spec.dimension == 1 else 0):
             _not_integrable(spec, j)
         for j in range(m):

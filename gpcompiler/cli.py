@@ -24,9 +24,10 @@ from .errors import DataError, UserError
 
 # A noise scale above this overflows float64 arithmetic on its squares (norms, variances).
 MAX_NOISE_SCALE = 1e100
-# At least this many low-order bits of every released coordinate must be noise: a curve
-# whose L2 norm exceeds noise scale * 2**FLOAT_HEADROOM would have its noise rounded away.
-FLOAT_HEADROOM = 40
+# A release file writes 10 significant digits: for a curve whose L2 norm (a baseline: whose
+# largest value) is at most noise scale * 2**FLOAT_HEADROOM, they resolve the noise to about
+# 1/1000 of its scale (5e-11 * 2^24 < 1e-3); above it, the noise could be rounded away.
+FLOAT_HEADROOM = 24
 MAX_GRID = 10 ** 7      # public evaluation points of a release (--grid): 80 MB of values
 # Released numbers are written to 10 significant digits: far finer than any noise, and
 # coarse enough that the same function sampled on different grids gives the same bytes.
@@ -301,12 +302,14 @@ def _release(module, args, params, t, y, rng):
                     f"{chosen}, ledger total {result.ledger.total:.6g}", support)
 
 
-def _check_values(where, t, y, budget):
+def _check_values(where, t, y, budget, method):
     """Refuse a curve whose norm would round the noise away or overflow (before any file
-    is written): ||q||_2 must be below noise floor * 2**FLOAT_HEADROOM."""
+    is written): ||q||_2 (for the baseline, which releases values, max |y|) must be below
+    noise floor * 2**FLOAT_HEADROOM."""
     from .adaptive.curve import Curve
     y = numpy.asarray(y, dtype=float)
-    norm = Curve(numpy.asarray(t, dtype=float), y.reshape(len(t), -1), None).norm()
+    norm = (float(numpy.max(numpy.abs(y), initial=0.0)) if method == "baseline" else
+            Curve(numpy.asarray(t, dtype=float), y.reshape(len(t), -1), None).norm())
     limit = _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM
     if not norm <= limit:
         raise DataError(f"{where}: its values are too large for float64 noise at this "
@@ -441,7 +444,7 @@ def cmd_privatize(args):
     bar = _bar(args, len(curves.ids), "curve")
     for key, t, y in zip(curves.ids, curves.times, curves.values):
         where = f"{args.input}: curve {key!r}"
-        _check_values(where, t, y, budget)
+        _check_values(where, t, y, budget, args.method)
         try:
             release = _release(module, args, params, t, y, rng)
             grid = _grid(args, release.support)
@@ -1242,6 +1245,13 @@ def main(argv=None):
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as error:  # a bug in gpcompiler: one line, the traceback on request
+        if os.environ.get("GPCOMPILER_DEBUG"):
+            raise
+        print(f"gpcompiler: internal error: {type(error).__name__}: {error} (a bug in "
+              "gpcompiler: please report it with the command; GPCOMPILER_DEBUG=1 shows the "
+              "traceback)", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Error taxonomy: user errors (bad specs, bad data) versus internal bugs.
 
-The CLI prints a one-line message for every :class:`UserError` and exits non-zero;
-anything else is a bug in gpcompiler and keeps its traceback.
+The CLI prints a one-line message for every :class:`UserError` and exits 2; anything else
+is a bug in gpcompiler: one line naming it and exit 3 (GPCOMPILER_DEBUG=1 re-raises it).
 """
 
 

@@ -232,3 +232,41 @@ def test_oscillation_rates_over_a_box_are_bounded_not_guessed():
     assert _box_frequency_and_degree(sympy.sin(x * y ** 2 - 2 * x), x, box)[0] == 102.0
     with pytest.raises(SpecError, match="basis.functions: no bound on how fast"):
         _box_frequency_and_degree(sympy.sin(sympy.exp(x * y)), x, box)
+
+
+def test_a_wrong_closed_form_is_caught_by_mpmath():
+    """SymPy integrates 1/((x - 1/2)^2 + (y - 1/2)^2 + 1) over the unit square to 0 (the
+    true value is 0.864): every closed-form entry is checked against mpmath, and this one
+    falls back to checked cubature, which agrees with an independent 40-digit rule. An
+    exact closed form that agrees keeps "exact" and says it was checked."""
+    spec = box_spec('variables = ["x", "y"]\nintervals = [["0", "1"], ["0", "1"]]',
+                    'functions = ["1", "1/((x - 1/2)**2 + (y - 1/2)**2 + 1)"]')
+    analysis = analyze(spec)
+    assert analysis.gram_method.startswith("numerical") and "G[1, 0] disagreed" in \
+        analysis.gram_method
+    bump = lambda x, y: (1 / ((x - mp(1) / 2) ** 2 + (y - mp(1) / 2) ** 2 + 1),)  # noqa: E731
+    reference = reference_gram([lambda x, y: (1,), bump], [[0, 1], [0, 1]])
+    check_against(analysis, reference, digits=25)
+    assert abs(reference[0, 1] - mp("0.863988550685462")) < 1e-14
+    fine = analyze(box_spec('variables = ["x", "y"]\nintervals = [["0", "1"], ["0", "2"]]',
+                            'functions = ["1", "x*y", "exp(-x)"]'))
+    assert fine.gram_method.startswith("exact: symbolic integrals, each checked against mpmath")
+
+
+def test_box_rules_are_verified_where_a_component_peaks(monkeypatch):
+    """A peak at (1/2, 3/10) of width 1/100 lies between the sections at the ends and the
+    midpoints of y (0, 1/2, 1), where the x-profile is 20x wider: the rules verified there
+    alone fail on the section y = 3/10; the sharpest sections, found numerically, are
+    verified too, and the chosen rule holds there against mpmath."""
+    from gpcompiler import box
+    from gpcompiler.analysis import Atoms, _rules_hold
+    spec = box_spec('variables = ["x", "y"]\nintervals = [["0", "1"], ["0", "1"]]',
+                    'functions = ["1", "1/((x - 1/2)**2 + (y - 3/10)**2 + 1/10000)"]')
+    x, y = spec.variables
+    section = spec.functions[1][0].subs(y, sympy.Rational(3, 10))
+    profile = [(sympy.lambdify(x, section, "mpmath"), 1e4)]
+    rule = box.box_quadrature(spec, Atoms("expression", 2))
+    assert _rules_hold(profile, 0.0, 1.0, rule.frequency[0], rule.min_nodes[0])
+    monkeypatch.setattr(box, "_peaked_sections", lambda *args, **kwargs: set())
+    blind = box.box_quadrature(spec, Atoms("expression", 2))
+    assert not _rules_hold(profile, 0.0, 1.0, blind.frequency[0], blind.min_nodes[0])

@@ -295,6 +295,20 @@ def test_no_command_prints_a_traceback(cli, tmp_path, command):
         one_line_error(status, err)
 
 
+def test_an_internal_error_is_one_line_and_exit_3(cli, monkeypatch):
+    """A bug in gpcompiler (here: explain raising a TypeError) is one line naming it, exit
+    3; GPCOMPILER_DEBUG=1 re-raises it with its traceback."""
+    import gpcompiler.explain
+    monkeypatch.setattr(gpcompiler.explain, "explain",
+                        lambda *a, **k: (_ for _ in ()).throw(TypeError("complex pivot")))
+    status, out, err = cli("explain", "specs/linear.toml")
+    assert status == 3 and err.count("\n") == 1
+    assert "internal error: TypeError: complex pivot" in err and "GPCOMPILER_DEBUG=1" in err
+    monkeypatch.setenv("GPCOMPILER_DEBUG", "1")
+    with pytest.raises(TypeError, match="complex pivot"):
+        cli("explain", "specs/linear.toml")
+
+
 # ----- what users expect of a CLI ---------------------------------------------------------
 
 def test_version_and_quiet(cli, tmp_path):

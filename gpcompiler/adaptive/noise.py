@@ -3,6 +3,7 @@ from fractions import Fraction
 
 import numpy
 
+from ..errors import DataError
 from ..rounding import ceil_float, ceil_sqrt
 
 
@@ -19,12 +20,18 @@ def privatize_vector(vector, ledger, label, share, *, rng):
     epsilon = share), or vector + N(0, I)/sqrt(2 rho) (CGP ledger, rho = share); the step
     is charged to ``ledger`` before anything is drawn."""
     vector = numpy.asarray(vector, dtype=float)
-    if ledger.model == "GP":
+    gp = ledger.model == "GP"
+    scale = ceil_float(1 / Fraction(share)) if gp else ceil_sqrt(1 / (2 * Fraction(share)))
+    if not numpy.linalg.norm(vector) <= scale * 2.0 ** 40:
+        raise DataError(f"{label}: the values have norm above the noise scale x 2^40: the "
+                        "noise would be lost in float64 rounding; rescale the data or use a "
+                        "smaller budget")
+    if gp:
         ledger.spend_gp(label, share)
-        noise = spherical_laplace(rng, (), vector.size) * ceil_float(1 / Fraction(share))
+        noise = spherical_laplace(rng, (), vector.size) * scale
     else:
         ledger.spend_cgp(label, share)
-        noise = rng.standard_normal(vector.size) * ceil_sqrt(1 / (2 * Fraction(share)))
+        noise = rng.standard_normal(vector.size) * scale
     return vector + noise.reshape(vector.shape)
 
 
