@@ -61,15 +61,18 @@ def compile_spec(path, root=None, progress=None, emit=True):
 
 def compile_files(paths, out_dir, root=None, progress=None):
     """Compile spec files into ``out_dir``; nothing is written unless all compile."""
+    names = {}
+    for path in paths:   # reading the specs is cheap: clashes are found before any work
+        names.setdefault(load_spec(path, root).name, []).append(str(path))
+    clashes = [(n, files) for n, files in names.items() if len(files) > 1]
+    if clashes:
+        raise SpecError([("name", f"module name {n!r} is used by {', '.join(files)}")
+                         for n, files in clashes])
     compiled = []
     for path in paths:
         if progress:
             progress(f"compiling {path}")
         compiled.append(compile_spec(path, root, progress))
-    names = [c.spec.name for c in compiled]
-    duplicated = sorted({n for n in names if names.count(n) > 1})
-    if duplicated:
-        raise SpecError([("name", f"module name {n!r} is used by several specs") for n in duplicated])
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []

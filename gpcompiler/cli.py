@@ -558,7 +558,7 @@ def _privatize_fields(args, module, params):
 def field_figure(module, fields, axes, values, compare, title, shown=4):
     """Heat maps of the first ``shown`` released fields of two variables on the public grid
     (2-vector values: their length, with arrows; n > 2: the first component); with compare,
-    the first input field too, labelled "not private"."""
+    the first input field too, labelled "not private". All panels share one colour scale."""
     pyplot = _pyplot()
     n = module.VALUE_DIM
     panels = [(f"field {field.id}: release", axes, numpy.asarray(v).reshape(
@@ -570,10 +570,11 @@ def field_figure(module, fields, axes, values, compare, title, shown=4):
     figure, axis_list = pyplot.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.5),
                                         squeeze=False, layout="constrained")
     label = {1: "value", 2: "length of the value"}.get(n, f"component 1 of {n}")
-    for axis, (name, grid, value) in zip(axis_list[0], panels):
-        shown_value = numpy.hypot(value[..., 0], value[..., 1]) if n == 2 else value[..., 0]
+    shown = [numpy.hypot(v[..., 0], v[..., 1]) if n == 2 else v[..., 0] for _, _, v in panels]
+    low, high = min(v.min() for v in shown), max(v.max() for v in shown)  # one colour scale
+    for axis, (name, grid, value), shown_value in zip(axis_list[0], panels, shown):
         nodal = shown_value.shape == (grid[0].size, grid[1].size)
-        mesh = axis.pcolormesh(grid[0], grid[1], shown_value.T,
+        mesh = axis.pcolormesh(grid[0], grid[1], shown_value.T, vmin=low, vmax=high,
                                shading="gouraud" if nodal else "flat")
         if n == 2:
             _arrows(axis, grid, value, nodal)
@@ -682,7 +683,14 @@ def release_figure(curves, releases, grids, title, compare=False):
 def cmd_cdf(args):
     """`gpcompiler cdf FILE ...`: (epsilon, delta)-DP CDF of one column (second paper)."""
     from . import cdf
+    from .cdf.gaussian import DELTA_RANGE, EPSILON_RANGE
     from .curves import read_column
+    for name, value, (low, high) in (("--epsilon", args.epsilon, EPSILON_RANGE),
+                                     ("--delta", args.delta, DELTA_RANGE)):
+        if not low <= value <= high or (name == "--delta" and value == high):
+            raise UserError(f"{name} {value:g}: expected a value in [{low:g}, {high:g}"
+                            f"{')' if name == '--delta' else ']'}, where the analytic Gaussian "
+                            "mechanism is calibrated")
     columns = (args.column or []) + (args.columns or [])
     if len(columns) > 1:
         return _joint_cdf(args, columns)
@@ -850,8 +858,8 @@ def _cdf_bounds(args):
     except UserError as error:
         raise _named(args.spec, error) from None
     if not all(hasattr(module, name) for name in ("LO", "HI", "DEGREE")):
-        raise UserError(f"{args.spec} is a curve mechanism, not a kind = \"cdf\" spec: "
-                        "use `gpcompiler privatize`")
+        raise UserError(f"{args.spec} is not a kind = \"cdf\" spec (it is a mechanism for "
+                        "curves or fields): use `gpcompiler privatize`")
     for option, value, declared in (("--lo", args.lo, module.LO), ("--hi", args.hi, module.HI),
                                     ("--degree", degree, module.DEGREE)):
         if value is not None and value != declared:
@@ -1060,7 +1068,8 @@ class _Times(argparse.Action):
         namespace.at_path = value
 
 
-def _common(parser, grid_help, output):
+def _common(parser, grid_help, output, at_help="curves only: evaluate the release at the "
+            "public times in FILE (one per line; default: use --grid)"):
     """Options of both releasing commands: seed, output grid, files, comparison; ``output``
     is the default of -o (STDOUT or None)."""
     parser.add_argument("--seed", type=_count(0),
@@ -1069,9 +1078,7 @@ def _common(parser, grid_help, output):
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--grid", type=_count(2, MAX_GRID), default=DEFAULT_GRID, metavar="N",
                        help=grid_help)
-    where.add_argument("--at", action=_Times, metavar="FILE",
-                       help="curves only: evaluate the release at the public times in FILE "
-                            "(one per line; default: use --grid)")
+    where.add_argument("--at", action=_Times, metavar="FILE", help=at_help)
     parser.add_argument("-o", "--output", metavar="FILE", default=output,
                         help="write the release: .csv (released values on the public grid) "
                              "or .json (also the coefficients); - is standard output (CSV; "
@@ -1189,16 +1196,19 @@ def build_parser():
     p.add_argument("--hi", type=float, action="append",
                    help="public upper bound, once per column (default: from --spec)")
     p.add_argument("--epsilon", type=_positive, required=True,
-                   help="DP epsilon (required; no default)")
+                   help="DP epsilon in [0.01, 50], where the analytic Gaussian mechanism is "
+                        "calibrated (required; no default)")
     p.add_argument("--delta", type=_probability, required=True,
-                   help="DP delta in (0, 1) (required; no default)")
+                   help="DP delta in [1e-12, 0.5) (required; no default)")
     p.add_argument("--degree", type=_count(1),
                    help="Legendre degree K, moments and direct only (default: from --spec, "
                         "else 10; 8 per column for a joint CDF)")
     p.add_argument("--method", default="direct",
                    choices=["moments", "direct", "histogram", "adaptive-quantiles"],
                    help="estimator (docs/design.md, \"CDF estimation\")")
-    _common(p, "evaluate the private CDF at N evenly spaced points of [lo, hi]", None)
+    _common(p, "evaluate the private CDF at N evenly spaced points of [lo, hi]", None,
+            "one column only: evaluate the private CDF at the public values in FILE (one per "
+            "line; default: use --grid)")
     p.set_defaults(run=cmd_cdf)
     p = command("experiment", "the paper's evaluation (Sec. 5) under its protocol")
     p.add_argument("name", choices=["ecg", "select", "trajectories", "segments", "cdf"],

@@ -461,7 +461,7 @@ def test_cdf_prints_true_values_only_with_compare_and_writes_its_release(cli, tm
     one_line_error(*cli("cdf", "bundled:cps1988", "--spec", "specs/cdf_wages.toml",
                         "--lo", "1", *common)[::2], "--lo")
     one_line_error(*cli("cdf", "bundled:cps1988", "--spec", "specs/linear.toml", *common)[::2],
-                   "linear.toml", "curve mechanism")
+                   "linear.toml", "not a kind = \"cdf\" spec")
     one_line_error(*cli("cdf", tmp_path / "cdf.csv", "--lo", "0", "--hi", "1", *common)[::2],
                    "no column chosen")
 
@@ -822,3 +822,32 @@ def test_a_plot_that_cannot_be_written_leaves_no_release(cli, tmp_path, monkeypa
                          "--epsilon", "1", "-o", tmp_path / "r.csv", "--plot",
                          blocker / "p.png")
     assert status == 2 and "cannot write" in err and not (tmp_path / "r.csv").exists()
+
+
+def test_cdf_budget_range_is_checked_first_and_stated_in_help(cli, tmp_path):
+    """--epsilon and --delta outside the analytic Gaussian mechanism's calibrated range are
+    one-line errors naming the flag; --help states the same range as the code."""
+    from gpcompiler.cdf.gaussian import DELTA_RANGE, EPSILON_RANGE
+    data = tmp_path / "x.csv"
+    data.write_text("x\n1\n2\n3\n")
+    for flag, value in (("--epsilon", "1e-5"), ("--epsilon", "51"), ("--delta", "0.5")):
+        budget = {"--epsilon": "1", "--delta": "1e-6", flag: value}
+        status, _, err = cli("cdf", data, "--lo", 0, "--hi", 4,
+                             *[item for pair in budget.items() for item in pair])
+        assert status == 2 and err.startswith(f"gpcompiler: error: {flag} ") and \
+            "calibrated" in err and err.count("\n") == 1, err
+    status, out, _ = cli("cdf", "--help")
+    text = " ".join(out.split())
+    assert f"[{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}]" in text
+    assert f"[{DELTA_RANGE[0]:g}, {DELTA_RANGE[1]:g})" in text
+
+
+def test_compile_names_the_specs_whose_module_names_clash(cli, tmp_path):
+    """Two specs with one module name: a one-line error naming both files, nothing written."""
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.toml").write_text((ROOT / "specs" / "linear.toml").read_text())
+    status, _, err = cli("compile", tmp_path / "a.toml", tmp_path / "b.toml", "-o",
+                         tmp_path / "out")
+    assert status == 2 and "module name 'linear' is used by" in err
+    assert f"{tmp_path / 'a.toml'}, {tmp_path / 'b.toml'}" in err
+    assert not list((tmp_path / "out").glob("*.py"))
