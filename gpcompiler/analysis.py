@@ -668,17 +668,16 @@ def _numerical_method(spec):
 
 def _disagreeing_entry(spec, entries):
     """The first (j, k) whose closed form, at the default parameters, differs from mpmath
-    quadrature (_cubature on _cubature_box) by more than
+    quadrature (_quad) by more than
     10^-CHECK_DIGITS sqrt(G_jj G_kk), the entry's Cauchy-Schwarz scale; None when all
     agree. SymPy can return a wrong closed form (0 for some positive integrands over a
     box); an entry whose quadrature error estimate exceeds the tolerance is not judged."""
-    method, box = _cubature(spec), _cubature_box(spec)
     with mpmath.workdps(CHECK_DIGITS + 10):
         quad = {}
         for j, k in sorted(key for key in entries if key[0] >= key[1]):
             function = sympy.lambdify(spec.variables,
                                       _integrand(spec, j, k).subs(spec.defaults), "mpmath")
-            quad[j, k] = mpmath.quad(function, *box, method=method, error=True)
+            quad[j, k] = _quad(spec, function, CHECK_DIGITS)
         for (j, k), (value, error) in sorted(quad.items(), key=lambda item: item[0][::-1]):
             tolerance = mpmath.mpf(10) ** -CHECK_DIGITS * mpmath.sqrt(
                 abs(quad[j, j][0] * quad[k, k][0]))
@@ -698,13 +697,17 @@ def _cubature(spec):
     return "tanh-sinh" if weight_singularities(spec) else "gauss-legendre"
 
 
-def _cubature_box(spec):
-    """Integration points per variable: over a box for Gauss-Legendre, 4 equal parts each
-    (4^k sub-boxes resolve far more than one rule over the box)."""
+def _quad(spec, function, digits):
+    """(value, error estimate) of the integral of ``function`` over the domain by
+    _cubature; over a box by Gauss-Legendre, again on 4^k sub-boxes (4 equal parts per
+    variable) when the whole box's error estimate exceeds 10^-digits of the value."""
+    method = _cubature(spec)
     box = [_split(*_mp_interval(spec, interval)) for interval in spec.intervals]
-    if _cubature(spec) == "gauss-legendre":
+    value, error = mpmath.quad(function, *box, method=method, error=True)
+    if method == "gauss-legendre" and not error <= mpmath.mpf(10) ** -digits * abs(value):
         box = [mpmath.linspace(a, b, 5) for a, b in box]
-    return box
+        value, error = mpmath.quad(function, *box, method=method, error=True)
+    return value, error
 
 
 def _mp_interval(spec, interval=None):
@@ -721,7 +724,7 @@ def _numerical_gram(spec):
     d from an end carries only (precision - log10 1/d) digits of d (Gauss-Legendre over a
     box: DIGITS + 10). Each diagonal entry is first checked for integrability (1-D)."""
     m = spec.basis_size
-    method, box = _cubature(spec), _cubature_box(spec)  # Gauss-Legendre: errors checked
+    method = _cubature(spec)   # over a box Gauss-Legendre, its errors checked
     entries, errors = {}, {}
     with mpmath.workdps(2 * DIGITS if method == "tanh-sinh" else DIGITS + 10):
         for j in range(m if spec.dimension == 1 else 0):
@@ -730,7 +733,7 @@ def _numerical_gram(spec):
             for k in range(j + 1):
                 function = sympy.lambdify(spec.variables,
                                           _integrand(spec, j, k).subs(spec.defaults), "mpmath")
-                value, errors[j, k] = mpmath.quad(function, *box, method=method, error=True)
+                value, errors[j, k] = _quad(spec, function, DIGITS)
                 entries[j, k] = entries[k, j] = sympy.Float(value, DIGITS)
         if method == "gauss-legendre":
             _check_cubature(spec, entries, errors)

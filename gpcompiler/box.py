@@ -342,9 +342,31 @@ def _verified_frequencies(spec, frequencies, orders):
         points |= _peaked_sections(spec.variables, expressions, axis, ends)
         sections = [e.subs(dict(zip(others, point))) for point in sorted(points)
                     for e in expressions]
-        verified.append(verified_frequency([e for e in sections if e.has(t)], t, ends[axis],
-                                           frequencies[axis], orders[axis], spec.path))
+        verified.append(verified_frequency(_distinct_sections(sections, t, ends[axis]), t,
+                                           ends[axis], frequencies[axis], orders[axis],
+                                           spec.path))
     return tuple(verified)
+
+
+def _distinct_sections(sections, t, interval):
+    """The sections worth verifying: not polynomials in t (the smallest order, from the
+    degree, integrates those exactly), and one of each set equal up to a constant factor
+    (the check is relative to each function's size), compared at 9 points to 1e-12."""
+    nodes = [sympy.Float(interval[0] + (interval[1] - interval[0]) * (k + 0.5) / 9, 30)
+             for k in range(9)]
+    kept = {}
+    for section in sections:
+        if not section.has(t) or section.is_polynomial(t):
+            continue
+        values = [complex(sympy.N(section.subs(t, x), 20)) for x in nodes]
+        size = max(abs(v) for v in values)
+        if size == 0 or not math.isfinite(size):
+            kept[len(kept), None] = section
+            continue
+        top = max(values, key=abs)
+        kept.setdefault(tuple((round((v / top).real, 12), round((v / top).imag, 12))
+                              for v in values), section)
+    return list(kept.values())
 
 
 def _peaked_sections(variables, expressions, axis, ends, count=2, nodes=33, samples=1025):
