@@ -11,6 +11,7 @@ diagonal Gram matrix; a polynomial space is mapped to Legendre polynomials by an
 triangular change of basis C built by recurrence, so G = C D C^T with D diagonal;
 symbolic integration, then mpmath quadrature, are the last resorts.
 """
+import dataclasses
 import itertools
 import math
 import threading
@@ -26,6 +27,7 @@ from .symbolic import (DIGITS, ExactMatrix, condition_number, exact_ldl, matrix_
                        rational_float, simplify_entry, time_limit, unit_lower_inverse)
 
 INTEGRATION_SECONDS = 30
+AT_DEFAULTS = "exact at the default parameters only"
 CHECK_DIGITS = 12   # symbolic Gram entries agree with mpmath to 1e-12 of their scale
 INTEGRATION = "symbolic integration of the Gram matrix"
 NUMERICAL_DIGITS = DIGITS - 10
@@ -79,6 +81,11 @@ class Analysis:
     @property
     def identity(self):
         return self.atoms.kind in ("sinc", "hermite")
+
+    @property
+    def parameters_fixed(self):
+        """Whether G holds at the default parameter values only (then modules refuse others)."""
+        return self.numerical or self.gram_method.startswith(AT_DEFAULTS)
 
 
 class Stages:
@@ -240,8 +247,10 @@ def _check_weight(spec):
         steps = round(64 ** (1 / spec.dimension))
         axes.append([a + (b - a) * sympy.Rational(k, steps) for k in range(1, steps)])
     values = []
-    for point in itertools.product(*axes):
+    for point in itertools.chain(itertools.product(*axes), _weight_minima(spec, axes)):
         value = sympy.N(weight.subs(spec.defaults).subs(dict(zip(spec.variables, point))), DIGITS)
+        point = tuple(c if isinstance(c, sympy.Rational) and c.q <= 1000 else sympy.N(c, 8)
+                      for c in point)
         point = point[0] if spec.dimension == 1 else point
         if value.is_infinite:
             problem = f"the weight {weight} is unbounded inside the domain: w({point}) = oo"
@@ -255,6 +264,30 @@ def _check_weight(spec):
     if not any(values):
         raise SpecError([("metric.weight", f"the weight {weight} is 0 at every point tried: "
                                            "expected a positive weight")], spec.path)
+
+
+def _weight_minima(spec, axes, points=2 ** 18):
+    """Candidate points where the weight may be negative between the rational test points:
+    for a polynomial weight in one variable, a point inside each interval between
+    consecutive real roots in the domain (exact: a sign change needs a root of odd
+    multiplicity); otherwise the smallest value on a float64 grid of about ``points``
+    points (then checked with guaranteed accuracy like the others)."""
+    weight = spec.metric.weight.subs(spec.defaults)
+    lo, hi = [min(a) for a in axes], [max(a) for a in axes]
+    if spec.dimension == 1 and weight.is_polynomial(spec.variable):
+        roots = sorted(r for r in sympy.Poly(weight, spec.variable).real_roots()
+                       if lo[0] < r < hi[0])
+        ends = [lo[0]] + roots + [hi[0]]
+        return [((p + q) / 2,) for p, q in zip(ends[:-1], ends[1:])]
+    per_axis = round(points ** (1 / spec.dimension))
+    grids = [numpy.linspace(float(a), float(b), per_axis) for a, b in zip(lo, hi)]
+    with numpy.errstate(all="ignore"):
+        mesh = numpy.meshgrid(*grids, indexing="ij")
+        values = numpy.broadcast_to(sympy.lambdify(spec.variables, weight, "numpy")(*mesh),
+                                    mesh[0].shape).astype(complex)
+    score = numpy.where(numpy.isfinite(values), values.real - numpy.abs(values.imag), -numpy.inf)
+    index = numpy.unravel_index(numpy.argmin(score), score.shape)
+    return [tuple(sympy.Rational(float(g[i])) for g, i in zip(grids, index))]
 
 
 def _orthonormal_family(spec, family):
@@ -491,6 +524,17 @@ def _weighted_atom_gram(spec, atoms):
     return separable_atom_gram(spec, atoms)
 
 
+def _integrate(expression, *limits, **options):
+    """sympy.integrate; SymPy's own failures inside (a TypeError from a series expansion,
+    say) mean no closed form, as a timeout does: the caller falls back to mpmath."""
+    try:
+        return sympy.integrate(expression, *limits, **options)
+    except (TypeError, ValueError, NotImplementedError, ZeroDivisionError,
+            AttributeError, RecursionError) as error:
+        raise SymbolicLimitError(f"SymPy failed: {type(error).__name__}",
+                                 limit=INTEGRATION) from None
+
+
 def weighted_legendre_gram(spec, size):
     """(W, method): W_pq = int L_p L_q w dt for the normalized Legendre atoms L_0..L_(size-1)
     of a 1-D spec with a weight, from the weight's Legendre moments nu_n = int P_n(u) w dt,
@@ -526,9 +570,9 @@ def _legendre_moments(spec, count):
         with time_limit(INTEGRATION_SECONDS, INTEGRATION):
             powers = [] if jacobi is None else _jacobi_moments(*jacobi, lo, hi, count)
             for k in range(len(powers), count):
-                value = sympy.integrate(t ** k * weight, (t, lo, hi), meijerg=False)
+                value = _integrate(t ** k * weight, (t, lo, hi), meijerg=False)
                 if value.has(sympy.Integral):   # Meijer G last: often far slower
-                    value = sympy.integrate(t ** k * weight, (t, lo, hi))
+                    value = _integrate(t ** k * weight, (t, lo, hi))
                 if value.has(sympy.Integral, sympy.Piecewise) or not value.is_finite:
                     raise SymbolicLimitError("no closed form", limit=INTEGRATION)
                 powers.append(value)
@@ -641,7 +685,7 @@ def _expression_gram(spec):
             entries = {}
             for j in range(m):
                 for k in range(j + 1):
-                    value = sympy.integrate(_integrand(spec, j, k), *box)
+                    value = _integrate(_integrand(spec, j, k), *box)
                     if value.has(sympy.Integral):
                         raise SymbolicLimitError("no closed form", limit=INTEGRATION)
                     if value.is_number and not value.is_finite and spec.dimension == 1:
@@ -652,10 +696,12 @@ def _expression_gram(spec):
         if error.limit != INTEGRATION:
             raise
         return _numerical_gram(spec), _numerical_method(spec)
-    wrong = _disagreeing_entry(spec, entries)
-    if wrong is not None:
-        return _numerical_gram(spec), (f"{_numerical_method(spec)} (SymPy's closed form of "
-                                       f"G[{wrong[0]}, {wrong[1]}] disagreed with mpmath)")
+    problem, wrong_at_defaults = _closed_form_problem(spec, entries)
+    if wrong_at_defaults:
+        return _numerical_gram(spec), f"{_numerical_method(spec)} ({problem})"
+    if problem is not None:
+        return (sympy.Matrix(m, m, lambda j, k: entries[j, k].subs(spec.defaults)),
+                f"{AT_DEFAULTS}: symbolic integrals checked against mpmath there ({problem})")
     return sympy.Matrix(m, m, lambda j, k: entries[j, k]), (
         f"exact: symbolic integrals, each checked against mpmath quadrature to "
         f"1e-{CHECK_DIGITS} of sqrt(G_jj G_kk)")
@@ -666,26 +712,65 @@ def _numerical_method(spec):
             "default parameters")
 
 
+def _closed_form_problem(spec, entries):
+    """(why the closed forms cannot be used for every parameter value, or None; whether
+    they are wrong at the defaults themselves): an entry disagrees with mpmath at the
+    defaults (then cubature replaces them), or, with parameters, at the defaults times 3/2,
+    or is piecewise in the parameters (Min, Max, Piecewise: SymPy's case split can be right
+    at the defaults and wrong elsewhere); then G is used at the defaults only."""
+    wrong = _disagreeing_entry(spec, entries)
+    if wrong is not None:
+        return f"SymPy's closed form of G[{wrong[0]}, {wrong[1]}] disagreed with mpmath", True
+    if not spec.parameters:
+        return None, False
+    if any(v.has(sympy.Min, sympy.Max, sympy.Piecewise, sympy.Heaviside, sympy.sign)
+           for v in entries.values()):
+        return "the closed form is piecewise in the parameters", False
+    moved = dataclasses.replace(spec, parameters=tuple(
+        (symbol, value * sympy.Rational(3, 2)) for symbol, value in spec.parameters))
+    wrong = _disagreeing_entry(moved, entries)
+    if wrong is not None:
+        return (f"SymPy's closed form of G[{wrong[0]}, {wrong[1]}] disagreed with mpmath at "
+                "the parameters times 3/2"), False
+    return None, False
+
+
 def _disagreeing_entry(spec, entries):
     """The first (j, k) whose closed form, at the default parameters, differs from mpmath
     quadrature (_quad) by more than
     10^-CHECK_DIGITS sqrt(G_jj G_kk), the entry's Cauchy-Schwarz scale; None when all
     agree. SymPy can return a wrong closed form (0 for some positive integrands over a
-    box); an entry whose quadrature error estimate exceeds the tolerance is not judged."""
+    box); where the quadrature's own error estimate is larger, the difference must exceed
+    ten times that estimate."""
     with mpmath.workdps(CHECK_DIGITS + 10):
         quad = {}
         for j, k in sorted(key for key in entries if key[0] >= key[1]):
             function = sympy.lambdify(spec.variables,
                                       _integrand(spec, j, k).subs(spec.defaults), "mpmath")
-            quad[j, k] = _quad(spec, function, CHECK_DIGITS)
+            quad[j, k] = _quad(spec, function, CHECK_DIGITS, _integrand(spec, j, k))
         for (j, k), (value, error) in sorted(quad.items(), key=lambda item: item[0][::-1]):
             tolerance = mpmath.mpf(10) ** -CHECK_DIGITS * mpmath.sqrt(
                 abs(quad[j, j][0] * quad[k, k][0]))
             closed = mpmath.mpmathify(sympy.N(entries[j, k].subs(spec.defaults),
                                               CHECK_DIGITS + 10))
-            if error <= tolerance and abs(closed - value) > tolerance:
+            if abs(closed - value) > tolerance + 10 * error:
                 return j, k
     return None
+
+
+def _pole_abscissae(expression, spec, a, b):
+    """Real parts, strictly inside (a, b), of the roots of the denominator of a rational
+    ``expression`` in the variable (numerical; none for other expressions)."""
+    t = spec.variable
+    denominator = sympy.denom(sympy.together(expression.subs(spec.defaults)))
+    if not denominator.has(t) or not denominator.is_polynomial(t):
+        return []
+    try:
+        roots = sympy.Poly(denominator, t).sqf_part().nroots(maxsteps=500)
+    except mpmath.libmp.libhyper.NoConvergence:
+        return []
+    abscissae = [mpmath.mpf(str(sympy.re(r))) for r in roots]
+    return [x for x in abscissae if a < x < b]
 
 
 def _cubature(spec):
@@ -697,12 +782,17 @@ def _cubature(spec):
     return "tanh-sinh" if weight_singularities(spec) else "gauss-legendre"
 
 
-def _quad(spec, function, digits):
+def _quad(spec, function, digits, expression=None):
     """(value, error estimate) of the integral of ``function`` over the domain by
-    _cubature; over a box by Gauss-Legendre, again on 4^k sub-boxes (4 equal parts per
-    variable) when the whole box's error estimate exceeds 10^-digits of the value."""
+    _cubature: in 1-D split at the real parts of the poles of ``expression`` inside the
+    interval (tanh-sinh then converges at a narrow peak); over a box by Gauss-Legendre,
+    again on 4^k sub-boxes (4 equal parts per variable) when the whole box's error
+    estimate exceeds 10^-digits of the value."""
     method = _cubature(spec)
     box = [_split(*_mp_interval(spec, interval)) for interval in spec.intervals]
+    if expression is not None and spec.dimension == 1:
+        ends = box[0]
+        box = [sorted(set(ends) | set(_pole_abscissae(expression, spec, ends[0], ends[-1])))]
     value, error = mpmath.quad(function, *box, method=method, error=True)
     if method == "gauss-legendre" and not error <= mpmath.mpf(10) ** -digits * abs(value):
         box = [mpmath.linspace(a, b, 5) for a, b in box]
@@ -733,7 +823,7 @@ def _numerical_gram(spec):
             for k in range(j + 1):
                 function = sympy.lambdify(spec.variables,
                                           _integrand(spec, j, k).subs(spec.defaults), "mpmath")
-                value, errors[j, k] = _quad(spec, function, DIGITS)
+                value, errors[j, k] = _quad(spec, function, DIGITS, _integrand(spec, j, k))
                 entries[j, k] = entries[k, j] = sympy.Float(value, DIGITS)
         if method == "gauss-legendre":
             _check_cubature(spec, entries, errors)

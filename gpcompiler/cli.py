@@ -29,6 +29,7 @@ MAX_NOISE_SCALE = 1e100
 # 1/1000 of its scale (5e-11 * 2^24 < 1e-3); above it, the noise could be rounded away.
 FLOAT_HEADROOM = 24
 MAX_GRID = 10 ** 7      # public evaluation points of a release (--grid): 80 MB of values
+MAX_FIELD_GRID = 10 ** 6  # for a field, evaluated with (points, m) basis values at once
 # Released numbers are written to 10 significant digits: far finer than any noise, and
 # coarse enough that the same function sampled on different grids gives the same bytes.
 DIGITS = 10
@@ -490,7 +491,10 @@ def _privatize_fields(args, module, params):
                           (args.at is not None, f"--at is for curves: {over} (a field's "
                            "release is evaluated on --grid N public points)"),
                           (args.plot is not None and module.DIMENSION != 2,
-                           f"--plot draws fields of two variables: {over}")):
+                           f"--plot draws fields of two variables: {over}"),
+                          (args.grid > MAX_FIELD_GRID, f"--grid {args.grid}: a field's release "
+                           f"is evaluated on at most {MAX_FIELD_GRID} public points (with m "
+                           "basis values per point)")):
         if used:
             raise UserError(problem)
     kind = args.kind or "linear"
@@ -498,10 +502,15 @@ def _privatize_fields(args, module, params):
     fields = read_fields(args.input, module.VARIABLES, box, module.VALUE_DIM, kind)
     if not fields:
         raise DataError(f"{args.input}: no fields to privatize")
-    shapes = {" x ".join(map(str, field.values.shape)) for field in fields}
+    shapes = {field.values.shape for field in fields}
+    hint = ""
+    if len(fields) > 1 and module.VALUE_DIM == 1 and any(s[-1] <= 3 for s in shapes):
+        hint = (f" (if it is one field of {min(s[-1] for s in shapes)}-vectors, its spec needs "
+                "[values] dimension)")
     _say(args, f"{args.input}: {len(fields)} field{'s' if len(fields) > 1 else ''} "
-               + (f"of {shapes.pop()} values" if len(shapes) == 1 else "on their own grids")
-               + f" ({kind}), each privatized with the whole budget")
+               + (f"of {' x '.join(map(str, shapes.pop()))} values" if len(shapes) == 1
+                  else "on their own grids")
+               + f" ({kind}), each privatized with the whole budget{hint}")
     budget = _budget(args)
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     released = []
@@ -563,6 +572,8 @@ def field_figure(module, fields, axes, values, compare, title, shown=4):
     n = module.VALUE_DIM
     panels = [(f"field {field.id}: release", axes, numpy.asarray(v).reshape(
         tuple(a.size for a in axes) + (n,))) for field, v in zip(fields, values)][:shown]
+    if len(fields) > shown:
+        title += f"\n(the first {shown} of {len(fields)} fields)"
     if compare:
         field = fields[0]
         panels.insert(0, (f"field {field.id}: input data (not private)", field.grids,

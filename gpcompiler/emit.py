@@ -175,8 +175,8 @@ def _common_placeholders(ir):
 
 _FIXED_PARAMETER_CHECK = """\
         if value != PARAMETERS[key]:
-            raise ValueError(f"the Gram matrix was computed numerically at {key}="
-                             f"{PARAMETERS[key]}: recompile the spec with another default")
+            raise ValueError(f"the Gram matrix holds at {key}={PARAMETERS[key]} only (see "
+                             "GRAM_METHOD): recompile the spec with another default")
 """
 
 

@@ -118,6 +118,19 @@ class _Printer(NumPyPrinter):
             return f"p[{str(symbol)!r}]"
         raise ValueError(f"unexpected symbol {symbol}")
 
+    def _print_Min(self, expression):
+        return self._nested("numpy.minimum", expression.args)
+
+    def _print_Max(self, expression):
+        return self._nested("numpy.maximum", expression.args)
+
+    def _nested(self, function, args):
+        """min/max of several arguments, elementwise, with nothing to import."""
+        out = self._print(args[0])
+        for argument in args[1:]:
+            out = f"{function}({out}, {self._print(argument)})"
+        return out
+
     def _print_sinc(self, expression):
         return f"numpy.sinc(({self._print(expression.args[0])})/numpy.pi)"
 
@@ -147,7 +160,7 @@ def lower(analysis):
         name=spec.name, title=spec.title, tool_version=__version__, spec_path=spec.path,
         spec_sha256=spec.sha256,
         parameters=tuple((str(s), repr(to_float(v)), str(v)) for s, v in spec.parameters),
-        parameters_fixed=analysis.numerical and bool(spec.parameters),
+        parameters_fixed=analysis.parameters_fixed and bool(spec.parameters),
         domain=(tuple(tuple(lower_value(e) for e in i) for i in spec.intervals) if box
                 else tuple(lower_value(e) for e in spec.interval)),
         curve_interval=(tuple(lower_value(e) for e in spec.curve_interval)

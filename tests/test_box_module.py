@@ -599,7 +599,7 @@ def test_cli_gridded_input_edge_cases(tmp_path, capsys, monkeypatch):
     status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",
                                    tmp_path / "batch.npy", "--epsilon", 1, "-o", tmp_path / "b.json")
     assert status == 0 and "3 fields of 4 x 2 values (linear), each privatized with the whole " \
-        "budget" in out
+        "budget (if it is one field of 2-vectors, its spec needs [values] dimension)" in out
     (tmp_path / "header.csv").write_text("x,y,value\n")
     status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",
                                    tmp_path / "header.csv", "--epsilon", 1, "--seed", 4,

@@ -315,3 +315,63 @@ def test_sinc_family_with_a_width_parameter(tmp_path):
     _, a = _reference_user_coefficients(functions, lambda v: 1, None, t, y,
                                         gram=lambda j, k: mpmath.mpf(0.5) * (j == k))
     assert numpy.abs(module.to_user(module.project(t, y)) - a).max() < 1e-13
+
+
+def _compiled(tmp_path, text, name):
+    """Compile a spec text and import its module."""
+    (tmp_path / f"{name}.toml").write_text(f'name = "{name}"\n{text}')
+    (tmp_path / f"{name}.py").write_text(build.compile_spec(tmp_path / f"{name}.toml",
+                                                            tmp_path).source)
+    return build.import_module_file(tmp_path / f"{name}.py", f"test_exact_{name}")
+
+
+def test_a_piecewise_closed_form_holds_at_the_default_parameters_only(tmp_path):
+    """SymPy's closed form of int_0^pi |sin(a t)| dt is right at a = 1 and wrong for a > 2
+    (1.2 at a = 2.5 instead of 2): a Gram piecewise in the parameters (Min, Max) is used at
+    the defaults only, exactly, and other values are refused; Min and Max print as NumPy
+    calls (before: functools.reduce without its import)."""
+    sine = _compiled(tmp_path, '[domain]\nintervals = [["0", "pi"]]\nparameters = { a = "1" }\n'
+                             '[basis]\nfunctions = ["abs(sin(a*t))", "1"]\n', "sine")
+    assert sine.PARAMETERS_FIXED and sine.GRAM_METHOD.startswith("exact at the default")
+    assert numpy.allclose(sine.gram(), [[math.pi / 2, 2], [2, math.pi]], rtol=1e-15)
+    with pytest.raises(ValueError, match="holds at a=1.0 only"):
+        sine.gram(a=2.5)
+    kink = _compiled(tmp_path, '[domain]\nintervals = [["0", "1"]]\nparameters = { a = "2" }\n'
+                             '[basis]\nfunctions = ["abs(a*t - 1)", "1"]\n', "kink")
+    assert numpy.array_equal(kink.gram(), [[1 / 3, 0.5], [0.5, 1]])
+    assert numpy.isfinite(kink.project(numpy.linspace(0, 1, 9), numpy.ones(9))).all()
+
+
+def test_a_wrong_closed_form_beyond_the_quadrature_error_is_caught(monkeypatch):
+    """The rule, with the quadrature scripted as the review measured it at a peak 1e-3 wide:
+    G[1, 0] = 39.74 with error estimate 0.01 (far above the tolerance 1e-12 sqrt(G_00
+    G_11)), G[1, 1] = 3.14e6 with error 1. A closed form of 0 is 4000 estimates away: it is
+    rejected, not left unjudged; one within the estimate is not."""
+    from gpcompiler import analysis
+    spec = _spec('[domain]\nvariables = ["x", "y"]\nintervals = [["0", "1"], ["0", "1"]]\n'
+                 '[basis]\nfunctions = ["1", "x*y"]\n')
+    scripted = {0: (mpmath.mpf(1), mpmath.mpf(0)), 1: (mpmath.mpf("39.7367"), mpmath.mpf("0.01")),
+                2: (mpmath.mpf("3.14158e6"), mpmath.mpf(1))}
+    calls = iter([0, 1, 2])
+    monkeypatch.setattr(analysis, "_quad", lambda *args: scripted[next(calls)])
+    wrong = {(0, 0): 1, (1, 0): 0, (0, 1): 0, (1, 1): sympy.Float("3.14158e6")}
+    assert analysis._disagreeing_entry(spec, {k: sympy.sympify(v) for k, v in wrong.items()}) \
+        == (1, 0)
+    calls = iter([0, 1, 2])
+    close = {**wrong, (1, 0): sympy.Float("39.74"), (0, 1): sympy.Float("39.74")}
+    assert analysis._disagreeing_entry(spec, {k: sympy.sympify(v) for k, v in close.items()}) \
+        is None
+
+
+@pytest.mark.parametrize("domain, weight, where", [
+    ('intervals = [["0", "1"]]', "(t - 0.3)**2 - 4e-6", "3/10"),
+    ('variables = ["x", "y"]\nintervals = [["0", "1"], ["0", "1"]]',
+     "(x - 0.3)**2 + (y - 0.6)**2 - 1/1000000", "0.2996")])
+def test_a_weight_negative_between_the_test_points_is_refused(domain, weight, where):
+    """Negative only on (0.298, 0.302), or on a disc of radius 1e-3: found exactly (the
+    real roots of a polynomial weight in one variable) or on a fine float grid, then
+    confirmed with guaranteed accuracy."""
+    spec = _spec(f'[domain]\n{domain}\n[basis]\nfunctions = ["1", "{"t" if "t" in weight else "x"}"]\n'
+                 f'[metric]\nweight = "{weight}"\n')
+    with pytest.raises(SpecError, match=f"not positive on the domain: w\\(\\(?{where}"):
+        analyze(spec)
