@@ -183,12 +183,29 @@ def weight_factors(spec):
     weight = spec.metric.weight
     if weight is None:
         return None
-    parts = sympy.separatevars(weight, spec.variables, dict=True)
+    signed = _signed_variables(spec)
+    back = {v: t for t, v in signed.items()}
+    local = weight.subs(signed)
+    parts = sympy.separatevars(local, list(signed.values()), dict=True)
     if parts is None:
         return None
-    factors = [parts.get(t, sympy.Integer(1)) for t in spec.variables]
+    factors = [parts.get(signed[t], sympy.Integer(1)) for t in spec.variables]
     factors[0] = parts["coeff"] * factors[0]
-    return tuple(factors) if sympy.simplify(sympy.Mul(*factors) - weight) == 0 else None
+    if sympy.simplify(sympy.Mul(*factors) - local) != 0:
+        return None
+    return tuple(f.subs(back) for f in factors)
+
+
+def _signed_variables(spec):
+    """Each variable as a symbol that is positive (negative) where its interval is, at the
+    defaults, within [0, oo) ((-oo, 0]): inside the box sqrt(x*y) = sqrt(x) sqrt(y) then
+    holds and SymPy separates it; other variables stay as they are."""
+    out = {}
+    for t, (lo, hi) in zip(spec.variables, spec.intervals):
+        lo, hi = (e.subs(spec.defaults) for e in (lo, hi))
+        sign = {"positive": True} if lo >= 0 else {"negative": True} if hi <= 0 else {}
+        out[t] = sympy.Symbol(t.name, real=True, **sign) if sign else t
+    return out
 
 
 def weight_axis_spec(spec, axis, factor):

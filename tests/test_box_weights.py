@@ -252,3 +252,18 @@ def test_a_singular_weight_needs_a_polynomial_basis(tmp_path):
 def test_separable_weights_factor_exactly(tmp_path):
     factors = check_box_weight(_box_spec(tmp_path, "3*exp(-x)*(1 + y**2)/sqrt(y)"))
     assert [str(f) for f in factors] == ["3*exp(-x)", "(y**2 + 1)/sqrt(y)"]
+
+
+def test_sqrt_of_a_product_separates_where_the_variables_have_one_sign():
+    """sqrt(x y) = sqrt(x) sqrt(y) on [0, 1]^2 (the variables are positive there), so the
+    weight separates; on [-1, 1] x [0, 1] it does not (there sqrt(x y) != sqrt(x) sqrt(y))."""
+    from gpcompiler.box import weight_factors
+    from gpcompiler.spec import parse_spec
+
+    def factors(intervals):
+        text = (f'name = "w"\n[domain]\nvariables = ["x", "y"]\nintervals = {intervals}\n'
+                '[basis]\nfunctions = ["1", "x"]\n[metric]\nweight = "sqrt(x*y)"\n')
+        return weight_factors(parse_spec(text.encode(), "w.toml"))
+    found = factors('[["0", "1"], ["0", "1"]]')
+    assert found is not None and [str(f) for f in found] == ["sqrt(x)", "sqrt(y)"]
+    assert factors('[["-1", "1"], ["0", "1"]]') is None
