@@ -256,7 +256,7 @@ def test_separable_weights_factor_exactly(tmp_path):
 
 def test_sqrt_of_a_product_separates_where_the_variables_have_one_sign():
     """sqrt(x y) = sqrt(x) sqrt(y) on [0, 1]^2 (the variables are positive there), so the
-    weight separates; on [-1, 1] x [0, 1] it does not (there sqrt(x y) != sqrt(x) sqrt(y))."""
+    weight separates; on [-1, 1]^2 it does not (sqrt(x y) != sqrt(x) sqrt(y) for x, y < 0)."""
     from gpcompiler.box import weight_factors
     from gpcompiler.spec import parse_spec
 
@@ -266,4 +266,4 @@ def test_sqrt_of_a_product_separates_where_the_variables_have_one_sign():
         return weight_factors(parse_spec(text.encode(), "w.toml"))
     found = factors('[["0", "1"], ["0", "1"]]')
     assert found is not None and [str(f) for f in found] == ["sqrt(x)", "sqrt(y)"]
-    assert factors('[["-1", "1"], ["0", "1"]]') is None
+    assert factors('[["-1", "1"], ["-1", "1"]]') is None
