@@ -313,9 +313,10 @@ def _check_values(where, t, y, budget, method):
             Curve(numpy.asarray(t, dtype=float), y.reshape(len(t), -1), None).norm())
     limit = _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM
     if not norm <= limit:
+        what = "largest value" if method == "baseline" else "L2 norm"
         raise DataError(f"{where}: its values are too large for float64 noise at this "
-                        f"budget (L2 norm {norm:.3g} > {limit:.3g} = noise scale x 2^"
-                        f"{FLOAT_HEADROOM}): rescale the data, or use a smaller budget")
+                        f"budget ({what} {norm:.3g} > {limit:.3g} = noise scale x 2^"
+                        f"{FLOAT_HEADROOM}): rescale the data, or use a smaller epsilon or rho")
 
 
 def _value_dim(curves):
@@ -521,10 +522,12 @@ def _privatize_fields(args, module, params):
         except ValueError as error:
             raise DataError(f"{where}: {error}{_domain_hint(module, 'project', params, error)}") \
                 from None
-        limit = _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM
-        if not numpy.linalg.norm(c) <= limit:
+        limit, norm = _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM, numpy.linalg.norm(c)
+        if not norm <= limit:
             raise DataError(f"{where}: its values are too large for float64 noise at this "
-                            f"budget: rescale the data, or use a smaller budget")
+                            f"budget (norm of its coefficients {norm:.3g} > {limit:.3g} = noise "
+                            f"scale x 2^{FLOAT_HEADROOM}): rescale the data, or use a smaller "
+                            "epsilon or rho")
         released.append(module.privatize(c, rng=rng, **budget))
     per_axis = max(2, round(args.grid ** (1 / module.DIMENSION)))
     axes = [numpy.linspace(lo, hi, per_axis) for lo, hi in box]
