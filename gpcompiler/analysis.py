@@ -737,17 +737,13 @@ def _closed_form_problem(spec, entries):
 
 def _disagreeing_entry(spec, entries):
     """The first (j, k) whose closed form, at the default parameters, differs from mpmath
-    quadrature (_quad) by more than
-    10^-CHECK_DIGITS sqrt(G_jj G_kk), the entry's Cauchy-Schwarz scale; None when all
-    agree. SymPy can return a wrong closed form (0 for some positive integrands over a
-    box); where the quadrature's own error estimate is larger, the difference must exceed
-    ten times that estimate."""
+    quadrature (_quad) by more than 10^-CHECK_DIGITS sqrt(G_jj G_kk), the entry's
+    Cauchy-Schwarz scale; None when all agree. SymPy can return a wrong closed form (0 for
+    some positive integrands over a box); where the quadrature's own error estimate is
+    larger, the difference must exceed ten times that estimate."""
     with mpmath.workdps(CHECK_DIGITS + 10):
-        quad = {}
-        for j, k in sorted(key for key in entries if key[0] >= key[1]):
-            function = sympy.lambdify(spec.variables,
-                                      _integrand(spec, j, k).subs(spec.defaults), "mpmath")
-            quad[j, k] = _quad(spec, function, CHECK_DIGITS, _integrand(spec, j, k))
+        quad = {(j, k): _quad(spec, _integrand(spec, j, k), CHECK_DIGITS)
+                for j, k in sorted(key for key in entries if key[0] >= key[1])}
         for (j, k), (value, error) in sorted(quad.items(), key=lambda item: item[0][::-1]):
             tolerance = mpmath.mpf(10) ** -CHECK_DIGITS * mpmath.sqrt(
                 abs(quad[j, j][0] * quad[k, k][0]))
@@ -782,15 +778,16 @@ def _cubature(spec):
     return "tanh-sinh" if weight_singularities(spec) else "gauss-legendre"
 
 
-def _quad(spec, function, digits, expression=None):
-    """(value, error estimate) of the integral of ``function`` over the domain by
-    _cubature: in 1-D split at the real parts of the poles of ``expression`` inside the
+def _quad(spec, expression, digits):
+    """(value, error estimate) of the integral of ``expression`` (at the default parameters)
+    over the domain by _cubature: in 1-D split at the real parts of its poles inside the
     interval (tanh-sinh then converges at a narrow peak); over a box by Gauss-Legendre,
     again on 4^k sub-boxes (4 equal parts per variable) when the whole box's error
     estimate exceeds 10^-digits of the value."""
     method = _cubature(spec)
+    function = sympy.lambdify(spec.variables, expression.subs(spec.defaults), "mpmath")
     box = [_split(*_mp_interval(spec, interval)) for interval in spec.intervals]
-    if expression is not None and spec.dimension == 1:
+    if spec.dimension == 1:
         ends = box[0]
         box = [sorted(set(ends) | set(_pole_abscissae(expression, spec, ends[0], ends[-1])))]
     value, error = mpmath.quad(function, *box, method=method, error=True)
@@ -821,9 +818,7 @@ def _numerical_gram(spec):
             _not_integrable(spec, j)
         for j in range(m):
             for k in range(j + 1):
-                function = sympy.lambdify(spec.variables,
-                                          _integrand(spec, j, k).subs(spec.defaults), "mpmath")
-                value, errors[j, k] = _quad(spec, function, DIGITS, _integrand(spec, j, k))
+                value, errors[j, k] = _quad(spec, _integrand(spec, j, k), DIGITS)
                 entries[j, k] = entries[k, j] = sympy.Float(value, DIGITS)
         if method == "gauss-legendre":
             _check_cubature(spec, entries, errors)
@@ -927,10 +922,15 @@ def _verified_frequency(spec, frequency, min_nodes):
     lo, hi = (float(sympy.N(e.subs(spec.defaults))) for e in interval)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return frequency
+    return verified_frequency(weighted_components(spec), spec.variable, (lo, hi), frequency,
+                              min_nodes, spec.path)
+
+
+def weighted_components(spec):
+    """Every component of every basis function times the weight, at the default parameters:
+    the integrands whose Gauss rules are verified."""
     weight = spec.metric.weight if spec.metric.weight is not None else sympy.Integer(1)
-    expressions = [(c * weight).subs(spec.defaults) for f in spec.functions for c in f]
-    return verified_frequency(expressions, spec.variable, (lo, hi), frequency, min_nodes,
-                              spec.path)
+    return [(c * weight).subs(spec.defaults) for f in spec.functions for c in f]
 
 
 def verified_frequency(expressions, t, interval, frequency, min_nodes, path, doublings=12):

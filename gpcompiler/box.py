@@ -20,7 +20,8 @@ from sympy.calculus.util import continuous_domain
 from .analysis import (Analysis, Atoms, Quadrature, _check_weight, _expression_gram,
                        _factorize, _frequency_and_degree, _legendre_rows, _legendre_space,
                        _polynomial_space, _weight_singularities, analyze,
-                       verified_frequency, weighted_legendre_gram)
+                       verified_frequency, weighted_components,
+                       weighted_legendre_gram)
 from .errors import SpecError
 from .spec import Family, Metric, _family_functions, axis_families, family_size, multi_indices
 from .symbolic import KroneckerMatrix, matrix_field
@@ -348,8 +349,7 @@ def _verified_frequencies(spec, frequencies, orders):
     the weight as functions of x_i, the other variables at their ends and midpoints (3^(k-1)
     sections) and where the components peak most sharply (_peaked_sections): the module's
     tensor rule is one such 1-D rule per axis (numerical)."""
-    weight = spec.metric.weight if spec.metric.weight is not None else sympy.Integer(1)
-    expressions = [(c * weight).subs(spec.defaults) for f in spec.functions for c in f]
+    expressions = weighted_components(spec)
     ends = [tuple(float(sympy.N(e.subs(spec.defaults))) for e in i) for i in spec.intervals]
     verified = []
     for axis, t in enumerate(spec.variables):
@@ -376,11 +376,10 @@ def _distinct_sections(sections, t, interval):
         if not section.has(t) or section.is_polynomial(t):
             continue
         values = [complex(sympy.N(section.subs(t, x), 20)) for x in nodes]
-        size = max(abs(v) for v in values)
-        if size == 0 or not math.isfinite(size):
+        top = max(values, key=abs)
+        if top == 0 or not math.isfinite(abs(top)):
             kept[len(kept), None] = section
             continue
-        top = max(values, key=abs)
         kept.setdefault(tuple((round((v / top).real, 12), round((v / top).imag, 12))
                               for v in values), section)
     return list(kept.values())
