@@ -1,0 +1,207 @@
+"""Exact releases (gpcompiler/runtime/exact.py): every release is round_gamma(x + scale Z) of
+the ideal real-valued sample Z of the bits drawn, checked against 200-digit mpmath; the one
+assumption (NumPy's log, cos, sin within _LIB_ULPS ulps) checked against mpmath; the laws of
+the lattice outputs checked by exact distribution tests."""
+import math
+
+import mpmath
+import numpy
+import pytest
+from scipy import stats
+
+from gpcompiler.runtime import exact
+
+mp = mpmath.MPContext()
+mp.dps = 200
+
+
+class Recording:
+    """A seeded word stream that remembers every word it gave, in order."""
+
+    def __init__(self, seed):
+        self.rng = numpy.random.default_rng(seed)
+        self.given = []
+
+    def _words(self, count):
+        words = self.rng.integers(0, 1 << 64, size=count, dtype=numpy.uint64)
+        self.given.extend(int(w) for w in words)
+        return words
+
+
+def uniform(prefix, bits):
+    """The midpoint of the prefix interval [M, M + 1] 2^-bits (200 digits)."""
+    return (mp.mpf(prefix) + mp.mpf(1) / 2) * mp.mpf(2) ** -bits
+
+
+def normals(u1, u2):
+    r = mp.sqrt(-2 * mp.log(u1))
+    return r * mp.cos(2 * mp.pi * u2), r * mp.sin(2 * mp.pi * u2)
+
+
+def nearest(value, gamma):
+    """The nearest lattice index, ties to even (200 digits are far from any tie here)."""
+    return int(mp.nint(value / gamma))
+
+
+def ulps(computed, exact_value):
+    spacing = math.ulp(float(exact_value)) if exact_value else 2.0 ** -1074
+    return abs(mp.mpf(float(computed)) - exact_value) / spacing
+
+
+def test_library_functions_within_the_assumed_ulps():
+    """The fast path's one assumption: numpy.log on (0, 1) and numpy.cos, numpy.sin on
+    [0, 2 pi), at the arguments the sampler forms, err by at most _LIB_ULPS ulps."""
+    rng = numpy.random.default_rng(7)
+    m = rng.integers(1, 1 << 52, size=4000).astype(float)
+    m[:1000] = rng.integers(1, 1 << 12, size=1000)  # tiny uniforms
+    m[1000:2000] = 2.0 ** 52 - rng.integers(1, 1 << 12, size=1000)  # uniforms near 1
+    u = (2 * m + 1) * 2.0 ** -53
+    theta = u * (2.0 ** -53 * 2 * math.pi) * 2.0 ** 53
+    worst = max(max(ulps(numpy.log(u)[i], mp.log(mp.mpf(u[i]))) for i in range(u.size)),
+                max(ulps(numpy.cos(theta)[i], mp.cos(mp.mpf(theta[i]))) for i in range(u.size)),
+                max(ulps(numpy.sin(theta)[i], mp.sin(mp.mpf(theta[i]))) for i in range(u.size)))
+    assert worst <= exact._LIB_ULPS
+
+
+def test_lattice_is_public_power_of_two():
+    assert exact.lattice(1.0) == 2.0 ** -exact.LATTICE_BITS
+    assert exact.lattice(0.75) == 2.0 ** (-1 - exact.LATTICE_BITS)
+    assert exact.lattice(3.0) == 2.0 ** (1 - exact.LATTICE_BITS)
+    with pytest.raises(ValueError):
+        exact.lattice(0.0)
+
+
+def _prefixes(words, given):
+    """The uniforms (midpoints, 200 digits) of one group (one Gaussian pair, one spherical
+    row) after the refinements recorded in ``given``: one more word per uniform and level."""
+    prefixes, bits = [w >> 12 for w in words], 52
+    assert len(given) % len(words) == 0
+    for level in range(0, len(given), len(words)):
+        prefixes = [(p << 64) | w for p, w in zip(prefixes, given[level:level + len(words)])]
+        bits += 64
+    return [uniform(p, bits) for p in prefixes]
+
+
+def _ties(values, gamma, rng):
+    """x placing x + value within 1e-12 gamma of a tie between two lattice points."""
+    return numpy.array([float(gamma * (int(k) + mp.mpf(1) / 2 + mp.mpf(rng.uniform(-1, 1)) / 10 ** 12)
+                              - v) for k, v in zip(rng.integers(-5, 5, len(values)), values)])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_gaussian_refined_near_ties_equals_200_digit_ideal_sample(seed):
+    """One pair with x within 1e-12 gamma of a tie of its ideal sample: the fast path
+    cannot decide, the refinement draws more bits, and the release equals the 200-digit
+    ideal value of all the bits drawn, rounded to gamma Z."""
+    scale = 0.37
+    gamma = exact.lattice(scale)
+    words = [int(w) for w in Recording(seed)._words(2)]
+    cos, sin = normals(*(uniform(w >> 12, 52) for w in words))
+    x = _ties([mp.mpf(scale) * cos, mp.mpf(scale) * sin], gamma, numpy.random.default_rng(seed))
+    source = Recording(seed)
+    released = exact.gaussian(x, scale, source)
+    given = source.given[2:]
+    assert given, "no refinement was forced"
+    cos, sin = normals(*_prefixes(words, given))
+    expected = [nearest(mp.mpf(float(x[i])) + mp.mpf(scale) * z, gamma) * gamma
+                for i, z in enumerate((cos, sin))]
+    assert list(released) == expected
+
+
+def _ideal_spherical(uniforms, d):
+    """Z = R N / |N| at 200 digits from the d + 2 ceil(d/2) uniforms of one row."""
+    pairs = (d + 1) // 2
+    radius = sum(-mp.log(u) for u in uniforms[:d])
+    parts = [normals(u1, u2) for u1, u2 in zip(uniforms[d:d + pairs], uniforms[d + pairs:])]
+    z = ([c for c, _ in parts] + [s for _, s in parts])[:d]
+    norm = mp.sqrt(sum(v * v for v in z))
+    return [radius * v / norm for v in z]
+
+
+@pytest.mark.parametrize("d", [1, 3, 4])
+def test_spherical_laplace_refined_near_ties_equals_200_digit_ideal_sample(d):
+    scale = 2.5
+    gamma = exact.lattice(scale)
+    width = d + 2 * ((d + 1) // 2)
+    words = [int(w) for w in Recording(d)._words(width)]
+    z = _ideal_spherical([uniform(w >> 12, 52) for w in words], d)
+    x = _ties([mp.mpf(scale) * v for v in z], gamma, numpy.random.default_rng(d))
+    source = Recording(d)
+    released = exact.spherical_laplace(x, scale, source)
+    assert len(source.given) > width, "no refinement was forced"
+    z = _ideal_spherical(_prefixes(words, source.given[width:]), d)
+    assert list(released) == [nearest(mp.mpf(float(x[i])) + mp.mpf(scale) * z[i], gamma)
+                              * gamma for i in range(d)]
+
+
+@pytest.mark.parametrize("d", [1, 2, 5, 8])
+def test_spherical_laplace_equals_200_digit_ideal_sample(d):
+    """Random x of every size (tiny to huge): the release equals the 200-digit ideal
+    value from the same 52-bit prefixes (trials that refined are checked above)."""
+    rng = numpy.random.default_rng(d)
+    scale = 1.7
+    gamma = exact.lattice(scale)
+    for trial in range(20):
+        x = rng.standard_normal(d) * 10.0 ** rng.integers(-20, 8)
+        source = Recording(1000 * d + trial)
+        released = exact.spherical_laplace(x, scale, source)
+        assert len(source.given) == d + 2 * ((d + 1) // 2)
+        z = _ideal_spherical([uniform(w >> 12, 52) for w in source.given], d)
+        assert list(released) == [nearest(mp.mpf(float(x[i])) + mp.mpf(scale) * z[i], gamma)
+                                  * gamma for i in range(d)]
+
+
+def test_laplace_equals_200_digit_ideal_sample():
+    scale = 0.01
+    gamma = exact.lattice(scale)
+    source = Recording(5)
+    x = numpy.random.default_rng(6).standard_normal(200)
+    released = exact.laplace(x, scale, source)
+    assert len(source.given) == 200
+    for i, w in enumerate(source.given):
+        e = -mp.log(uniform(w >> 12, 52))
+        z = -e if w & 1 else e
+        assert released[i] == nearest(mp.mpf(float(x[i])) + mp.mpf(scale) * z, gamma) * gamma
+
+
+def test_outputs_lie_on_the_lattice_and_seeds_reproduce():
+    x = numpy.random.default_rng(0).standard_normal((4, 6)) * 1e3
+    for sample in (exact.gaussian, exact.laplace, exact.spherical_laplace):
+        a = sample(x, 0.3, numpy.random.default_rng(9))
+        b = sample(x, 0.3, numpy.random.default_rng(9))
+        gamma = exact.lattice(0.3)
+        assert numpy.array_equal(a, b)
+        assert numpy.array_equal(a / gamma, numpy.rint(a / gamma))
+        assert a.shape == x.shape
+
+
+ALPHA = 1e-4  # false-alarm rate of each distribution test below
+
+
+def test_gaussian_law():
+    """KS of (release - x) / scale against N(0, 1); the lattice moves the CDF by at most
+    pdf_max * gamma / scale = 0.4 * 2^-16 (6e-6), far below the KS critical value."""
+    z = exact.gaussian(numpy.full(200000, 12.5), 2.0, numpy.random.default_rng(1))
+    assert stats.kstest((z - 12.5) / 2.0, "norm").pvalue > ALPHA
+
+
+def test_laplace_law():
+    z = exact.laplace(numpy.zeros(200000), 0.5, numpy.random.default_rng(2))
+    assert stats.kstest(z / 0.5, "laplace").pvalue > ALPHA
+
+
+@pytest.mark.parametrize("d", [1, 3, 20])
+def test_spherical_laplace_radius_and_direction(d):
+    """Radius |Z| ~ Gamma(d); direction: (u.Z/|Z| + 1)/2 ~ Beta((d-1)/2, (d-1)/2) for a fixed
+    unit u (d > 1), and the sign for d = 1."""
+    count = 40000
+    z = exact.spherical_laplace(numpy.zeros((count, d)), 1.0, numpy.random.default_rng(d))
+    radius = numpy.linalg.norm(z, axis=1)
+    assert stats.kstest(radius, "gamma", args=(d,)).pvalue > ALPHA
+    if d == 1:
+        assert stats.binomtest(int((z[:, 0] > 0).sum()), count).pvalue > ALPHA
+        return
+    u = numpy.ones(d) / math.sqrt(d)
+    cosine = (z @ u) / radius
+    shape = (d - 1) / 2
+    assert stats.kstest((cosine + 1) / 2, "beta", args=(shape, shape)).pvalue > ALPHA
