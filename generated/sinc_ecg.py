@@ -332,18 +332,12 @@ def _reject_nonfinite(y):
         raise ValueError("values y contain NaN or infinite values")
 
 
+# ---- runtime gpcompiler/runtime/entropy.py, sha256 6a910e6d282132cbf7b708a6fb6da9a5e2db53fe1507f8b0bd70703422292678 (verbatim) ----
+
 class SecureGenerator:
-    """OS-entropy random variates with the numpy.random.Generator interface used here."""
+    """OS-entropy random words: the default noise source of every release."""
 
     _SHAKE_WORDS = 128  # from this many words, SHAKE-128 expands a fresh OS key (faster)
-    _BLOCK = 16384  # normals per block of Box-Muller: its arrays stay in the L2 cache
-
-    @staticmethod
-    def _count(size):
-        """How many variates a NumPy ``size`` (None, an int or a shape) asks for."""
-        if size is None:
-            return 1
-        return math.prod(size) if isinstance(size, (tuple, list)) else int(size)
 
     def _words(self, count):
         """``count`` random 64-bit words: os.urandom, or for ``_SHAKE_WORDS`` words or more
@@ -353,120 +347,6 @@ class SecureGenerator:
         else:
             data = hashlib.shake_128(os.urandom(32)).digest(8 * count)
         return numpy.frombuffer(data, dtype=numpy.uint64)
-
-    def _uniforms(self, words, out=None):
-        """u = (2^52 + m) 2^-(52 + e): m the low 52 bits of each word, e its geometric
-        exponent, one plus the leading zero bits of its top 12 bits T. For T >= 1 the float
-        T 2^-12 has the exponent field 1023 - e exactly, and its mantissa is replaced by m;
-        T = 0 (P = 2^-12) continues in fresh words (_deep_uniform)."""
-        out = numpy.empty(words.size) if out is None else out
-        numpy.multiply(words >> numpy.uint64(52), 2.0 ** -12, out=out)
-        deep = () if out.all() else (out == 0).nonzero()[0].tolist()
-        bits = out.view(numpy.uint64)
-        bits &= numpy.uint64(0x7FF << 52)
-        bits |= words & numpy.uint64((1 << 52) - 1)
-        for i in deep:
-            out[i] = self._deep_uniform(int(words[i]))
-        return out
-
-    def _deep_uniform(self, word):
-        """The uniform of a word whose top 12 bits are 0: e = 12 + the leading zero bits plus
-        one of the stream of fresh words, u by ldexp, exact (rounded where u is subnormal)."""
-        e = 12
-        fresh = 0
-        while not fresh:
-            fresh = int(self._words(1)[0])
-            e += 65 - fresh.bit_length() if fresh else 64
-        return math.ldexp((1 << 52) + (word & ((1 << 52) - 1)), -52 - e)
-
-    def random(self, size=None):
-        """Uniform on (0, 1): u = (2^52 + m) 2^-(52 + e), m a uniform 52-bit mantissa and
-        e a geometric exponent, so every binade [2^-k, 2^(1-k)) has probability 2^-k."""
-        count = self._count(size)
-        values = self._uniforms(self._words(count))
-        return values.reshape(size) if size is not None else float(values[0])
-
-    def standard_normal(self, size=None):
-        """Box-Muller (_box_muller) in blocks of ``_BLOCK`` normals, each from its own
-        draw of entropy."""
-        count = self._count(size)
-        values = numpy.empty(count + count % 2)
-        for start in range(0, values.size, self._BLOCK):
-            block = values[start:start + self._BLOCK]
-            words = self._words(block.size)
-            self._uniforms(words[:block.size // 2], out=block[:block.size // 2])
-            self._box_muller(words[block.size // 2:], block)
-        values = values[:count]
-        return values.reshape(size) if size is not None else float(values[0])
-
-    def _box_muller(self, angle, out):
-        """Normals r (cos, sin)(theta) into out (2n,), which holds in out[:n] the uniforms u
-        of the radius r = sqrt(-2 ln u) (_uniforms, every binade). The angle
-        theta = pi (k 2^-54 + b) comes from the n words ``angle``, k their top 54 bits as a
-        signed integer and b their lowest bit: uniform on a grid of 2^55 points. cos and sin
-        come from one tangent t = tan(pi k 2^-55), |t| <= 1: with w = (-1)^b 2r / (1 + t^2),
-        the pair is (w - (-1)^b r, t w) = (-1)^b r (1 - t^2, 2t) / (1 + t^2)."""
-        n = angle.size
-        x, y = out[:n], out[n:]
-        numpy.log(x, out=x)
-        x *= -8.0
-        numpy.sqrt(x, out=x)  # 2r
-        bits = x.view(numpy.uint64)
-        bits ^= angle << numpy.uint64(63)  # (-1)^b 2r
-        numpy.multiply(angle.view(numpy.int64) >> 10, math.pi * 2.0 ** -55, out=y)
-        numpy.tan(y, out=y)
-        w = numpy.multiply(y, y)
-        w += 1.0
-        numpy.divide(x, w, out=w)
-        y *= w
-        x *= 0.5
-        numpy.subtract(w, x, out=x)
-        return out
-
-    def laplace(self, loc=0.0, scale=1.0, size=None):
-        """loc + scale * sign * Exp(1): the sign is one random bit, Exp(1) = -ln u."""
-        count = self._count(size)
-        sign = numpy.where(self._words(count) >> numpy.uint64(63), -1.0, 1.0)
-        values = loc + scale * sign * -numpy.log(self.random(count))
-        return values.reshape(size) if size is not None else float(values[0])
-
-    def gamma(self, shape, scale=1.0, size=None):
-        """Gamma(shape, scale) for shape >= 1 by Marsaglia-Tsang (vectorized rejection). A
-        round draws the normals and uniforms of 1/16 more candidates than are missing (at
-        least 95% are accepted) from one draw of entropy and keeps the first accepted:
-        candidate d v, v = (1 + c x)^3, x normal, accepted if v > 0 and
-        ln u < x^2 / 2 + d (1 - v + ln v)."""
-        if shape < 1:
-            raise ValueError("SecureGenerator.gamma supports shape >= 1")
-        count = self._count(size)
-        d = shape - 1.0 / 3.0
-        c = 1.0 / math.sqrt(9.0 * d)
-        out = numpy.empty(count)
-        done = 0
-        while done < count:
-            draw = count - done + (count - done) // 16 + 2
-            pairs = (draw + 1) // 2
-            words = self._words(draw + 2 * pairs)
-            u = numpy.empty(draw + 2 * pairs)  # acceptance uniforms, then the normals
-            self._uniforms(words[:draw + pairs], out=u[:draw + pairs])
-            x = self._box_muller(words[draw + pairs:], u[draw:])[:draw]
-            v = c * x
-            v += 1.0
-            positive = v > 0
-            v *= v * v
-            bound = numpy.log(numpy.where(positive, v, 1.0))
-            bound -= v
-            bound += 1.0
-            bound *= d
-            x *= x
-            x *= 0.5
-            bound += x
-            ok = positive & (numpy.log(u[:draw]) < bound)
-            accepted = v[ok][:count - done]
-            out[done:done + accepted.size] = accepted
-            done += accepted.size
-        values = out * (d * scale)
-        return values.reshape(size) if size is not None else float(values[0])
 
 
 def default_generator(rng):
@@ -480,9 +360,387 @@ def default_generator(rng):
         if rng < 0:
             raise ValueError(f"a seed must be a non-negative integer, got {rng}")
         return numpy.random.default_rng(int(rng))
-    if not all(hasattr(rng, name) for name in ("standard_normal", "laplace", "gamma")):
+    if not (hasattr(rng, "_words") or hasattr(rng, "integers")):
         raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {rng!r}")
     return rng
+
+# ---- end of runtime gpcompiler/runtime/entropy.py ----
+
+
+# ---- runtime gpcompiler/runtime/exact.py, sha256 6298b0d6becafb896452448a0a8c6762a2c26321bc35f711b63d637ef01baa23 (verbatim) ----
+
+LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
+_U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
+_LIB_ULPS = 4  # assumed error bound of numpy.log, numpy.cos, numpy.sin in ulps (<= 2 _U |v|)
+_TINY = 2.0 ** -1000  # an absolute floor under every radius (covers underflow)
+_GROW = 1 + 2.0 ** -40  # covers the rounding of the few operations that form a radius
+_LEVELS = 64  # refinement levels before giving up (probability < 2^-4000 per coordinate)
+
+
+def lattice(scale):
+    """The public lattice step gamma of a noise scale: the largest power of two <= scale,
+    times 2^-LATTICE_BITS (a function of public values only)."""
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"a noise scale must be positive and finite, got {scale!r}")
+    return math.ldexp(1.0, math.frexp(scale)[1] - 1 - LATTICE_BITS)
+
+
+def random_words(rng, count):
+    """``count`` random 64-bit words: a SecureGenerator's OS entropy, or the stream of a
+    seeded numpy Generator (tests: the same exact-rounding semantics, reproducibly)."""
+    if hasattr(rng, "_words"):
+        return numpy.array(rng._words(count), dtype=numpy.uint64)
+    return rng.integers(0, 1 << 64, size=count, dtype=numpy.uint64, endpoint=False)
+
+
+# -- the fast path: balls (mid, rad) in float64 -------------------------------------------
+
+
+def _lib(mid, rad):
+    """A ball after a library function: the radius grows by _LIB_ULPS ulps of the result."""
+    return (rad + _LIB_ULPS * 2 * _U * numpy.abs(mid) + _TINY) * _GROW
+
+
+def _times(a, b):
+    """The ball of a product: |xy - ab| <= |a| rb + |b| ra + ra rb, plus its rounding."""
+    mid = a[0] * b[0]
+    rad = numpy.abs(a[0]) * b[1] + numpy.abs(b[0]) * a[1] + a[1] * b[1]
+    return mid, (rad + _U * numpy.abs(mid) + _TINY) * _GROW
+
+
+def _exp_ball(words):
+    """E = -ln U with U in [m, m + 1] 2^-52: at the midpoint (2m + 1) 2^-53, radius the slope
+    bound 2^-53 / (m 2^-52) = 1 / (2m); m = 0 gives an infinite radius (refined later)."""
+    m = (words >> numpy.uint64(12)).astype(float)
+    mid = m * 2.0
+    mid += 1.0
+    mid *= 2.0 ** -53
+    numpy.log(mid, out=mid)
+    numpy.negative(mid, out=mid)
+    with numpy.errstate(divide="ignore"):
+        rad = numpy.divide(0.5, m, out=m)
+    rad += (2 * _LIB_ULPS * _U) * mid
+    rad += _TINY
+    rad *= _GROW
+    return mid, rad
+
+
+def _sqrt_ball(a):
+    """sqrt of a ball of non-negative reals: slope bound rad / sqrt(mid) where the ball stays
+    above mid / 2, else |sqrt(x) - sqrt(y)| <= sqrt|x - y|."""
+    mid = numpy.sqrt(a[0])
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        rad = numpy.where(a[1] <= a[0] / 2, a[1] / mid, numpy.sqrt(a[1]))
+    return mid, (rad + _U * mid + _TINY) * _GROW
+
+
+# |theta - 2 pi U| <= 2 pi 2^-53 (the bits not drawn) + 2^-51 (2 pi as a float) + 2^-51
+# (the product's rounding) < 24 _U; |cos|, |sin| <= 1, so the library's error is below
+# 2 _LIB_ULPS _U, and the product's rounding below 2 _U of the radius r (|N| <= r).
+_ANGLE = (24 + 2 * _LIB_ULPS + 4) * _U
+
+
+def _normal_balls(first, second):
+    """Box-Muller from two arrays of words: the cosine parts, the sine parts, and one
+    radius for both: |N - r cos| <= rad(r) + r _ANGLE (with a cross term below _GROW)."""
+    e_mid, e_rad = _exp_ball(first)
+    e_mid *= 2.0
+    e_rad *= 2.0
+    r, r_rad = _sqrt_ball((e_mid, e_rad))
+    theta = ((second >> numpy.uint64(12)).astype(float) * 2 + 1) * (2.0 ** -53 * 2 * math.pi)
+    cos, sin = numpy.cos(theta), numpy.sin(theta, out=theta)
+    cos *= r
+    sin *= r
+    r *= _ANGLE
+    r += r_rad
+    r += _TINY
+    r *= _GROW
+    return cos, sin, r
+
+
+def _pair_layout(n):
+    """Pairs for n normals: ceil(n/2); element i < pairs is the cosine part of pair i,
+    element pairs + i the sine part of pair i."""
+    return (n + 1) // 2
+
+
+def _normals(words, n):
+    """Balls of n normals (last axis) from words of shape (..., 2 pairs)."""
+    pairs = _pair_layout(n)
+    cos, sin, rad = _normal_balls(words[..., :pairs], words[..., pairs:])
+    return (numpy.concatenate([cos, sin], axis=-1)[..., :n],
+            numpy.concatenate([rad, rad], axis=-1)[..., :n])
+
+
+def _tree_sum(values):
+    """Pairwise sum over the last axis in a fixed order, and its number of levels L: for
+    non-negative terms the float sum errs by at most L _U (1 + small) times the sum."""
+    levels = 0
+    while values.shape[-1] > 1:
+        if values.shape[-1] % 2:
+            values = numpy.concatenate([values, numpy.zeros(values.shape[:-1] + (1,))], -1)
+        values = values[..., 0::2] + values[..., 1::2]
+        levels += 1
+    return values[..., 0], levels
+
+
+def _sum_ball(mid, rad):
+    """The ball of a sum of balls of non-negative reals over the last axis."""
+    total, levels = _tree_sum(mid)
+    spread, _ = _tree_sum(rad)
+    rad = spread * (1 + 2 * levels * _U) + (levels + 1) * _U * total
+    return total, (rad + _TINY) * _GROW
+
+
+def _spherical_balls(words, d):
+    """Balls of Z = R N / |N| per row, from words (..., d) for R then (..., 2 pairs) for N."""
+    radius = _sum_ball(*_exp_ball(words[..., :d]))
+    normal = _normals(words[..., d:], d)
+    norm = _sqrt_ball(_sum_ball(*_times(normal, normal)))
+    low = norm[0] - norm[1]
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        factor = radius[0] / norm[0]
+        rad = (radius[1] + factor * norm[1]) / low
+    rad = numpy.where(low > 0, (rad + _U * factor + _TINY) * _GROW, numpy.inf)
+    return _times((factor[..., None], rad[..., None]), normal)
+
+
+def _decide(x, scale, noise, gamma):
+    """round_gamma(x + scale z) for z in the ball ``noise``: (release, decided). With
+    k = rint(x / gamma), r = x - k gamma is exact, and the release is (k + j) gamma with j
+    the cell of r + scale z when both ends of its ball fall in one cell."""
+    k = numpy.rint(x / gamma)
+    r = x - k * gamma
+    v = _times((scale, 0.0), noise)
+    mid = r + v[0]
+    rad = (v[1] + 2 * _U * numpy.abs(mid) + _TINY) * _GROW
+    low, high = numpy.rint((mid - rad) / gamma), numpy.rint((mid + rad) / gamma)
+    return (k + low) * gamma + 0.0, low == high
+
+
+# -- the rigorous fallback: mpmath intervals on longer prefixes ---------------------------
+
+
+class _Prefixes:
+    """The bits drawn so far of a group of uniforms: U_i in [M_i, M_i + 1] 2^-bits."""
+
+    def __init__(self, words):
+        self.values = [int(w) >> 12 for w in words]
+        self.bits = 52
+
+    def extend(self, rng):
+        """64 more bits for every uniform (drawn in order, one word each)."""
+        fresh = random_words(rng, len(self.values))
+        self.values = [(v << 64) | int(w) for v, w in zip(self.values, fresh)]
+        self.bits += 64
+
+    def intervals(self, iv):
+        step = iv.mpf(2) ** -self.bits
+        return [iv.mpf([v, v + 1]) * step for v in self.values]
+
+
+def _iv_normals(iv, first, second, n):
+    """Interval normals from interval uniforms (the layout of _pair_layout)."""
+    cos, sin = [], []
+    for u1, u2 in zip(first, second):
+        radius = iv.sqrt(-2 * iv.log(u1))
+        angle = 2 * iv.pi * u2
+        cos.append(radius * iv.cos(angle))
+        sin.append(radius * iv.sin(angle))
+    return (cos + sin)[:n]
+
+
+def _index(end, power):
+    """The nearest integer (ties to even) to an exact mpmath endpoint (sign, man, exp, bc)
+    divided by gamma = 2^power, in integer arithmetic; None for an infinite endpoint."""
+    sign, man, exp, _ = end
+    if not man:
+        return None if exp else 0
+    man, shift = (-man if sign else man), exp - power
+    if shift >= 0:
+        return man << shift
+    n = man >> -shift
+    rest, half = man - (n << -shift), 1 << (-shift - 1)
+    return n + (rest > half or (rest == half and n & 1))
+
+
+def _nearest(value, gamma):
+    """The lattice index of an interval if both its ends round to one, else None."""
+    power = math.frexp(gamma)[1] - 1
+    low, high = (_index(end, power) for end in value._mpi_)  # mpmath 1.3 endpoints
+    return low if low is not None and low == high else None
+
+
+def _refine(rng, words, compute, gamma):
+    """Lattice indices of the outputs of ``compute(iv, uniforms)`` (intervals), refined by 64
+    bits per uniform and level until every output lies in one lattice cell."""
+    from mpmath import iv
+    prefixes, saved = _Prefixes(words), iv.prec
+    try:
+        for _ in range(_LEVELS):
+            prefixes.extend(rng)
+            iv.prec = prefixes.bits + 64
+            cells = [_nearest(v, gamma) for v in compute(iv, prefixes.intervals(iv))]
+            if None not in cells:
+                return cells
+    finally:
+        iv.prec = saved
+    raise ArithmeticError("exact noise: no lattice cell after 64 refinements (p < 2^-4000)")
+
+
+def _finish(x, scale, words, balls, gamma, rng, rows, compute):
+    """Releases of a batch of rows: decided by the fast path where possible, the undecided
+    rows refined one by one (their order fixed, so a seeded rng is reproducible)."""
+    out, decided = _decide(x, scale, balls, gamma)
+    for row in numpy.flatnonzero(~decided.reshape(rows, -1).all(axis=1)):
+        xs = x.reshape(rows, -1)[row]
+
+        def cells(iv, uniforms, xs=xs):
+            s = iv.mpf(float(scale))
+            return [iv.mpf(float(a)) + s * z for a, z in zip(xs, compute(iv, uniforms))]
+        out.reshape(rows, -1)[row] = [c * gamma + 0.0 for c in
+                                      _refine(rng, words.reshape(rows, -1)[row], cells, gamma)]
+    return out
+
+
+def _as_input(x):
+    x = numpy.array(x, dtype=float)
+    if not numpy.isfinite(x).all():
+        raise ValueError("exact noise: the input contains NaN or infinite values")
+    return x
+
+
+def gaussian(x, scale, rng):
+    """round_gamma(x + scale N), N iid standard normal per entry of x (any shape),
+    gamma = lattice(scale): CGP (paper Thm 3.3) and the Gaussian mechanisms."""
+    x, gamma = _as_input(x), lattice(scale)
+    n = x.size
+    pairs = _pair_layout(n)
+    words = random_words(rng, 2 * pairs).reshape(2, pairs).T.copy()  # (pairs, 2)
+    cos, sin, rad = _normal_balls(words[:, 0], words[:, 1])
+    balls = (numpy.concatenate([cos, sin])[:n].reshape(x.shape),
+             numpy.concatenate([rad, rad])[:n].reshape(x.shape))
+    out, decided = _decide(x, scale, balls, gamma)
+    flat, ok = out.reshape(-1), decided.reshape(-1)
+    for pair in sorted({i % pairs for i in numpy.flatnonzero(~ok)}):
+        members = [i for i in (pair, pair + pairs) if i < n]
+
+        def cells(iv, u, members=members):
+            s = iv.mpf(float(scale))
+            z = _iv_normals(iv, [u[0]], [u[1]], 2)
+            return [iv.mpf(float(x.flat[i])) + s * z[j] for j, i in enumerate(members)]
+        for i, c in zip(members, _refine(rng, words[pair], cells, gamma)):
+            flat[i] = c * gamma + 0.0
+    return out
+
+
+def laplace(x, scale, rng):
+    """round_gamma(x + scale L), L iid standard Laplace per entry of x (any shape)."""
+    x, gamma = _as_input(x), lattice(scale)
+    words = random_words(rng, x.size).reshape(x.shape)
+    sign = numpy.where(words & numpy.uint64(1), -1.0, 1.0)
+    mid, rad = _exp_ball(words)
+
+    out, decided = _decide(x, scale, (sign * mid, rad), gamma)
+    for i in numpy.flatnonzero(~decided.reshape(-1)):
+        signed = -1 if int(words.flat[i]) & 1 else 1
+
+        def cells(iv, u, i=i, signed=signed):
+            return [iv.mpf(float(x.flat[i])) + iv.mpf(float(scale)) * signed * -iv.log(u[0])]
+        out.flat[i] = _refine(rng, words.flat[i:i + 1], cells, gamma)[0] * gamma + 0.0
+    return out
+
+
+def spherical_laplace(x, scale, rng):
+    """round_gamma(x + scale Z) per row of x (..., d): Z spherical Laplace in R^d, density
+    proportional to exp(-|z|) (epsilon-GP with scale 1/epsilon, paper Thm 3.2)."""
+    x, gamma = _as_input(x), lattice(scale)
+    d = x.shape[-1]
+    rows = x.size // d if d else 0
+    width = d + 2 * _pair_layout(d)
+    words = random_words(rng, rows * width).reshape(x.shape[:-1] + (width,))
+    balls = _spherical_balls(words, d)
+
+    def compute(iv, u):
+        radius = sum((-iv.log(v) for v in u[:d]), iv.mpf(0))
+        pairs = _pair_layout(d)
+        normal = _iv_normals(iv, u[d:d + pairs], u[d + pairs:], d)
+        norm = iv.sqrt(sum((v * v for v in normal), iv.mpf(0)))
+        return [radius * v / norm for v in normal]
+    return _finish(x, scale, words, balls, gamma, rng, rows, compute)
+
+
+# -- noisy comparisons: decided as the real numbers decide them ---------------------------
+
+
+class Noise:
+    """One lazily sampled noise value scale * Z, Z standard Laplace or normal (the cosine
+    part of one Box-Muller pair): its bits are drawn once and extended when a comparison
+    needs them, so every comparison it takes part in sees the same real number."""
+
+    def __init__(self, kind, scale, rng):
+        if kind not in ("laplace", "gaussian"):
+            raise ValueError(f"noise kind must be 'laplace' or 'gaussian', got {kind!r}")
+        lattice(scale)  # a positive finite scale
+        self.kind, self.scale, self.rng = kind, float(scale), rng
+        self.words = random_words(rng, 1 if kind == "laplace" else 2)
+        self.prefixes = _Prefixes(self.words)
+
+    def ball(self):
+        """(mid, rad) of the noise from its first 52 bits per uniform (the fast path)."""
+        if self.kind == "laplace":
+            mid, rad = _exp_ball(self.words[:1])
+            if int(self.words[0]) & 1:
+                mid = -mid
+        else:
+            mid, _, rad = _normal_balls(self.words[:1], self.words[1:])
+        return _times((self.scale, 0.0), (mid, rad))
+
+    def interval(self, iv):
+        """The noise as an interval from the bits drawn so far (after at least one extend)."""
+        u = self.prefixes.intervals(iv)
+        if self.kind == "laplace":
+            z = -iv.log(u[0]) * (-1 if int(self.words[0]) & 1 else 1)
+        else:
+            z = _iv_normals(iv, [u[0]], [u[1]], 1)[0]
+        return iv.mpf(self.scale) * z
+
+
+def exceeds(value, threshold, terms):
+    """Whether value + sum(sign * noise for sign, noise in terms) >= threshold, for floats
+    value and threshold taken as exact, decided as the real numbers decide it (ties have
+    probability 0): the float balls first, then 64 more bits per uniform and level."""
+    mid = numpy.array([value - threshold])
+    rad = _U * numpy.abs(mid)
+    for sign, noise in terms:
+        m, r = noise.ball()
+        mid, rad = mid + sign * m, rad + r + _U * numpy.abs(mid + sign * m)
+    rad = (rad + _TINY) * _GROW
+    if mid[0] - rad[0] > 0 or mid[0] + rad[0] < 0:
+        return bool(mid[0] > 0)
+    return _refine_sign(value, threshold, terms)
+
+
+def _refine_sign(value, threshold, terms):
+    """The sign of value - threshold + sum(sign * noise) in interval arithmetic, extending
+    every noise's bits by one word per uniform and level until it is certain."""
+    from mpmath import iv
+    saved = iv.prec
+    try:
+        for _ in range(_LEVELS):
+            for _, noise in terms:
+                noise.prefixes.extend(noise.rng)
+            iv.prec = max(noise.prefixes.bits for _, noise in terms) + 64
+            total = iv.mpf(value) - iv.mpf(threshold)
+            for sign, noise in terms:
+                total += sign * noise.interval(iv)
+            if total > 0 or total < 0:  # True only when the whole interval is on one side
+                return bool(total > 0)
+    finally:
+        iv.prec = saved
+    raise ArithmeticError("exact comparison: undecided after 64 refinements (p < 2^-4000)")
+
+# ---- end of runtime gpcompiler/runtime/exact.py ----
 
 
 def _budget(epsilon, rho):
@@ -577,27 +835,18 @@ def _check_headroom(c, scale, y):
 
 
 def _add_noise(c, scale, spherical, rng, y=None):
-    """c + scale Z per curve: Z = R U, U uniform on the sphere, R ~ Gamma(d) (GP), or Z
-    standard normal (CGP). The per-curve factor is formed first: one pass over the noise.
+    """round_gamma(c + scale Z) per curve, exactly (the runtime's exact.py): Z spherical
+    Laplace in R^d (GP) or standard normal (CGP), gamma = lattice(scale).
     y: the values c was projected from, checked here (_reject_nonfinite) if c was not."""
     _check_headroom(c, scale, y)
-    batch = c.shape[:c.ndim - len(COEF_SHAPE)]
-    noise = rng.standard_normal(batch + (COEF_DIM,))
-    if spherical and not batch:  # one curve: the factor in Python floats
-        noise *= rng.gamma(COEF_DIM) * scale / math.sqrt(noise.dot(noise))
-    elif spherical:
-        norm = numpy.sqrt(numpy.einsum("...i,...i->...", noise, noise))
-        noise *= (rng.gamma(COEF_DIM, size=batch) * scale / norm)[..., None]
-    else:
-        noise *= scale
-    released = noise if noise.shape == c.shape else noise.reshape(c.shape)
-    released += c
-    if not _finite(released):
+    if not _finite(c):
         if y is not None:
             _reject_nonfinite(y)
-        raise ValueError("the release overflows float64: the budget is too small, or the "
-                         "values too large, for float64")
-    return released
+        raise ValueError("coefficients contain NaN or infinite values")
+    batch = c.shape[:c.ndim - len(COEF_SHAPE)]
+    flat = c.reshape(batch + (COEF_DIM,))
+    released = spherical_laplace(flat, scale, rng) if spherical else gaussian(flat, scale, rng)
+    return released.reshape(c.shape)
 
 
 def project_and_privatize(t, y, *, epsilon=None, rho=None, rng=None, **params):

@@ -3,6 +3,7 @@
 The output is byte-reproducible: no timestamps, no absolute paths, entries in sorted
 order, floats printed with ``repr`` from values rounded once from the exact value.
 """
+import hashlib
 import inspect
 import math
 import re
@@ -10,7 +11,8 @@ import string
 import textwrap
 from importlib import resources
 
-from . import analysis, rounding, secure
+from . import analysis, rounding
+from .runtime import entropy, exact
 
 _ATOMS = {
     "legendre": '''def _atoms(x, p):
@@ -93,7 +95,7 @@ def emit_cdf_module(ir):
         "hi_exact": ir.hi[1], "moment_sensitivity_squared": ir.moment_sensitivity_squared,
         "alpha": table(ir.alpha), "beta": table(ir.beta),
         "moment_matrix": table(ir.moment_matrix), "offset": table(ir.offset),
-        "secure_generator": _source(secure.SecureGenerator, secure.default_generator),
+        "runtime": runtime_source(),
     })
 
 
@@ -166,7 +168,7 @@ def _common_placeholders(ir):
         "condition_number": ir.condition_number,
         "atoms_size": str(ir.atoms_size), "cholesky_doc": ir.cholesky_doc,
         "orthonormal_function": _orthonormal_function(ir),
-        "secure_generator": _source(secure.SecureGenerator, secure.default_generator),
+        "runtime": runtime_source(),
         "rounding": _source(rounding.ceil_float, rounding.ceil_sqrt),
         "fixed_parameter_check": _FIXED_PARAMETER_CHECK if ir.parameters_fixed else "",
         "value_axes": " + (VALUE_DIM,)" if ir.value_dim > 1 else "",
@@ -375,6 +377,27 @@ def _string(text, width=92):
         return repr(text)
     parts = textwrap.wrap(text, width - 8, drop_whitespace=False)
     return "(\n" + "\n".join(f"    {part!r}" for part in parts) + "\n)"
+
+
+def runtime_body(module):
+    """A runtime module's source after its docstring and imports: what a generated module
+    inlines verbatim (the module already imports math, hashlib, os, numbers and numpy)."""
+    lines = inspect.getsource(module).splitlines()
+    last_import = max(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
+    return "\n".join(lines[last_import + 1:]).strip("\n")
+
+
+def runtime_source():
+    """The inlined runtime (entropy, exact noise), each part marked with its sha256 so a
+    reviewer can check that it is the audited gpcompiler/runtime source."""
+    parts = []
+    for module in (entropy, exact):
+        body = runtime_body(module)
+        digest = hashlib.sha256(body.encode()).hexdigest()
+        name = module.__name__.replace(".", "/") + ".py"
+        parts.append(f"# ---- runtime {name}, sha256 {digest} (verbatim) ----\n\n"
+                     f"{body}\n\n# ---- end of runtime {name} ----")
+    return "\n\n\n".join(parts)
 
 
 def _source(*objects):

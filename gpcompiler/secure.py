@@ -1,10 +1,7 @@
 """Cryptographically secure noise from OS entropy, vectorized with NumPy (docs/design.md,
 Secure noise).
 
-Entropy: 64-bit words from the OS CSPRNG (``os.urandom``) for draws of fewer than 128
-words; for larger draws a fresh 256-bit key from ``os.urandom`` per draw (per block of
-normals), expanded by the SHAKE-128 XOF (FIPS 202, ``hashlib``), a standard CSPRNG
-construction with 128-bit security, about twice as fast as ``os.urandom`` here. Uniforms
+Entropy: 64-bit words from runtime/entropy.py (one draw per block of normals). Uniforms
 reach every binade of (0, 1): a geometric exponent e (P[e = k] = 2^-k) and a 52-bit
 mantissa give u = (1 + m 2^-52) 2^-e, so P[u < 2^-k] = 2^-k for every k and the tails of
 the samplers below reach the limits of float64. Normals come from Box-Muller (the radius
@@ -14,22 +11,21 @@ Marsaglia-Tsang rejection. Only the methods the mechanisms use are provided, wit
 Generator signatures, so a SecureGenerator can stand wherever a seeded Generator is
 accepted.
 
-Floating point caveat: these are continuous samplers evaluated in float64. They are not
-hardened against attacks on the low-order bits of floating-point noise (Mironov 2012); no
-snapping is applied. Noise scales are rounded up, never down.
+These float64 samplers serve simulations (the auditor's batched runs, experiments) only:
+they are not hardened against attacks on low-order bits (Mironov 2012). Every release is
+drawn by gpcompiler/runtime/exact.py instead, exactly rounded to a public lattice.
 """
-import hashlib
 import math
-import numbers
-import os
 
 import numpy
 
+from .runtime import entropy
+from .runtime.entropy import default_generator  # noqa: F401 (the public noise source)
 
-class SecureGenerator:
+
+class SecureGenerator(entropy.SecureGenerator):
     """OS-entropy random variates with the numpy.random.Generator interface used here."""
 
-    _SHAKE_WORDS = 128  # from this many words, SHAKE-128 expands a fresh OS key (faster)
     _BLOCK = 16384  # normals per block of Box-Muller: its arrays stay in the L2 cache
 
     @staticmethod
@@ -38,15 +34,6 @@ class SecureGenerator:
         if size is None:
             return 1
         return math.prod(size) if isinstance(size, (tuple, list)) else int(size)
-
-    def _words(self, count):
-        """``count`` random 64-bit words: os.urandom, or for ``_SHAKE_WORDS`` words or more
-        SHAKE-128 keyed by 32 fresh bytes of os.urandom."""
-        if count < self._SHAKE_WORDS:
-            data = os.urandom(8 * count)
-        else:
-            data = hashlib.shake_128(os.urandom(32)).digest(8 * count)
-        return numpy.frombuffer(data, dtype=numpy.uint64)
 
     def _uniforms(self, words, out=None):
         """u = (2^52 + m) 2^-(52 + e): m the low 52 bits of each word, e its geometric
@@ -162,18 +149,3 @@ class SecureGenerator:
         values = out * (d * scale)
         return values.reshape(size) if size is not None else float(values[0])
 
-
-def default_generator(rng):
-    """The noise source: None -> SecureGenerator (OS entropy, production); an int seed ->
-    numpy.random.default_rng(seed) (tests, demos); a Generator or SecureGenerator as is."""
-    if rng is None:
-        return SecureGenerator()
-    if isinstance(rng, (numpy.random.Generator, SecureGenerator)):
-        return rng
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
-        if rng < 0:
-            raise ValueError(f"a seed must be a non-negative integer, got {rng}")
-        return numpy.random.default_rng(int(rng))
-    if not all(hasattr(rng, name) for name in ("standard_normal", "laplace", "gamma")):
-        raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {rng!r}")
-    return rng

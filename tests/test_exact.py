@@ -205,3 +205,78 @@ def test_spherical_laplace_radius_and_direction(d):
     cosine = (z @ u) / radius
     shape = (d - 1) / 2
     assert stats.kstest((cosine + 1) / 2, "beta", args=(shape, shape)).pvalue > ALPHA
+
+
+def _certified_log_ratio(hits_a, hits_b, count, level=1e-3):
+    """A lower confidence bound (each side at ``level``, Clopper-Pearson) on
+    |log(P_a[E] / P_b[E])|: 0 when the intervals of the two rates overlap."""
+    def interval(k):
+        ci = stats.binomtest(k, count).proportion_ci(1 - level, method="exact")
+        return ci.low, ci.high
+    (a_lo, a_hi), (b_lo, b_hi) = interval(hits_a), interval(hits_b)
+    if a_lo > b_hi:
+        return math.log(a_lo / b_hi)
+    if b_lo > a_hi:
+        return math.log(b_lo / a_hi)
+    return 0.0
+
+
+def _low_bit_events(y):
+    """The reviewers' event (2^-9 <= |y| < 2^-6, y not a multiple of 2^-57) and low-bit
+    events of the lattice index and of the float's own mantissa."""
+    magnitude = numpy.abs(y)
+    band = (magnitude >= 2.0 ** -9) & (magnitude < 2.0 ** -6)
+    mantissa = numpy.frexp(y)[0] * 2.0 ** 53
+    return {"band, not a multiple of 2^-57": band & (numpy.fmod(y, 2.0 ** -57) != 0),
+            "odd mantissa": numpy.fmod(mantissa, 2) != 0,
+            "mantissa 0 mod 8": numpy.fmod(mantissa, 8) == 0,
+            "band": band}
+
+
+def _attack(release, count=60000):
+    """Largest certified log-ratio over the events between c = 0 and c'_0 = 3 2^-58."""
+    base = release(0.0, count)
+    moved = release(3 * 2.0 ** -58, count)
+    return max(_certified_log_ratio(int(a.sum()), int(b.sum()), count)
+               for a, b in zip(_low_bit_events(base).values(), _low_bit_events(moved).values()))
+
+
+@pytest.mark.parametrize("model", ["rho", "epsilon"])
+def test_low_bit_attack_finds_no_separation(model):
+    """Mironov-style attack on coordinate 0 of fourier8.privatize (OS entropy, batches of
+    60,000 releases each): certified log-ratio below 0.3 for every event."""
+    from conftest import generated
+    module = generated("fourier8")
+
+    def release(first, count):
+        c = numpy.zeros((count,) + module.COEF_SHAPE)
+        c[:, 0] = first
+        return module.privatize(c, **{model: 0.5})[:, 0]
+    assert _attack(release) < 0.3
+
+
+def test_low_bit_attack_separates_float_noise():
+    """The same attack against float64 Box-Muller noise (the samplers releases used before,
+    kept for simulations) separates the two inputs: the test has power."""
+    from gpcompiler.secure import SecureGenerator
+    generator = SecureGenerator()
+
+    def release(first, count):
+        block = generator._BLOCK  # the first half of each block holds the cosine parts
+        cosines = [generator.standard_normal(block)[:block // 2]
+                   for _ in range(-(-2 * count // block))]
+        return first + numpy.concatenate(cosines)[:count]
+    assert _attack(release) > 1.0
+
+
+def test_mironov_attack_on_cdf_gaussian():
+    """The CDF estimators' Gaussian: neighbouring sums 1e-17 apart give lattice releases
+    whose low bits carry no information (certified log-ratio below 0.3)."""
+    from conftest import generated
+    module = generated("cdf_wages")
+
+    def release(first, count):
+        vector = numpy.zeros(count)
+        vector[:] = first
+        return module.privatize(vector, 1.0)
+    assert _attack(release) < 0.3

@@ -323,3 +323,74 @@ def spherical_laplace(x, scale, rng):
         norm = iv.sqrt(sum((v * v for v in normal), iv.mpf(0)))
         return [radius * v / norm for v in normal]
     return _finish(x, scale, words, balls, gamma, rng, rows, compute)
+
+
+# -- noisy comparisons: decided as the real numbers decide them ---------------------------
+
+
+class Noise:
+    """One lazily sampled noise value scale * Z, Z standard Laplace or normal (the cosine
+    part of one Box-Muller pair): its bits are drawn once and extended when a comparison
+    needs them, so every comparison it takes part in sees the same real number."""
+
+    def __init__(self, kind, scale, rng):
+        if kind not in ("laplace", "gaussian"):
+            raise ValueError(f"noise kind must be 'laplace' or 'gaussian', got {kind!r}")
+        lattice(scale)  # a positive finite scale
+        self.kind, self.scale, self.rng = kind, float(scale), rng
+        self.words = random_words(rng, 1 if kind == "laplace" else 2)
+        self.prefixes = _Prefixes(self.words)
+
+    def ball(self):
+        """(mid, rad) of the noise from its first 52 bits per uniform (the fast path)."""
+        if self.kind == "laplace":
+            mid, rad = _exp_ball(self.words[:1])
+            if int(self.words[0]) & 1:
+                mid = -mid
+        else:
+            mid, _, rad = _normal_balls(self.words[:1], self.words[1:])
+        return _times((self.scale, 0.0), (mid, rad))
+
+    def interval(self, iv):
+        """The noise as an interval from the bits drawn so far (after at least one extend)."""
+        u = self.prefixes.intervals(iv)
+        if self.kind == "laplace":
+            z = -iv.log(u[0]) * (-1 if int(self.words[0]) & 1 else 1)
+        else:
+            z = _iv_normals(iv, [u[0]], [u[1]], 1)[0]
+        return iv.mpf(self.scale) * z
+
+
+def exceeds(value, threshold, terms):
+    """Whether value + sum(sign * noise for sign, noise in terms) >= threshold, for floats
+    value and threshold taken as exact, decided as the real numbers decide it (ties have
+    probability 0): the float balls first, then 64 more bits per uniform and level."""
+    mid = numpy.array([value - threshold])
+    rad = _U * numpy.abs(mid)
+    for sign, noise in terms:
+        m, r = noise.ball()
+        mid, rad = mid + sign * m, rad + r + _U * numpy.abs(mid + sign * m)
+    rad = (rad + _TINY) * _GROW
+    if mid[0] - rad[0] > 0 or mid[0] + rad[0] < 0:
+        return bool(mid[0] > 0)
+    return _refine_sign(value, threshold, terms)
+
+
+def _refine_sign(value, threshold, terms):
+    """The sign of value - threshold + sum(sign * noise) in interval arithmetic, extending
+    every noise's bits by one word per uniform and level until it is certain."""
+    from mpmath import iv
+    saved = iv.prec
+    try:
+        for _ in range(_LEVELS):
+            for _, noise in terms:
+                noise.prefixes.extend(noise.rng)
+            iv.prec = max(noise.prefixes.bits for _, noise in terms) + 64
+            total = iv.mpf(value) - iv.mpf(threshold)
+            for sign, noise in terms:
+                total += sign * noise.interval(iv)
+            if total > 0 or total < 0:  # True only when the whole interval is on one side
+                return bool(total > 0)
+    finally:
+        iv.prec = saved
+    raise ArithmeticError("exact comparison: undecided after 64 refinements (p < 2^-4000)")
