@@ -1442,7 +1442,7 @@ def _reject_nonfinite(y):
         raise ValueError("values y contain NaN or infinite values")
 
 
-# ---- runtime gpcompiler/runtime/entropy.py, sha256 6a910e6d282132cbf7b708a6fb6da9a5e2db53fe1507f8b0bd70703422292678 (verbatim) ----
+# ---- runtime/entropy.py sha256 6a910e6d282132cbf7b708a6fb6da9a5e2db53fe1507f8b0bd70703422292678
 
 class SecureGenerator:
     """OS-entropy random words: the default noise source of every release."""
@@ -1474,10 +1474,10 @@ def default_generator(rng):
         raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {rng!r}")
     return rng
 
-# ---- end of runtime gpcompiler/runtime/entropy.py ----
+# ---- end of runtime/entropy.py
 
 
-# ---- runtime gpcompiler/runtime/exact.py, sha256 6298b0d6becafb896452448a0a8c6762a2c26321bc35f711b63d637ef01baa23 (verbatim) ----
+# ---- runtime/exact.py sha256 6298b0d6becafb896452448a0a8c6762a2c26321bc35f711b63d637ef01baa23
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -1850,7 +1850,7 @@ def _refine_sign(value, threshold, terms):
         iv.prec = saved
     raise ArithmeticError("exact comparison: undecided after 64 refinements (p < 2^-4000)")
 
-# ---- end of runtime gpcompiler/runtime/exact.py ----
+# ---- end of runtime/exact.py
 
 
 def _budget(epsilon, rho):

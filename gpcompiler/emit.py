@@ -394,9 +394,9 @@ def runtime_source():
     for module in (entropy, exact):
         body = runtime_body(module)
         digest = hashlib.sha256(body.encode()).hexdigest()
-        name = module.__name__.replace(".", "/") + ".py"
-        parts.append(f"# ---- runtime {name}, sha256 {digest} (verbatim) ----\n\n"
-                     f"{body}\n\n# ---- end of runtime {name} ----")
+        name = module.__name__.split(".", 1)[1].replace(".", "/") + ".py"
+        parts.append(f"# ---- {name} sha256 {digest}\n\n"
+                     f"{body}\n\n# ---- end of {name}")
     return "\n\n\n".join(parts)
 
 

@@ -84,8 +84,9 @@ def _prefixes(words, given):
 
 def _ties(values, gamma, rng):
     """x placing x + value within 1e-12 gamma of a tie between two lattice points."""
-    return numpy.array([float(gamma * (int(k) + mp.mpf(1) / 2 + mp.mpf(rng.uniform(-1, 1)) / 10 ** 12)
-                              - v) for k, v in zip(rng.integers(-5, 5, len(values)), values)])
+    offsets = [mp.mpf(1) / 2 + mp.mpf(rng.uniform(-1, 1)) / 10 ** 12 for _ in values]
+    return numpy.array([float(gamma * (int(k) + o) - v) for k, o, v in
+                        zip(rng.integers(-5, 5, len(values)), offsets, values)])
 
 
 @pytest.mark.parametrize("seed", range(4))
