@@ -58,6 +58,8 @@ class _Probe:
     scale and returns loc + scale, a normal draw is the first unit vector (or 1), a Gamma
     draw its scale; so a release of zeros returns its noise scale in coordinate 0."""
 
+    audit_replay = True  # draws floats: adaptive.noise.draw
+
     def __init__(self):
         self.scales = []
 
@@ -92,6 +94,8 @@ class NoiseModelError(ValueError):
 class _Recorder:
     """A seeded generator that records the normal and Gamma draws of one release; a
     release that draws any other variate is not of the batched runs' law."""
+
+    audit_replay = True  # draws floats: adaptive.noise.draw
 
     def __init__(self):
         self.rng, self.normals, self.gammas = numpy.random.default_rng(0), [], []
@@ -282,6 +286,8 @@ class _Script:
     """The generator of one replay: the k-th scalar Laplace or normal draw is variate k
     (the same random variable in every replay with the same decisions); comparisons follow
     ``decisions``. Releases are spied, so vector draws never reach it."""
+
+    audit_replay = True  # draws floats: adaptive.noise.draw
 
     def __init__(self, decisions):
         self.decisions, self.made, self.draws = decisions, 0, 0

@@ -303,6 +303,8 @@ def _conform(module, model, budget, noise, draws, alpha, seed, progress):
 class _Recording:
     """A generator proxy recording the Laplace variates drawn through it (minus loc)."""
 
+    audit_replay = True  # draws floats: adaptive.noise.draw
+
     def __init__(self, rng):
         self.rng, self.values = rng, []
 

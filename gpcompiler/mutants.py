@@ -128,6 +128,8 @@ class ScaledGenerator:
     """A generator proxy whose Laplace, Gamma and normal variates are multiplied by
     ``laplace``, ``gamma`` and ``normal`` (the noise of whichever step draws from it)."""
 
+    audit_replay = True  # draws floats: adaptive.noise.draw
+
     def __init__(self, rng, *, laplace=1.0, gamma=1.0, normal=1.0):
         self.rng, self.factors = rng, (laplace, gamma, normal)
 

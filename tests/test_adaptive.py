@@ -89,25 +89,22 @@ def test_overspending_raises_before_any_noise_is_drawn():
     assert rng.bit_generator.state == state and len(ledger.spends) == 1
 
 
-class _CountingGenerator:
-    def __init__(self, seed):
-        self.rng = numpy.random.default_rng(seed)
-        self.laplace_calls = []
-
-    def laplace(self, loc, scale):
-        self.laplace_calls.append(scale)
-        return self.rng.laplace(loc, scale)
-
-
-def test_svt_finds_well_separated_query_and_draws_threshold_noise_once():
+def test_svt_finds_well_separated_query_and_draws_threshold_noise_once(monkeypatch):
+    """W ~ Lap(K/eps1) once, then V_j ~ Lap(2K/eps2) per query asked, each an exact noise."""
+    import importlib
+    svt_module = importlib.import_module("gpcompiler.adaptive.svt")
+    calls, shipped = [], svt_module.draw
+    monkeypatch.setattr(svt_module, "draw",
+                        lambda rng, kind, scale: calls.append((kind, scale)) or
+                        shipped(rng, kind, scale))
     found = []
     for seed in range(200):
-        rng = _CountingGenerator(seed)
+        calls.clear()
         ledger = PrivacyLedger(10.0, "GP")
         index = svt(iter([-20.0, -20.0, -20.0, 20.0, 20.0, 20.0]), 0.0, 1.0, 4.0, 4.0,
-                    rng=rng, ledger=ledger, label="test")
+                    rng=numpy.random.default_rng(seed), ledger=ledger, label="test")
         found.append(index)
-        assert rng.laplace_calls[0] == 0.25 and rng.laplace_calls[1:] == [0.5] * (index + 1)
+        assert calls == [("laplace", 0.25)] + [("laplace", 0.5)] * (index + 1)
         assert ledger.total == 8.0
     assert found.count(3) >= 195
 

@@ -117,7 +117,10 @@ def test_the_comparison_sees_a_sampler_with_halved_svt_noise():
 
 
 class _ScaleRecorder:
-    """A generator proxy keeping the scale of every Laplace draw."""
+    """A generator proxy keeping the scale of every Laplace draw (a replay object: the
+    algorithm draws its noise as floats through it)."""
+
+    audit_replay = True
 
     def __init__(self, rng):
         self.rng, self.scales = rng, []

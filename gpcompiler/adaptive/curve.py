@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy
 
-from ..secure import default_generator
+from .noise import noise_source
 from .ledger import PrivacyLedger, check_budget
 
 
@@ -128,4 +128,4 @@ def prepare_run(t, y, domain, epsilon, rho, beta, rng):
     model, budget = check_budget(epsilon, rho)
     check_beta(beta)
     ledger = PrivacyLedger(budget, model)
-    return make_curve(t, y, domain), ledger, default_generator(rng)
+    return make_curve(t, y, domain), ledger, noise_source(rng)

@@ -1,24 +1,46 @@
-"""Noise of the local mechanisms (paper Thm 3.2, 3.3), charged to a ledger first."""
+"""Noise of the local mechanisms (paper Thm 3.2, 3.3), charged to a ledger first. Releases
+and noisy comparisons are exact (gpcompiler/runtime/exact.py); the auditor's replay objects
+(``audit_replay = True``) draw the same laws as floats, to read scales and script decisions."""
 from fractions import Fraction
 
 import numpy
 
 from ..errors import DataError
 from ..rounding import ceil_float, ceil_sqrt
+from ..runtime import exact
+from ..runtime.entropy import default_generator
 
 
 def spherical_laplace(rng, shape, dimension):
-    """Z with density ~ exp(-|z|) in R^dimension: radius Gamma(d, 1), direction a normalized
-    Gaussian vector. ``shape`` is the batch shape."""
+    """Float simulation of Z with density ~ exp(-|z|) in R^dimension (the auditor's batched
+    runs): radius Gamma(d, 1), direction a normalized Gaussian vector."""
     direction = rng.standard_normal(tuple(shape) + (dimension,))
     direction /= numpy.linalg.norm(direction, axis=-1, keepdims=True)
     return rng.gamma(dimension, size=tuple(shape))[..., None] * direction
 
 
+def _replay(rng):
+    """Whether ``rng`` is one of the auditor's replay objects (never a release's source)."""
+    return getattr(rng, "audit_replay", False)
+
+
+def noise_source(rng):
+    """default_generator(rng), or the auditor's replay object as it is."""
+    return rng if _replay(rng) else default_generator(rng)
+
+
+def draw(rng, kind, scale):
+    """One lazily sampled scalar noise scale * Z (Z Laplace or normal): an exact.Noise,
+    whose sums and comparisons are decided as the real numbers decide them."""
+    if _replay(rng):
+        return rng.laplace(0.0, scale) if kind == "laplace" else rng.standard_normal() * scale
+    return exact.Noise(kind, scale, rng)
+
+
 def privatize_vector(vector, ledger, label, share, *, rng):
-    """vector + Z/epsilon with one spherical Laplace vector over all coordinates (GP ledger,
-    epsilon = share), or vector + N(0, I)/sqrt(2 rho) (CGP ledger, rho = share); the step
-    is charged to ``ledger`` before anything is drawn."""
+    """round_gamma(vector + Z/epsilon) with one spherical Laplace vector over all coordinates
+    (GP ledger, epsilon = share), or of vector + N(0, I)/sqrt(2 rho) (CGP ledger,
+    rho = share), exactly; the step is charged to ``ledger`` before anything is drawn."""
     vector = numpy.asarray(vector, dtype=float)
     gp = ledger.model == "GP"
     scale = ceil_float(1 / Fraction(share)) if gp else ceil_sqrt(1 / (2 * Fraction(share)))
@@ -28,18 +50,20 @@ def privatize_vector(vector, ledger, label, share, *, rng):
                         "smaller budget")
     if gp:
         ledger.spend_gp(label, share)
-        noise = spherical_laplace(rng, (), vector.size) * scale
     else:
         ledger.spend_cgp(label, share)
-        noise = rng.standard_normal(vector.size) * scale
-    return vector + noise.reshape(vector.shape)
+    if _replay(rng):
+        noise = spherical_laplace(rng, (), vector.size) if gp else rng.standard_normal(vector.size)
+        return vector + (noise * scale).reshape(vector.shape)
+    sample = exact.spherical_laplace if gp else exact.gaussian
+    return sample(vector.reshape(-1), scale, rng).reshape(vector.shape)
 
 
 def scalar_noise(ledger, label, sensitivity, share, *, rng):
     """One noisy scalar query of the given sensitivity: Laplace (GP ledger, epsilon = share)
-    or Gaussian (CGP ledger, rho = share). Returns the noise value."""
+    or Gaussian (CGP ledger, rho = share). Returns the noise (see ``draw``)."""
     if ledger.model == "GP":
         ledger.spend_gp(label, share)
-        return rng.laplace(0.0, ceil_float(Fraction(sensitivity) / Fraction(share)))
+        return draw(rng, "laplace", ceil_float(Fraction(sensitivity) / Fraction(share)))
     ledger.spend_cgp(label, share)
-    return rng.standard_normal() * ceil_sqrt(Fraction(sensitivity) ** 2 / (2 * Fraction(share)))
+    return draw(rng, "gaussian", ceil_sqrt(Fraction(sensitivity) ** 2 / (2 * Fraction(share))))

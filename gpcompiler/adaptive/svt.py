@@ -2,10 +2,12 @@
 from fractions import Fraction
 
 from ..rounding import ceil_float, floor_float
+from .noise import draw
 
 
 def svt(queries, threshold, lipschitz, epsilon1, epsilon2, *, rng, ledger, label):
-    """Index of the first query with g_j + V_j >= T + W, or None if none crosses.
+    """Index of the first query with g_j + V_j >= T + W, or None if none crosses; each
+    comparison decided as the real numbers decide it (runtime/exact.py).
 
     W ~ Lap(K/epsilon1) is drawn once; V_j ~ Lap(2K/epsilon2) per query. ``queries`` is a
     finite (or lazily generated, but finite) iterable of query values g_j(x). The step costs
@@ -14,10 +16,11 @@ def svt(queries, threshold, lipschitz, epsilon1, epsilon2, *, rng, ledger, label
     post-processing of the same outcome).
     """
     ledger.spend_gp(f"{label}: SVT", Fraction(epsilon1) + Fraction(epsilon2))
-    noisy_threshold = threshold + rng.laplace(0.0, ceil_float(Fraction(lipschitz) / Fraction(epsilon1)))
+    noisy_threshold = threshold + draw(rng, "laplace",
+                                       ceil_float(Fraction(lipschitz) / Fraction(epsilon1)))
     query_scale = ceil_float(2 * Fraction(lipschitz) / Fraction(epsilon2))
     for index, value in enumerate(queries):
-        if value + rng.laplace(0.0, query_scale) >= noisy_threshold:
+        if value + draw(rng, "laplace", query_scale) >= noisy_threshold:
             return index
     return None
 

@@ -15,6 +15,7 @@ from numpy.polynomial import legendre
 from scipy.optimize import isotonic_regression
 
 from ..rounding import ceil_sqrt
+from ..runtime import exact
 from ..secure import default_generator
 from ..symbolic import to_float
 from .gaussian import analytic_gaussian_sigma
@@ -161,11 +162,12 @@ class Statistics:
         return ceil_sqrt(COEFFICIENT_SENSITIVITY_SQUARED)
 
     def privatize(self, *, epsilon, delta, rng=None):
-        """Gaussian noise on the sums, with this batch's own (epsilon, delta)."""
+        """Gaussian noise on the sums, with this batch's own (epsilon, delta): the sums'
+        exact rounding to gamma Z (runtime/exact.py, gamma = lattice(sigma))."""
         _check_budget(epsilon, delta)
         sigma = analytic_gaussian_sigma(epsilon, delta, self.sum_sensitivity())
         rng = default_generator(rng)
-        noisy = self.sums + sigma * rng.standard_normal(self.sums.shape)
+        noisy = exact.gaussian(self.sums, sigma, rng)
         return PrivateStatistics(self.method, self.degree, self.lo, self.hi, self.count, noisy,
                                  sigma ** 2, ((epsilon, delta, self.count),), self.queries,
                                  self.batches)

@@ -20,6 +20,7 @@ from scipy.interpolate import RegularGridInterpolator
 from scipy.optimize import isotonic_regression
 
 from ..rounding import ceil_sqrt
+from ..runtime import exact
 from ..secure import default_generator
 from .estimators import CDFEstimate, _check_budget, record_contributions
 from .gaussian import analytic_gaussian_sigma
@@ -182,7 +183,7 @@ def private_coefficients(x, degrees, total_degree, epsilon, delta, rng):
     n, k = x.shape
     sigma = analytic_gaussian_sigma(epsilon, delta, sum_sensitivity(k))
     sums = coefficient_sums(x, degrees, total_degree)
-    return (sums + sigma * rng.standard_normal(sums.shape)) / n, sigma / n
+    return exact.gaussian(sums, sigma, rng) / n, sigma / n
 
 
 def _histogram(x, lo, hi, epsilon, delta, bins, rng):
@@ -191,7 +192,7 @@ def _histogram(x, lo, hi, epsilon, delta, bins, rng):
     counts, _ = numpy.histogramdd(x, bins=bins, range=[(-1, 1)] * k)
     sensitivity = ceil_sqrt(2)
     sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
-    noisy = numpy.maximum(counts + sigma * rng.standard_normal(counts.shape), 0.0)
+    noisy = numpy.maximum(exact.gaussian(counts, sigma, rng), 0.0)
     values = noisy
     for axis in range(k):
         values = numpy.cumsum(values, axis=axis)

@@ -360,6 +360,46 @@ class Noise:
             z = _iv_normals(iv, [u[0]], [u[1]], 1)[0]
         return iv.mpf(self.scale) * z
 
+    def __add__(self, other):
+        return Noisy(0.0, [(1, self)]) + other
+
+    __radd__ = __add__
+
+
+class Noisy:
+    """value + sum(sign * noise): what a noisy query is; its comparisons are exact."""
+
+    def __init__(self, value, terms):
+        self.value, self.terms = float(value), list(terms)
+
+    def __add__(self, other):
+        if isinstance(other, Noise):
+            return Noisy(self.value, self.terms + [(1, other)])
+        if isinstance(other, Noisy):
+            return Noisy(self.value + other.value, self.terms + other.terms)
+        return Noisy(self.value + float(other), self.terms)  # a query computed in float
+
+    __radd__ = __add__
+
+    def _versus(self, other):
+        """(value, threshold, terms) deciding self - other >= 0."""
+        if isinstance(other, Noise):
+            other = Noisy(0.0, [(1, other)])
+        if isinstance(other, Noisy):
+            return self.value, other.value, self.terms + [(-s, n) for s, n in other.terms]
+        return self.value, float(other), self.terms
+
+    def __ge__(self, other):
+        return exceeds(*self._versus(other))
+
+    __gt__ = __ge__  # ties have probability 0
+
+    def __le__(self, other):
+        value, threshold, terms = self._versus(other)
+        return exceeds(threshold, value, [(-s, n) for s, n in terms])
+
+    __lt__ = __le__
+
 
 def exceeds(value, threshold, terms):
     """Whether value + sum(sign * noise for sign, noise in terms) >= threshold, for floats
