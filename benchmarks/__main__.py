@@ -9,7 +9,8 @@ inputs. Ratios are what matter on a shared, noisy machine.
     python -m benchmarks --only dask --records 1e8 [--scheduler tcp://HOST:8786]
 
 BLAS runs one thread unless OPENBLAS_NUM_THREADS is set. Sections: privatize (weights,
-Project-and-Privatize: sinc_ecg, monomial32, and the floors of its noise), seg (PrivFuncSeg,
+Project-and-Privatize: sinc_ecg, monomial32, and the floors of its noise), exact (the
+refinement rate of exact noise and the cost of one refinement), seg (PrivFuncSeg,
 S = 1e3..1e6), select (PrivFuncSelect, S = 1e6), cdf (cdf.estimate, N = 1e7, K = 20), dask
 (a Parquet dataset on a 2-worker LocalCluster with a per-worker memory limit, or a scheduler
 address).
@@ -37,7 +38,7 @@ from gpcompiler.secure import SecureGenerator  # noqa: E402
 
 from benchmarks.original import original_weights  # noqa: E402
 
-SECTIONS = ("privatize", "seg", "select", "cdf", "dask")
+SECTIONS = ("privatize", "exact", "seg", "select", "cdf", "dask")
 
 
 def best_time(function, repeats):
@@ -88,7 +89,7 @@ def module(name):
 
 
 def bench_privatize(args):
-    """Weights and Project-and-Privatize on sinc_ecg and monomial32, 3600 samples per curve:
+    """Weights and Project-and-Privatize (exact noise) on sinc_ecg and monomial32, 3600 samples per curve:
     the first-call weight build against the original build (benchmarks/original.py), and
     B = 1 (best of many calls in a row) and B = --batch curves (best of 20 rounds that time
     each call in turn) against the bare matrix product y @ W of the same shapes; the floors
@@ -123,6 +124,44 @@ def bench_privatize(args):
                 row(f"project_and_privatize B = {size}, {noise}", seconds, "y @ W", times[0])
         row(f"  floor: {normals} PCG64 normals", batch[3], "y @ W, B = batch", batch[0])
         row(f"  floor: entropy, {8 * normals} bytes", batch[4], "y @ W, B = batch", batch[0])
+
+
+class _Counting(SecureGenerator):
+    """OS entropy, counting the draws: one per batch, then one per refinement level."""
+
+    def __init__(self):
+        self.draws = 0
+
+    def _words(self, count):
+        self.draws += 1
+        return super()._words(count)
+
+
+def bench_exact(args):
+    """The exact sampler's rare refinement: how often a row of sinc_ecg's d = 800 spherical
+    Laplace needs one (over --rounds batches of --batch rows, OS entropy) and what one costs
+    (a row placed at a lattice tie, against the fast path of the whole batch)."""
+    from gpcompiler.runtime import exact
+    d, rows = 800, args.batch
+    source = _Counting()
+    zeros = numpy.zeros((rows, d))
+    for _ in range(args.rounds):
+        exact.spherical_laplace(zeros, 1.0, source)
+    refined = source.draws - args.rounds
+    header(f"exact: spherical Laplace, d = {d}, {args.rounds} x {rows} rows")
+    print(f"  refinement levels drawn: {refined} in {args.rounds * rows} rows "
+          f"({refined / (args.rounds * rows):.2e} per row)", flush=True)
+    words = exact.random_words(numpy.random.default_rng(0), d + 2 * ((d + 1) // 2))
+    ball = exact._spherical_balls(words[None, :], d)
+    tie = exact.lattice(1.0) * 0.5 - ball[0][0, 0]
+
+    def one_refinement():
+        x = numpy.zeros(d)
+        x[0] = tie
+        exact.spherical_laplace(x, 1.0, numpy.random.default_rng(0))
+    row("one row refined (d = 800)", best_time(one_refinement, args.repeats),
+        f"fast path, {rows} rows", best_time(lambda: exact.spherical_laplace(zeros, 1.0, source),
+                                             args.repeats))
 
 
 def bench_seg(args):
@@ -237,6 +276,8 @@ def main(argv=None):
                         help="sections to run (default: all but dask)")
     parser.add_argument("--repeats", type=int, default=3, help="best of (default 3)")
     parser.add_argument("--batch", type=int, default=256, help="privatize batch (default 256)")
+    parser.add_argument("--rounds", type=int, default=200,
+                        help="exact: batches counted for the refinement rate (default 200)")
     parser.add_argument("--records", type=float, default=1e8, help="dask records (default 1e8)")
     parser.add_argument("--data-dir", default="/tmp/gpcompiler-bench-parquet",
                         help="where the Parquet dataset is written once and reused "

@@ -38,7 +38,7 @@ import numpy
 
 from .adaptive import piecewise, seg, select
 from .adaptive.curve import Curve, prepare_run
-from .adaptive.noise import spherical_laplace
+from .runtime import exact
 from .mutants import patched
 
 
@@ -155,10 +155,10 @@ def first_crossing(values, threshold, scales, rng):
 
 def release_noise(model, rng, count, size, scale):
     """``count`` release noise vectors (count, size) of the probed ``scale``: spherical
-    Laplace (GP) or N(0, scale^2 I) (CGP), drawn as noise.privatize_vector draws one."""
-    if model == "GP":
-        return spherical_laplace(rng, (count,), size) * scale
-    return rng.standard_normal((count, size)) * scale
+    Laplace (GP) or N(0, scale^2 I) (CGP), exactly rounded as noise.privatize_vector
+    releases one (runtime/exact.py)."""
+    sample = exact.spherical_laplace if model == "GP" else exact.gaussian
+    return sample(numpy.zeros((count, size)), scale, rng)
 
 
 class SelectRuns:

@@ -281,3 +281,49 @@ def test_mironov_attack_on_cdf_gaussian():
         vector[:] = first
         return module.privatize(vector, 1.0)
     assert _attack(release) < 0.3
+
+
+@pytest.mark.parametrize("kind", ["laplace", "gaussian"])
+def test_comparisons_near_ties_equal_200_digit_decisions(kind):
+    """value + V - W >= threshold with value within 3 ulps of the tie: the decision is
+    the 200-digit one for all the bits the two noises drew (the fast path cannot decide)."""
+    for seed in range(6):
+        source = Recording(seed)
+        v = exact.Noise(kind, 0.5, source)
+        w = exact.Noise(kind, 2.0, source)
+        first = list(source.given)
+        ideal = [_noise_value(kind, scale, first[i * width:(i + 1) * width], [])
+                 for i, (scale, width) in enumerate(((0.5, v.words.size), (2.0, w.words.size)))]
+        tie = float(ideal[1] - ideal[0] + 1.25)
+        value = tie + (seed - 3) * math.ulp(tie)
+        decided = exact.exceeds(value, 1.25, [(1, v), (-1, w)])
+        assert len(source.given) > len(first), "no refinement was forced"
+        extra = source.given[len(first):]
+        widths = (v.words.size, w.words.size)
+        per_level = sum(widths)
+        levels = [extra[i:i + per_level] for i in range(0, len(extra), per_level)]
+        refined = [_noise_value(kind, 0.5, first[:widths[0]], [lv[:widths[0]] for lv in levels]),
+                   _noise_value(kind, 2.0, first[widths[0]:], [lv[widths[0]:] for lv in levels])]
+        assert decided == (mp.mpf(value) + refined[0] - refined[1] >= mp.mpf(1.25))
+
+
+def _noise_value(kind, scale, words, levels):
+    """The 200-digit noise of ``words`` refined by ``levels`` (one word per uniform each)."""
+    prefixes, bits = [w >> 12 for w in words], 52
+    for level in levels:
+        prefixes = [(p << 64) | w for p, w in zip(prefixes, level)]
+        bits += 64
+    u = [uniform(p, bits) for p in prefixes]
+    if kind == "laplace":
+        return mp.mpf(scale) * (-mp.log(u[0])) * (-1 if words[0] & 1 else 1)
+    return mp.mpf(scale) * normals(u[0], u[1])[0]
+
+
+def test_noisy_sums_compare_exactly_like_floats_far_from_ties():
+    rng = numpy.random.default_rng(4)
+    for _ in range(200):
+        v = exact.Noise("laplace", 1.0, rng)
+        value = float(v.ball()[0][0])
+        assert (3.0 + v >= 3.0 + value + 1e-9) is False
+        assert (3.0 + v >= 3.0 + value - 1e-9) is True
+        assert (v + 1.0 <= value + 1.0 + 1e-9) is True
