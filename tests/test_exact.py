@@ -283,7 +283,7 @@ def test_mironov_attack_on_cdf_gaussian():
     assert _attack(release) < 0.3
 
 
-@pytest.mark.parametrize("kind", ["laplace", "gaussian"])
+@pytest.mark.parametrize("kind", ["laplace", "gaussian", "gumbel"])
 def test_comparisons_near_ties_equal_200_digit_decisions(kind):
     """value + V - W >= threshold with value within 3 ulps of the tie: the decision is
     the 200-digit one for all the bits the two noises drew (the fast path cannot decide)."""
@@ -316,6 +316,8 @@ def _noise_value(kind, scale, words, levels):
     u = [uniform(p, bits) for p in prefixes]
     if kind == "laplace":
         return mp.mpf(scale) * (-mp.log(u[0])) * (-1 if words[0] & 1 else 1)
+    if kind == "gumbel":
+        return mp.mpf(scale) * -mp.log(-mp.log(u[0]))
     return mp.mpf(scale) * normals(u[0], u[1])[0]
 
 
@@ -327,3 +329,10 @@ def test_noisy_sums_compare_exactly_like_floats_far_from_ties():
         assert (3.0 + v >= 3.0 + value + 1e-9) is False
         assert (3.0 + v >= 3.0 + value - 1e-9) is True
         assert (v + 1.0 <= value + 1.0 + 1e-9) is True
+
+
+def test_gumbel_law():
+    """The fast-path midpoints of Gumbel noises follow the Gumbel law (KS at ALPHA)."""
+    rng = numpy.random.default_rng(11)
+    values = [float(exact.Noise("gumbel", 1.0, rng).ball()[0][0]) for _ in range(20000)]
+    assert stats.kstest(values, "gumbel_r").pvalue > ALPHA

@@ -329,16 +329,17 @@ def spherical_laplace(x, scale, rng):
 
 
 class Noise:
-    """One lazily sampled noise value scale * Z, Z standard Laplace or normal (the cosine
-    part of one Box-Muller pair): its bits are drawn once and extended when a comparison
+    """One lazily sampled noise value scale * Z, Z standard Laplace, normal (the cosine
+    part of one Box-Muller pair) or Gumbel (-ln(-ln U): report-noisy-max with Gumbel noise
+    is the exponential mechanism): its bits are drawn once and extended when a comparison
     needs them, so every comparison it takes part in sees the same real number."""
 
     def __init__(self, kind, scale, rng):
-        if kind not in ("laplace", "gaussian"):
-            raise ValueError(f"noise kind must be 'laplace' or 'gaussian', got {kind!r}")
+        if kind not in ("laplace", "gaussian", "gumbel"):
+            raise ValueError(f"noise kind must be laplace, gaussian or gumbel, got {kind!r}")
         lattice(scale)  # a positive finite scale
         self.kind, self.scale, self.rng = kind, float(scale), rng
-        self.words = random_words(rng, 1 if kind == "laplace" else 2)
+        self.words = random_words(rng, 2 if kind == "gaussian" else 1)
         self.prefixes = _Prefixes(self.words)
 
     def ball(self):
@@ -347,6 +348,12 @@ class Noise:
             mid, rad = _exp_ball(self.words[:1])
             if int(self.words[0]) & 1:
                 mid = -mid
+        elif self.kind == "gumbel":
+            e, e_rad = _exp_ball(self.words[:1])
+            low = e - e_rad
+            with numpy.errstate(divide="ignore", invalid="ignore"):
+                mid, rad = -numpy.log(e), numpy.where(low > 0, e_rad / low, numpy.inf)
+            rad = _lib(mid, rad)
         else:
             mid, _, rad = _normal_balls(self.words[:1], self.words[1:])
         return _times((self.scale, 0.0), (mid, rad))
@@ -356,6 +363,8 @@ class Noise:
         u = self.prefixes.intervals(iv)
         if self.kind == "laplace":
             z = -iv.log(u[0]) * (-1 if int(self.words[0]) & 1 else 1)
+        elif self.kind == "gumbel":
+            z = -iv.log(-iv.log(u[0]))
         else:
             z = _iv_normals(iv, [u[0]], [u[1]], 1)[0]
         return iv.mpf(self.scale) * z
