@@ -900,8 +900,7 @@ def release_facts(*, epsilon=None, rho=None, bound=None):
 
 
 def _default_bound(scale):
-    if BOUND is not None:
-        return BOUND
+    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact)."""
     target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
     while Fraction(radius) > target:
@@ -930,7 +929,8 @@ def _clip(c, bound):
     big = numpy.max(numpy.abs(flat), axis=-1, initial=0.0)
     safe = numpy.where(big > 0, big, 1.0)
     squares = numpy.einsum("...i,...i->...", flat / safe[..., None], flat / safe[..., None])
-    ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
+        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
     factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
     return (flat * factor[..., None]).reshape(c.shape)
 

@@ -371,7 +371,7 @@ def _clip_curves(t, y, bound):
     non-expansive, so the float error of its projection is at most ETA B (docs/clipping.md).
     ||q||^2 = sum over pieces of h (a^2 + ab + b^2)/3, every term >= 0, summed pairwise after
     scaling by the largest |y| (no overflow); a curve inside the ball is kept exactly."""
-    batch = y.shape[:y.ndim - 1 - (VALUE_DIM > 1)]
+    batch = y.shape[:y.ndim - 1]
     v = y.reshape(batch + (t.shape[-1], VALUE_DIM))
     big = numpy.max(numpy.abs(v), axis=(-2, -1), initial=0.0)
     safe = numpy.where(big > 0, big, 1.0)
@@ -379,7 +379,8 @@ def _clip_curves(t, y, bound):
     z0, z1 = z[..., :-1, :], z[..., 1:, :]
     pieces = numpy.diff(t, axis=-1)[..., None] * (z0 * z0 + z0 * z1 + z1 * z1)
     squares = numpy.sum(pieces.reshape(batch + (-1,)), axis=-1) / 3
-    ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
+        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
     factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
     return y * factor.reshape(batch + (1,) * (y.ndim - len(batch)))
 
@@ -682,8 +683,7 @@ def release_facts(*, epsilon=None, rho=None, bound=None):
 
 
 def _default_bound(scale):
-    if BOUND is not None:
-        return BOUND
+    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact)."""
     target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
     while Fraction(radius) > target:
@@ -712,7 +712,8 @@ def _clip(c, bound):
     big = numpy.max(numpy.abs(flat), axis=-1, initial=0.0)
     safe = numpy.where(big > 0, big, 1.0)
     squares = numpy.einsum("...i,...i->...", flat / safe[..., None], flat / safe[..., None])
-    ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
+        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
     factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
     return (flat * factor[..., None]).reshape(c.shape)
 

@@ -411,7 +411,7 @@ def _clip_fields(grids, y, kind, bound):
     non-expansive (docs/clipping.md). ||f||^2 = y . (M_1 (x) ... (x) M_k) y with M_i the
     mass matrix of axis i (hat functions for "linear", cell widths for "cells"), after
     scaling by the largest |y| (no overflow); a field inside the ball is kept exactly."""
-    first = y.ndim - len(grids) - (VALUE_DIM > 1)
+    first = y.ndim - len(grids) - 0
     batch = y.shape[:first]
     big = numpy.max(numpy.abs(y.reshape(batch + (-1,))), axis=-1, initial=0.0)
     safe = numpy.where(big > 0, big, 1.0)
@@ -420,7 +420,8 @@ def _clip_fields(grids, y, kind, bound):
     for axis, t in enumerate(grids):
         mass = _mass(t, mass, first + axis, kind)
     squares = numpy.sum((z * mass).reshape(batch + (-1,)), axis=-1)
-    ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
+        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
     factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
     return y * factor.reshape(batch + (1,) * (y.ndim - first))
 
@@ -708,8 +709,7 @@ def release_facts(*, epsilon=None, rho=None, bound=None):
 
 
 def _default_bound(scale):
-    if BOUND is not None:
-        return BOUND
+    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact)."""
     target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
     while Fraction(radius) > target:
@@ -738,7 +738,8 @@ def _clip(c, bound):
     big = numpy.max(numpy.abs(flat), axis=-1, initial=0.0)
     safe = numpy.where(big > 0, big, 1.0)
     squares = numpy.einsum("...i,...i->...", flat / safe[..., None], flat / safe[..., None])
-    ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
+        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
     factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
     return (flat * factor[..., None]).reshape(c.shape)
 

@@ -143,7 +143,8 @@ def _placeholders(ir):
         "basis_function": _basis_function(ir) + _weight_function(ir),
         "nodes_lines": _nodes_lines(ir),
         "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
-        "clip_curves": _CLIP_CURVES[ir.metric == "L2"],
+        "clip_curves": _CLIP_CURVES[ir.metric == "L2"].replace(
+            "VALUE_RANK", "1" if ir.value_dim == 1 else "2"),
         **_VALUES_1D[_values_kind(ir)],
     }
 
@@ -173,7 +174,20 @@ def _common_placeholders(ir):
         "fixed_parameter_check": _FIXED_PARAMETER_CHECK if ir.parameters_fixed else "",
         "value_axes": " + (VALUE_DIM,)" if ir.value_dim > 1 else "",
         "eta": ir.eta, "bound": ir.bound, "lattice": _lattice_source(),
+        "default_bound_body": _DEFAULT_BOUND[ir.bound == "None"],
     }
+
+
+_DEFAULT_BOUND = {
+    False: '''    """The spec's [privacy] bound."""
+    return BOUND''',
+    True: '''    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact)."""
+    target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
+    radius = math.ldexp(1.0, math.frexp(float(target))[1])
+    while Fraction(radius) > target:
+        radius /= 2
+    return radius''',
+}
 
 
 def _lattice_source():
@@ -195,7 +209,7 @@ _CLIP_CURVES = {
     non-expansive, so the float error of its projection is at most ETA B (docs/clipping.md).
     ||q||^2 = sum over pieces of h (a^2 + ab + b^2)/3, every term >= 0, summed pairwise after
     scaling by the largest |y| (no overflow); a curve inside the ball is kept exactly."""
-    batch = y.shape[:y.ndim - 1 - (VALUE_DIM > 1)]
+    batch = y.shape[:y.ndim - VALUE_RANK]
     v = y.reshape(batch + (t.shape[-1], VALUE_DIM))
     big = numpy.max(numpy.abs(v), axis=(-2, -1), initial=0.0)
     safe = numpy.where(big > 0, big, 1.0)
@@ -203,7 +217,8 @@ _CLIP_CURVES = {
     z0, z1 = z[..., :-1, :], z[..., 1:, :]
     pieces = numpy.diff(t, axis=-1)[..., None] * (z0 * z0 + z0 * z1 + z1 * z1)
     squares = numpy.sum(pieces.reshape(batch + (-1,)), axis=-1) / 3
-    ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
+        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
     factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
     return y * factor.reshape(batch + (1,) * (y.ndim - len(batch)))''',
     False: '''def _clip_curves(t, y, bound):
@@ -217,7 +232,7 @@ _CLIP_FIELDS = {
     non-expansive (docs/clipping.md). ||f||^2 = y . (M_1 (x) ... (x) M_k) y with M_i the
     mass matrix of axis i (hat functions for "linear", cell widths for "cells"), after
     scaling by the largest |y| (no overflow); a field inside the ball is kept exactly."""
-    first = y.ndim - len(grids) - (VALUE_DIM > 1)
+    first = y.ndim - len(grids) - VALUE_RANK
     batch = y.shape[:first]
     big = numpy.max(numpy.abs(y.reshape(batch + (-1,))), axis=-1, initial=0.0)
     safe = numpy.where(big > 0, big, 1.0)
@@ -226,7 +241,8 @@ _CLIP_FIELDS = {
     for axis, t in enumerate(grids):
         mass = _mass(t, mass, first + axis, kind)
     squares = numpy.sum((z * mass).reshape(batch + (-1,)), axis=-1)
-    ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
+        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
     factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
     return y * factor.reshape(batch + (1,) * (y.ndim - first))
 
@@ -820,7 +836,8 @@ def _box_placeholders(ir):
             (ir.atoms_size, ir.value_dim) if ir.vector_basis else (ir.atoms_size,),
             "x.shape[:-1]"),
         "basis_function": _box_basis_function(ir) + _box_weight_function(ir),
-        "clip_fields": _CLIP_FIELDS[ir.metric == "L2"],
+        "clip_fields": _CLIP_FIELDS[ir.metric == "L2"].replace(
+            "VALUE_RANK", "0" if ir.value_dim == 1 else "1"),
         "from_atoms": ("coefficients" if ir.transform.identity
                        else "coefficients @ _transform(p).T"),
     }
