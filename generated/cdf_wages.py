@@ -218,7 +218,7 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py sha256 6298b0d6becafb896452448a0a8c6762a2c26321bc35f711b63d637ef01baa23
+# ---- runtime/exact.py sha256 3703be60a8d94a15d2e26e9fc5bd5160f240798427a4cda8373c5b4c45d81829
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -525,16 +525,17 @@ def spherical_laplace(x, scale, rng):
 
 
 class Noise:
-    """One lazily sampled noise value scale * Z, Z standard Laplace or normal (the cosine
-    part of one Box-Muller pair): its bits are drawn once and extended when a comparison
+    """One lazily sampled noise value scale * Z, Z standard Laplace, normal (the cosine
+    part of one Box-Muller pair) or Gumbel (-ln(-ln U): report-noisy-max with Gumbel noise
+    is the exponential mechanism): its bits are drawn once and extended when a comparison
     needs them, so every comparison it takes part in sees the same real number."""
 
     def __init__(self, kind, scale, rng):
-        if kind not in ("laplace", "gaussian"):
-            raise ValueError(f"noise kind must be 'laplace' or 'gaussian', got {kind!r}")
+        if kind not in ("laplace", "gaussian", "gumbel"):
+            raise ValueError(f"noise kind must be laplace, gaussian or gumbel, got {kind!r}")
         lattice(scale)  # a positive finite scale
         self.kind, self.scale, self.rng = kind, float(scale), rng
-        self.words = random_words(rng, 1 if kind == "laplace" else 2)
+        self.words = random_words(rng, 2 if kind == "gaussian" else 1)
         self.prefixes = _Prefixes(self.words)
 
     def ball(self):
@@ -543,6 +544,12 @@ class Noise:
             mid, rad = _exp_ball(self.words[:1])
             if int(self.words[0]) & 1:
                 mid = -mid
+        elif self.kind == "gumbel":
+            e, e_rad = _exp_ball(self.words[:1])
+            low = e - e_rad
+            with numpy.errstate(divide="ignore", invalid="ignore"):
+                mid, rad = -numpy.log(e), numpy.where(low > 0, e_rad / low, numpy.inf)
+            rad = _lib(mid, rad)
         else:
             mid, _, rad = _normal_balls(self.words[:1], self.words[1:])
         return _times((self.scale, 0.0), (mid, rad))
@@ -552,9 +559,51 @@ class Noise:
         u = self.prefixes.intervals(iv)
         if self.kind == "laplace":
             z = -iv.log(u[0]) * (-1 if int(self.words[0]) & 1 else 1)
+        elif self.kind == "gumbel":
+            z = -iv.log(-iv.log(u[0]))
         else:
             z = _iv_normals(iv, [u[0]], [u[1]], 1)[0]
         return iv.mpf(self.scale) * z
+
+    def __add__(self, other):
+        return Noisy(0.0, [(1, self)]) + other
+
+    __radd__ = __add__
+
+
+class Noisy:
+    """value + sum(sign * noise): what a noisy query is; its comparisons are exact."""
+
+    def __init__(self, value, terms):
+        self.value, self.terms = float(value), list(terms)
+
+    def __add__(self, other):
+        if isinstance(other, Noise):
+            return Noisy(self.value, self.terms + [(1, other)])
+        if isinstance(other, Noisy):
+            return Noisy(self.value + other.value, self.terms + other.terms)
+        return Noisy(self.value + float(other), self.terms)  # a query computed in float
+
+    __radd__ = __add__
+
+    def _versus(self, other):
+        """(value, threshold, terms) deciding self - other >= 0."""
+        if isinstance(other, Noise):
+            other = Noisy(0.0, [(1, other)])
+        if isinstance(other, Noisy):
+            return self.value, other.value, self.terms + [(-s, n) for s, n in other.terms]
+        return self.value, float(other), self.terms
+
+    def __ge__(self, other):
+        return exceeds(*self._versus(other))
+
+    __gt__ = __ge__  # ties have probability 0
+
+    def __le__(self, other):
+        value, threshold, terms = self._versus(other)
+        return exceeds(threshold, value, [(-s, n) for s, n in terms])
+
+    __lt__ = __le__
 
 
 def exceeds(value, threshold, terms):

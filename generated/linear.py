@@ -18,7 +18,8 @@ Conversion to user-basis coefficients a (c = R^T a, G = R R^T) is explicit:
 to_user / from_user.
 
 API: curve_interval, gram, basis, orthonormal_basis, projection_weights, project, privatize,
-project_and_privatize, evaluate, to_user, from_user, expected_error, error_bound.
+project_and_privatize, evaluate, to_user, from_user, expected_error, error_bound,
+default_bound, release_facts.
 Only NumPy and the standard library are needed at run time. Without an explicit rng,
 noise comes from OS entropy (see SecureGenerator, also for the floating-point caveat).
 """
@@ -50,10 +51,14 @@ POLYNOMIAL_DEGREE = 1  # set when the basis spans all polynomials of a degree
 GRAM_METHOD = 'exact: Legendre expansion of the basis'
 CERTIFICATE = 'every LDL^T pivot is positive for all positive parameter values'
 CONDITION_NUMBER = 19.28147  # of the user-basis Gram matrix, at the defaults
+ETA = 5.659435105832988e-13  # float error of the projection of a clipped curve per unit of B (docs/clipping.md)
+BOUND = None  # the spec's [privacy] bound B, or None: the default bound
+SLACK_FRACTION = 1e-9  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 
 _ATOMS_SIZE = 2
 _EXACT_NODES = 2
 _CHUNK = 1 << 18  # atoms per block of nodes: the block stays in cache
+_BLOCK = 1024  # samples per block of the contraction (its error bound is independent of S)
 
 
 def _params(overrides):
@@ -289,8 +294,44 @@ def _check_values(y, batch_shape, samples):
 
 
 def _contract(y, weights):
-    """sum_s y_s A_s over the samples s."""
-    return y @ weights
+    """sum_s y_s A_s over the samples s: blocks of _BLOCK samples (BLAS, any order), their
+    sums added by Sum2 (TwoSum; Ogita, Rump and Oishi 2005), so the error bound, and ETA,
+    do not grow with the private sample count (docs/clipping.md)."""
+    total = _partial(y, weights, slice(0, _BLOCK))
+    if weights.shape[0] <= _BLOCK:
+        return total
+    error = numpy.zeros_like(total)
+    for start in range(_BLOCK, weights.shape[0], _BLOCK):
+        part = _partial(y, weights, slice(start, start + _BLOCK))
+        new = total + part
+        virtual = new - total
+        error += (total - (new - virtual)) + (part - virtual)
+        total = new
+    return total + error
+
+
+def _partial(y, weights, block):
+    """sum_s y_s A_s over the samples s of one block."""
+    return y[..., block] @ weights[block]
+
+
+def _clip_curves(t, y, bound):
+    """Each curve q scaled by min(1, B/||q||): the projection onto the L2 ball of radius B,
+    non-expansive, so the float error of its projection is at most ETA B (docs/clipping.md).
+    ||q||^2 = sum over pieces of h (a^2 + ab + b^2)/3, every term >= 0, summed pairwise after
+    scaling by the largest |y| (no overflow); a curve inside the ball is kept exactly."""
+    batch = y.shape[:y.ndim - 1]
+    v = y.reshape(batch + (t.shape[-1], VALUE_DIM))
+    big = numpy.max(numpy.abs(v), axis=(-2, -1), initial=0.0)
+    safe = numpy.where(big > 0, big, 1.0)
+    z = v / safe[..., None, None]
+    z0, z1 = z[..., :-1, :], z[..., 1:, :]
+    pieces = numpy.diff(t, axis=-1)[..., None] * (z0 * z0 + z0 * z1 + z1 * z1)
+    squares = numpy.sum(pieces.reshape(batch + (-1,)), axis=-1) / 3
+    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
+        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
+    return y * factor.reshape(batch + (1,) * (y.ndim - len(batch)))
 
 
 def project(t, y, **params):
@@ -306,16 +347,18 @@ def project(t, y, **params):
     return c
 
 
-def _project(t, y, p):
-    """(c, y): the contraction of the values y (shape checked) with the weights of t."""
+def _project(t, y, p, bound=None):
+    """(c, y): the contraction of the values y (shape checked; each curve first clipped to
+    the bound, if given) with the weights of t."""
     t = numpy.asarray(t, dtype=float)
     if t.ndim == 2:
         y = _check_values(y, (t.shape[0],), t.shape[1])
-        return numpy.stack([_contract(y[b], _weights(_check_times(t[b], p), p))
+        clipped = y if bound is None else _clip_curves(t, y, bound)
+        return numpy.stack([_contract(clipped[b], _weights(_check_times(t[b], p), p))
                             for b in range(t.shape[0])]), y
     weights = _cached_weights(t, p)
     y = _check_values(y, (), t.size)
-    return _contract(y, weights), y
+    return _contract(y if bound is None else _clip_curves(t, y, bound), weights), y
 
 
 def _finite(x):
@@ -366,7 +409,7 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py sha256 6298b0d6becafb896452448a0a8c6762a2c26321bc35f711b63d637ef01baa23
+# ---- runtime/exact.py sha256 3703be60a8d94a15d2e26e9fc5bd5160f240798427a4cda8373c5b4c45d81829
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -673,16 +716,17 @@ def spherical_laplace(x, scale, rng):
 
 
 class Noise:
-    """One lazily sampled noise value scale * Z, Z standard Laplace or normal (the cosine
-    part of one Box-Muller pair): its bits are drawn once and extended when a comparison
+    """One lazily sampled noise value scale * Z, Z standard Laplace, normal (the cosine
+    part of one Box-Muller pair) or Gumbel (-ln(-ln U): report-noisy-max with Gumbel noise
+    is the exponential mechanism): its bits are drawn once and extended when a comparison
     needs them, so every comparison it takes part in sees the same real number."""
 
     def __init__(self, kind, scale, rng):
-        if kind not in ("laplace", "gaussian"):
-            raise ValueError(f"noise kind must be 'laplace' or 'gaussian', got {kind!r}")
+        if kind not in ("laplace", "gaussian", "gumbel"):
+            raise ValueError(f"noise kind must be laplace, gaussian or gumbel, got {kind!r}")
         lattice(scale)  # a positive finite scale
         self.kind, self.scale, self.rng = kind, float(scale), rng
-        self.words = random_words(rng, 1 if kind == "laplace" else 2)
+        self.words = random_words(rng, 2 if kind == "gaussian" else 1)
         self.prefixes = _Prefixes(self.words)
 
     def ball(self):
@@ -691,6 +735,12 @@ class Noise:
             mid, rad = _exp_ball(self.words[:1])
             if int(self.words[0]) & 1:
                 mid = -mid
+        elif self.kind == "gumbel":
+            e, e_rad = _exp_ball(self.words[:1])
+            low = e - e_rad
+            with numpy.errstate(divide="ignore", invalid="ignore"):
+                mid, rad = -numpy.log(e), numpy.where(low > 0, e_rad / low, numpy.inf)
+            rad = _lib(mid, rad)
         else:
             mid, _, rad = _normal_balls(self.words[:1], self.words[1:])
         return _times((self.scale, 0.0), (mid, rad))
@@ -700,9 +750,51 @@ class Noise:
         u = self.prefixes.intervals(iv)
         if self.kind == "laplace":
             z = -iv.log(u[0]) * (-1 if int(self.words[0]) & 1 else 1)
+        elif self.kind == "gumbel":
+            z = -iv.log(-iv.log(u[0]))
         else:
             z = _iv_normals(iv, [u[0]], [u[1]], 1)[0]
         return iv.mpf(self.scale) * z
+
+    def __add__(self, other):
+        return Noisy(0.0, [(1, self)]) + other
+
+    __radd__ = __add__
+
+
+class Noisy:
+    """value + sum(sign * noise): what a noisy query is; its comparisons are exact."""
+
+    def __init__(self, value, terms):
+        self.value, self.terms = float(value), list(terms)
+
+    def __add__(self, other):
+        if isinstance(other, Noise):
+            return Noisy(self.value, self.terms + [(1, other)])
+        if isinstance(other, Noisy):
+            return Noisy(self.value + other.value, self.terms + other.terms)
+        return Noisy(self.value + float(other), self.terms)  # a query computed in float
+
+    __radd__ = __add__
+
+    def _versus(self, other):
+        """(value, threshold, terms) deciding self - other >= 0."""
+        if isinstance(other, Noise):
+            other = Noisy(0.0, [(1, other)])
+        if isinstance(other, Noisy):
+            return self.value, other.value, self.terms + [(-s, n) for s, n in other.terms]
+        return self.value, float(other), self.terms
+
+    def __ge__(self, other):
+        return exceeds(*self._versus(other))
+
+    __gt__ = __ge__  # ties have probability 0
+
+    def __le__(self, other):
+        value, threshold, terms = self._versus(other)
+        return exceeds(threshold, value, [(-s, n) for s, n in terms])
+
+    __lt__ = __le__
 
 
 def exceeds(value, threshold, terms):
@@ -801,12 +893,13 @@ def _scale(epsilon, rho):
     return scale
 
 
-def privatize(c, *, epsilon=None, rho=None, rng=None):
+def privatize(c, *, epsilon=None, rho=None, rng=None, bound=None):
     """c + Z/epsilon with Z spherical Laplace in R^d (epsilon-GP, paper Thm 3.2), or
     c + N(0, I)/sqrt(2 rho) (rho-CGP, Thm 3.3). A leading batch axis gets independent
     noise per curve. rng: an int seed or a numpy Generator for reproducible tests; None
     (production) draws from the OS CSPRNG through SecureGenerator. The noise scale is
-    rounded up by exact arithmetic (ceil_float, ceil_sqrt)."""
+    rounded up by exact arithmetic (ceil_float, ceil_sqrt). Before the noise, c is clipped
+    to the public norm bound B (``bound``, default default_bound): c * min(1, B/||c||)."""
     scale = _scale(epsilon, rho)
     c = numpy.asarray(c, dtype=float)
     if c.shape[c.ndim - len(COEF_SHAPE):] != COEF_SHAPE or c.ndim < len(COEF_SHAPE):
@@ -814,30 +907,66 @@ def privatize(c, *, epsilon=None, rho=None, rng=None):
                          f"got {c.shape}")
     if not _finite(c):
         raise ValueError("coefficients contain NaN or infinite values")
-    return _add_noise(c, scale, rho is None, default_generator(rng))
+    clipped = _clip(c, _bound(bound, scale))
+    return _add_noise(clipped, scale, rho is None, default_generator(rng))
 
 
-def _check_headroom(c, scale, y):
-    """Refuse a curve whose coefficients have norm above scale * 2^40 before any noise: its
-    noise would be lost in float64 rounding and its release would be c itself (docs/design.md,
-    "Privacy model"). One BLAS call for the batch; norms per curve only past the bound."""
-    limit = scale * 2.0 ** 40
-    if numpy.vdot(c, c) <= limit * limit:
-        return
-    if y is not None:
-        _reject_nonfinite(y)
-    flat = c.reshape(-1, COEF_DIM)
-    if not (numpy.sqrt(numpy.einsum("bi,bi->b", flat, flat)) <= limit).all():
-        raise ValueError("the coefficients of a curve (or field) have norm above the noise "
-                         "scale x 2^40: its noise would be lost in float64 rounding; rescale "
-                         "the values or use a smaller budget")
+def default_bound(*, epsilon=None, rho=None):
+    """The public norm bound B of a release at this budget (docs/clipping.md): the spec's
+    [privacy] bound, else the largest power of two with 2 ETA B <= SLACK_FRACTION x the
+    noise scale, so the float slack of the projection is negligible beside the noise."""
+    return _bound(None, _scale(epsilon, rho))
+
+
+def release_facts(*, epsilon=None, rho=None, bound=None):
+    """What a release states besides its numbers: the bound B, the distance slack 2 ETA B
+    (loss <= epsilon (d(q, q') + slack); rounded up) and the lattice step gamma."""
+    scale = _scale(epsilon, rho)
+    radius = _bound(bound, scale)
+    return {"bound": radius, "slack": ceil_float(2 * Fraction(ETA) * Fraction(radius)),
+            "lattice": lattice(scale)}
+
+
+def _default_bound(scale):
+    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact)."""
+    target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
+    radius = math.ldexp(1.0, math.frexp(float(target))[1])
+    while Fraction(radius) > target:
+        radius /= 2
+    return radius
+
+
+def _bound(bound, scale):
+    """The clip bound B (public): ``bound`` if given, else the default; positive, finite
+    and at most 2^50 lattice steps, so B plus the noise stays on the exact lattice."""
+    radius = _default_bound(scale) if bound is None else bound
+    real = isinstance(radius, (int, float, numpy.integer, numpy.floating))
+    if isinstance(radius, bool) or not (real and math.isfinite(radius) and radius > 0):
+        raise ValueError(f"the bound must be a positive finite number, got {radius!r}")
+    limit = math.ldexp(lattice(scale), 50)
+    if radius > limit:
+        raise ValueError(f"the bound {float(radius)!r} exceeds 2^50 lattice steps ({limit!r}) "
+                         "at this budget: use a smaller bound or a smaller budget")
+    return float(radius)
+
+
+def _clip(c, bound):
+    """c * min(1, B/||c||) per curve: the projection onto the ball of radius B, non-expansive
+    in the metric (orthonormal coordinates); scaled by the largest entry (no overflow)."""
+    flat = c.reshape(c.shape[:c.ndim - len(COEF_SHAPE)] + (COEF_DIM,))
+    big = numpy.max(numpy.abs(flat), axis=-1, initial=0.0)
+    safe = numpy.where(big > 0, big, 1.0)
+    squares = numpy.einsum("...i,...i->...", flat / safe[..., None], flat / safe[..., None])
+    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
+        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
+    return (flat * factor[..., None]).reshape(c.shape)
 
 
 def _add_noise(c, scale, spherical, rng, y=None):
     """round_gamma(c + scale Z) per curve, exactly (the runtime's exact.py): Z spherical
     Laplace in R^d (GP) or standard normal (CGP), gamma = lattice(scale).
     y: the values c was projected from, checked here (_reject_nonfinite) if c was not."""
-    _check_headroom(c, scale, y)
     if not _finite(c):
         if y is not None:
             _reject_nonfinite(y)
@@ -848,11 +977,15 @@ def _add_noise(c, scale, spherical, rng, y=None):
     return released.reshape(c.shape)
 
 
-def project_and_privatize(t, y, *, epsilon=None, rho=None, rng=None, **params):
-    """Project-and-Privatize (paper Alg. 2 for GP, Alg. 6 for CGP)."""
+def project_and_privatize(t, y, *, epsilon=None, rho=None, rng=None, bound=None, **params):
+    """Project-and-Privatize (paper Alg. 2 for GP, Alg. 6 for CGP) of curves clipped to the
+    public bound B (``bound``, default default_bound; docs/clipping.md): every curve is
+    released, with loss <= epsilon (d(q, q') + 2 ETA B) (rho-CGP likewise)."""
     scale = _scale(epsilon, rho)
-    c, y = _project(t, y, _params(params))
-    return _add_noise(c, scale, rho is None, default_generator(rng), y)
+    radius = _bound(bound, scale)
+    c, y = _project(t, y, _params(params), radius)
+    clipped = _clip(c, radius)
+    return _add_noise(clipped, scale, rho is None, default_generator(rng), y)
 
 
 def evaluate(c, t, **params):

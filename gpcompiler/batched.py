@@ -38,6 +38,7 @@ import numpy
 
 from .adaptive import piecewise, seg, select
 from .adaptive.curve import Curve, prepare_run
+from .adaptive.noise import clip
 from .runtime import exact
 from .mutants import patched
 
@@ -165,10 +166,11 @@ class SelectRuns:
     """Batched PrivFuncSelect (Alg. 3 / 7) on one curve, with priv_func_select's arguments;
     ``sample(count, rng, grid)`` returns Runs (details: first_size k0, final size)."""
 
-    def __init__(self, t, y, spec, *, epsilon=None, rho=None, beta=0.1, **params):
+    def __init__(self, t, y, spec, *, epsilon=None, rho=None, beta=0.1, bound=None, **params):
         module = select.load_module(spec)
+        bound = select.release_bound(module, bound, epsilon, rho)
         curve, ledger, _ = prepare_run(t, y, module.curve_interval(**params), epsilon, rho,
-                                       beta, _Probe())
+                                       beta, _Probe(), bound)
         select._check_module(module, curve.value_dim)
         self.module, self.params, self.ledger = module, params, ledger
         self.c, self.residual, tails = select.prefix_distances(module, curve, params)
@@ -369,8 +371,8 @@ class ScriptedRuns:
             releases = []
 
             def spy(installed):
-                def spied(vector, ledger, label, share, *, rng):
-                    vector = numpy.asarray(vector, dtype=float)
+                def spied(vector, ledger, label, share, *, rng, **keywords):
+                    vector = clip(vector, keywords.get("bound", math.inf))
                     releases.append((vector, ledger.model,
                                      probe_release(installed, ledger, label, share, vector.size)))
                     return vector

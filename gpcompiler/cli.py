@@ -24,15 +24,10 @@ from .errors import DataError, UserError
 
 # A noise scale above this overflows float64 arithmetic on its squares (norms, variances).
 MAX_NOISE_SCALE = 1e100
-# A release file writes 10 significant digits: for a curve whose L2 norm (a baseline: whose
-# largest value) is at most noise scale * 2**FLOAT_HEADROOM, they resolve the noise to about
-# 1/1000 of its scale (5e-11 * 2^24 < 1e-3); above it, the noise could be rounded away.
-FLOAT_HEADROOM = 24
 MAX_GRID = 10 ** 7      # public evaluation points of a release (--grid): 80 MB of values
 MAX_FIELD_GRID = 10 ** 6  # for a field, evaluated with (points, m) basis values at once
-# Released numbers are written to 10 significant digits: far finer than any noise, and
-# coarse enough that the same function sampled on different grids gives the same bytes.
-DIGITS = 10
+# Released numbers are written exactly (repr: the shortest string that reads back as the
+# same float64): released coefficients are exact multiples of the lattice step gamma.
 DEFAULT_GRID = 1000
 # `-o -`: the release goes to standard output (the default of privatize).
 STDOUT = "-"
@@ -261,36 +256,74 @@ def _domain_hint(module, method, params, error):
 @dataclass(frozen=True)
 class _Release:
     """One curve's release: the function (evaluable anywhere), what the file records
-    (coefficients, breakpoints...), a summary of released or public facts only, and the
-    public interval its grid spans."""
+    (coefficients, breakpoints...), a summary of released or public facts only, the
+    public interval its grid spans, and its public facts (bound B, slack, lattice step)."""
     evaluate: object
     record: dict
     summary: str
     support: tuple
+    facts: dict
 
 
-def _release(module, args, params, t, y, rng):
-    """One curve through the chosen method (paper Alg. 2/6, 3/7, 4/8, Sec. 4.3, LY23)."""
+def _release_bound(module, args):
+    """The public clip bound B of every curve's release (checked before any data is read):
+    --bound, else the spec's [privacy] bound or the module's default at this budget; for
+    the baseline, the bound of each released value."""
+    from .adaptive.baseline import baseline_bound
+    from .adaptive.ledger import PrivacyLedger
+    from fractions import Fraction
+    budget = _budget(args)
+    try:
+        if args.method == "baseline":
+            model, value = ("GP", args.epsilon) if args.epsilon is not None else ("CGP", args.rho)
+            share = PrivacyLedger(value, model).share(Fraction(1, args.k))
+            return baseline_bound(model, share, args.bound)
+        return module.release_facts(bound=args.bound, **budget)["bound"]
+    except ValueError as error:
+        raise UserError(f"--bound: {error}") from None
+
+
+def _was_clipped(module, args, params, t, y, bound):
+    """Whether the curve exceeds the bound and was clipped (told to the data owner only)."""
+    from .adaptive.curve import Curve
+    curve = Curve(numpy.asarray(t, dtype=float),
+                  numpy.asarray(y, dtype=float).reshape(len(t), -1), None)
+    if args.method == "baseline":
+        points = curve(numpy.linspace(*module.curve_interval(**params), args.k))
+        return bool(numpy.any(numpy.sqrt((points ** 2).sum(axis=-1)) > bound))
+    return curve.norm() > bound
+
+
+def _ledger_facts(ledger):
+    """The public facts of an algorithm's last release (bound, slack, lattice step)."""
+    last = ledger.releases[-1]
+    return {"bound": last.bound, "slack": last.slack, "lattice": last.lattice}
+
+
+def _release(module, args, params, t, y, rng, bound):
+    """One curve, clipped to ``bound``, through the chosen method (paper Alg. 2/6, 3/7, 4/8,
+    Sec. 4.3, LY23)."""
     from . import adaptive
     budget = _budget(args)
     domain = module.curve_interval(**params)
     if args.method == "project":
-        private = module.privatize(module.project(t, y, **params), rng=rng, **budget)
+        private = module.project_and_privatize(t, y, rng=rng, bound=bound, **budget, **params)
         return _Release(lambda x: module.evaluate(private, x, **params),
                         {"coefficients": private},
                         f"{module.COEF_DIM} orthonormal coefficients, expected "
-                        f"{_noise_norm(module)} {module.expected_error(**budget):.4g}", domain)
+                        f"{_noise_norm(module)} {module.expected_error(**budget):.4g}", domain,
+                        module.release_facts(bound=bound, **budget))
     if args.method == "baseline":
         result = adaptive.baseline_points(t, y, args.k, domain=domain, window=args.window,
-                                          rng=rng, **budget)
+                                          rng=rng, bound=bound, **budget)
     elif args.method == "select":
-        result = adaptive.priv_func_select(t, y, module, beta=args.beta, rng=rng,
+        result = adaptive.priv_func_select(t, y, module, beta=args.beta, rng=rng, bound=bound,
                                            **budget, **params)
     elif args.method == "seg":
-        result = adaptive.priv_func_seg(t, y, module, beta=args.beta,
+        result = adaptive.priv_func_seg(t, y, module, beta=args.beta, bound=bound,
                                         continuous=args.continuous, rng=rng, **budget, **params)
     else:
-        result = adaptive.priv_func_unbounded(t, y, module, beta=args.beta,
+        result = adaptive.priv_func_unbounded(t, y, module, beta=args.beta, bound=bound,
                                               continuous=args.continuous, rng=rng, **budget)
     chosen = (f"{len(result.basis_indices)} basis functions" if result.basis_indices is not None
               else f"{args.k} points" if args.method == "baseline"
@@ -300,23 +333,8 @@ def _release(module, args, params, t, y, rng):
     support = ((float(result.breakpoints[0]), float(result.breakpoints[-1]))
                if args.method == "unbounded" else domain)
     return _Release(result.evaluate, {k: v for k, v in record.items() if v is not None},
-                    f"{chosen}, ledger total {result.ledger.total:.6g}", support)
-
-
-def _check_values(where, t, y, budget, method):
-    """Refuse a curve whose norm would round the noise away or overflow (before any file
-    is written): ||q||_2 (for the baseline, which releases values, max |y|) must be below
-    noise floor * 2**FLOAT_HEADROOM."""
-    from .adaptive.curve import Curve
-    y = numpy.asarray(y, dtype=float)
-    norm = (float(numpy.max(numpy.abs(y), initial=0.0)) if method == "baseline" else
-            Curve(numpy.asarray(t, dtype=float), y.reshape(len(t), -1), None).norm())
-    limit = _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM
-    if not norm <= limit:
-        what = "largest value" if method == "baseline" else "L2 norm"
-        raise DataError(f"{where}: its values are too large for float64 noise at this "
-                        f"budget ({what} {norm:.3g} > {limit:.3g} = noise scale x 2^"
-                        f"{FLOAT_HEADROOM}): rescale the data, or use a smaller epsilon or rho")
+                    f"{chosen}, ledger total {result.ledger.total:.6g}", support,
+                    _ledger_facts(result.ledger))
 
 
 def _value_dim(curves):
@@ -334,25 +352,18 @@ def _grid(args, support):
     return numpy.linspace(a, b, args.grid)
 
 
-def _rounded(values):
-    """Released numbers to DIGITS significant digits (see DIGITS)."""
-    array = numpy.asarray(values, dtype=float)
-    return numpy.vectorize(lambda v: float(f"{v:.{DIGITS}g}"), otypes=[float])(array) \
-        if array.size else array
-
-
 def _jsonable(value):
-    """``value`` with arrays as lists and floats rounded to DIGITS significant digits."""
+    """``value`` with arrays as lists; floats exactly (JSON writes their repr)."""
     if isinstance(value, dict):
         return {key: _jsonable(item) for key, item in value.items()}
     if isinstance(value, numpy.ndarray) and value.dtype.kind == "f":
-        return _rounded(value).tolist()
+        return value.tolist()
     if isinstance(value, (numpy.ndarray, tuple, list)):
         return [_jsonable(v) for v in value]
     if isinstance(value, (numpy.integer, numpy.bool_)):
         return value.item()
-    if isinstance(value, float):
-        return float(_rounded(value))
+    if isinstance(value, numpy.floating):
+        return float(value)
     return value
 
 
@@ -399,13 +410,30 @@ def _csv_text(metadata, header, rows):
 
 
 def _number(value):
-    return f"{value:.{DIGITS}g}"
+    """A released number, exactly: the shortest string that reads back as the same float."""
+    return repr(float(value))
+
+
+def _facts_metadata(ids, facts):
+    """The bound B and slack (public, one value), and the lattice step gamma: one value, or
+    one per curve where the final noise scale differs (seg: what ReduceSeg left)."""
+    steps = {key: f["lattice"] for key, f in zip(ids, facts)}
+    first = facts[0] if facts else {"bound": None, "slack": None}
+    return {"bound": first["bound"], "slack": first["slack"],
+            "lattice": steps[ids[0]] if len(set(steps.values())) == 1 else steps}
+
+
+def _tell_clipped(count, total, what, bound):
+    """How many curves (fields) were clipped: to the data owner only, labelled."""
+    _not_private(f"{count} of {total} {what} clipped to the bound B = {bound!r} (their norm "
+                 "exceeded it; each was still released)")
 
 
 def _privatize_file(args, module, curves, releases, grids):
     """The release file: metadata (spec name, sha256, method, budget), and per curve the
     released coefficients (JSON) and the released function on its public grid."""
-    metadata = _metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256)
+    metadata = _metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256,
+                         **_facts_metadata(curves.ids, [r.facts for r in releases]))
     values = [numpy.asarray(r.evaluate(g)).reshape(len(g), -1) for r, g in zip(releases, grids)]
     if args.output_format == ".json":
         return json.dumps({**metadata, "value_names": list(curves.value_names), "curves": [
@@ -440,26 +468,24 @@ def cmd_privatize(args):
                         f"({', '.join(curves.value_names)}) but {module.SPEC_PATH} has values in "
                         f"R^{module.VALUE_DIM}: refusing to guess (several columns could be read "
                         "as a batch of curves)")
-    budget = _budget(args)
+    bound = _release_bound(module, args)
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
-    releases, grids = [], []
+    releases, grids, clipped = [], [], 0
     bar = _bar(args, len(curves.ids), "curve")
     for key, t, y in zip(curves.ids, curves.times, curves.values):
         where = f"{args.input}: curve {key!r}"
-        _check_values(where, t, y, budget, args.method)
         try:
-            release = _release(module, args, params, t, y, rng)
+            release = _release(module, args, params, t, y, rng, bound)
             grid = _grid(args, release.support)
-            released = numpy.asarray(release.evaluate(grid), dtype=float)
         except (ValueError, TypeError) as error:
             raise DataError(f"{where}: {error}"
                             f"{_domain_hint(module, args.method, params, error)}") from None
-        if not numpy.all(numpy.isfinite(released)):
-            raise DataError(f"{where}: the release overflows float64: rescale the data")
+        clipped += _was_clipped(module, args, params, t, y, bound)
         releases.append(release)
         grids.append(grid)
         bar.update()
     bar.close()
+    _tell_clipped(clipped, len(curves.ids), "curves", bound)
     for key, release in zip(curves.ids, releases):
         _say(args, f"{key}: {args.method}: {release.summary}")
     if args.compare:
@@ -513,22 +539,22 @@ def _privatize_fields(args, module, params):
                   else "on their own grids")
                + f" ({kind}), each privatized with the whole budget{hint}")
     budget = _budget(args)
+    bound = _release_bound(module, args)
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
-    released = []
+    released, clipped = [], 0
     for field in fields:
         where = f"{args.input}: field {field.id!r}"
         try:
-            c = module.project_grid(field.grids, field.values, kind=kind, **params)
+            released.append(module.project_and_privatize(field.grids, field.values, kind=kind,
+                                                         rng=rng, bound=bound, **budget,
+                                                         **params))
         except ValueError as error:
             raise DataError(f"{where}: {error}{_domain_hint(module, 'project', params, error)}") \
                 from None
-        limit, norm = _noise_floor(budget) * 2.0 ** FLOAT_HEADROOM, numpy.linalg.norm(c)
-        if not norm <= limit:
-            raise DataError(f"{where}: its values are too large for float64 noise at this "
-                            f"budget (norm of its coefficients {norm:.3g} > {limit:.3g} = noise "
-                            f"scale x 2^{FLOAT_HEADROOM}): rescale the data, or use a smaller "
-                            "epsilon or rho")
-        released.append(module.privatize(c, rng=rng, **budget))
+        grids = [numpy.asarray(g, dtype=float) for g in field.grids]
+        clipped += bool(numpy.any(module._clip_fields(grids, field.values, kind, bound)
+                                  != field.values))
+    _tell_clipped(clipped, len(fields), "fields", bound)
     per_axis = max(2, round(args.grid ** (1 / module.DIMENSION)))
     axes = [numpy.linspace(lo, hi, per_axis) for lo, hi in box]
     points = numpy.stack(numpy.meshgrid(*axes, indexing="ij"), axis=-1)
@@ -543,7 +569,8 @@ def _privatize_fields(args, module, params):
             _not_private(f"{field.id}: RMS error of the release at the data "
                          f"{'nodes' if kind == 'linear' else 'cell centres'} "
                          f"{float(numpy.sqrt(numpy.mean(error ** 2))):.4g}")
-    metadata = _metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256, kind=kind)
+    metadata = _metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256, kind=kind,
+                         **module.release_facts(bound=bound, **budget))
     values = [module.evaluate(c, points, **params) for c in released]
     if args.output_format == ".json":
         text = json.dumps({**metadata, "variables": list(module.VARIABLES), "fields": [
@@ -1157,6 +1184,11 @@ def build_parser():
                         f"default: {DEFAULT_BETA})")
     p.add_argument("--continuous", action="store_true",
                    help="continuous output (seg, unbounded only; default: piecewise)")
+    p.add_argument("--bound", type=_positive, metavar="B",
+                   help="public norm bound of each release in the spec's metric (baseline: of "
+                        "each released value): larger curves are clipped to it, never refused "
+                        "(default: the spec's [privacy] bound, else the module's default_bound "
+                        "at this budget, where the float slack is below 1e-9 of the noise)")
     p.add_argument("--k", type=_count(2),
                    help=f"points of the baseline (baseline only; default: {DEFAULT_K})")
     p.add_argument("--window", type=_count(1),

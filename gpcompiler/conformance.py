@@ -338,8 +338,8 @@ class StepRecorder:
         return spied
 
     def release_spy(self, privatize_vector):
-        def spied(vector, ledger, label, share, *, rng):
-            out = privatize_vector(vector, ledger, label, share, rng=rng)
+        def spied(vector, ledger, label, share, *, rng, **keywords):
+            out = privatize_vector(vector, ledger, label, share, rng=rng, **keywords)
             noise = numpy.ravel(numpy.asarray(out, dtype=float)
                                 - numpy.asarray(vector, dtype=float))
             if ledger.model == "GP":

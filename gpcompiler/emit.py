@@ -144,6 +144,8 @@ def _placeholders(ir):
         "basis_function": _basis_function(ir) + _weight_function(ir),
         "nodes_lines": _nodes_lines(ir),
         "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
+        "clip_curves": _CLIP_CURVES[ir.metric == "L2"].replace(
+            "VALUE_RANK", "1" if ir.value_dim == 1 else "2"),
         **_VALUES_1D[_values_kind(ir)],
     }
 
@@ -172,7 +174,21 @@ def _common_placeholders(ir):
         "rounding": _source(rounding.ceil_float, rounding.ceil_sqrt),
         "fixed_parameter_check": _FIXED_PARAMETER_CHECK if ir.parameters_fixed else "",
         "value_axes": " + (VALUE_DIM,)" if ir.value_dim > 1 else "",
+        "eta": ir.eta, "bound": ir.bound,
+        "default_bound_body": _DEFAULT_BOUND[ir.bound == "None"],
     }
+
+
+_DEFAULT_BOUND = {
+    False: '''    """The spec's [privacy] bound."""
+    return BOUND''',
+    True: '''    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact)."""
+    target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
+    radius = math.ldexp(1.0, math.frexp(float(target))[1])
+    while Fraction(radius) > target:
+        radius /= 2
+    return radius''',
+}
 
 
 _FIXED_PARAMETER_CHECK = """\
@@ -180,6 +196,67 @@ _FIXED_PARAMETER_CHECK = """\
             raise ValueError(f"the Gram matrix holds at {key}={PARAMETERS[key]} only (see "
                              "GRAM_METHOD): recompile the spec with another default")
 """
+
+
+_CLIP_CURVES = {
+    True: '''def _clip_curves(t, y, bound):
+    """Each curve q scaled by min(1, B/||q||): the projection onto the L2 ball of radius B,
+    non-expansive, so the float error of its projection is at most ETA B (docs/clipping.md).
+    ||q||^2 = sum over pieces of h (a^2 + ab + b^2)/3, every term >= 0, summed pairwise after
+    scaling by the largest |y| (no overflow); a curve inside the ball is kept exactly."""
+    batch = y.shape[:y.ndim - VALUE_RANK]
+    v = y.reshape(batch + (t.shape[-1], VALUE_DIM))
+    big = numpy.max(numpy.abs(v), axis=(-2, -1), initial=0.0)
+    safe = numpy.where(big > 0, big, 1.0)
+    z = v / safe[..., None, None]
+    z0, z1 = z[..., :-1, :], z[..., 1:, :]
+    pieces = numpy.diff(t, axis=-1)[..., None] * (z0 * z0 + z0 * z1 + z1 * z1)
+    squares = numpy.sum(pieces.reshape(batch + (-1,)), axis=-1) / 3
+    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
+        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
+    return y * factor.reshape(batch + (1,) * (y.ndim - len(batch)))''',
+    False: '''def _clip_curves(t, y, bound):
+    """The curves as they are: the norm of this metric is not computed on samples, so only
+    the coefficients are clipped (docs/clipping.md: no stated slack for this metric)."""
+    return y''',
+}
+_CLIP_FIELDS = {
+    True: '''def _clip_fields(grids, y, kind, bound):
+    """Each field f scaled by min(1, B/||f||): the projection onto the L2 ball of radius B,
+    non-expansive (docs/clipping.md). ||f||^2 = y . (M_1 (x) ... (x) M_k) y with M_i the
+    mass matrix of axis i (hat functions for "linear", cell widths for "cells"), after
+    scaling by the largest |y| (no overflow); a field inside the ball is kept exactly."""
+    first = y.ndim - len(grids) - VALUE_RANK
+    batch = y.shape[:first]
+    big = numpy.max(numpy.abs(y.reshape(batch + (-1,))), axis=-1, initial=0.0)
+    safe = numpy.where(big > 0, big, 1.0)
+    z = y / safe.reshape(batch + (1,) * (y.ndim - first))
+    mass = z
+    for axis, t in enumerate(grids):
+        mass = _mass(t, mass, first + axis, kind)
+    squares = numpy.sum((z * mass).reshape(batch + (-1,)), axis=-1)
+    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
+        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
+    return y * factor.reshape(batch + (1,) * (y.ndim - first))
+
+
+def _mass(t, v, axis, kind):
+    """The 1-D mass matrix of the grid t applied along one axis of v."""
+    w = numpy.moveaxis(v, axis, -1)
+    h = numpy.diff(t)
+    if kind == "cells":
+        return numpy.moveaxis(w * h, -1, axis)
+    out = numpy.zeros_like(w)
+    out[..., :-1] += h * (2 * w[..., :-1] + w[..., 1:]) / 6
+    out[..., 1:] += h * (w[..., :-1] + 2 * w[..., 1:]) / 6
+    return numpy.moveaxis(out, -1, axis)''',
+    False: '''def _clip_fields(grids, y, kind, bound):
+    """The fields as they are: the norm of this metric is not computed on grids, so only
+    the coefficients are clipped (docs/clipping.md: no stated slack for this metric)."""
+    return y''',
+}
 
 
 def _values_kind(ir):
@@ -192,13 +269,13 @@ def _values_kind(ir):
 
 
 _VALUES_1D = {
-    "scalar": {"weights_shape": "(BASIS_SIZE,)", "contract": "y @ weights",
+    "scalar": {"weights_shape": "(BASIS_SIZE,)", "contract": "y[..., block] @ weights[block]",
                "evaluate_1d": "c @ e.T"},
     "vector": {"weights_shape": "(BASIS_SIZE,)",
-               "contract": 'numpy.einsum("...sr,sm->...mr", y, weights)',
+               "contract": 'numpy.einsum("...sr,sm->...mr", y[..., block, :], weights[block])',
                "evaluate_1d": 'numpy.einsum("...mr,tm->...tr", c, e)'},
     "vector_basis": {"weights_shape": "(BASIS_SIZE, VALUE_DIM)",
-                     "contract": 'numpy.einsum("...sr,smr->...m", y, weights)',
+                     "contract": 'numpy.einsum("...sr,smr->...m", y[..., block, :], weights[block])',
                      "evaluate_1d": 'numpy.einsum("...m,tmr->...tr", c, e)'},
 }
 _TO_BATCH = """\
@@ -775,6 +852,8 @@ def _box_placeholders(ir):
             (ir.atoms_size, ir.value_dim) if ir.vector_basis else (ir.atoms_size,),
             "x.shape[:-1]"),
         "basis_function": _box_basis_function(ir) + _box_weight_function(ir),
+        "clip_fields": _CLIP_FIELDS[ir.metric == "L2"].replace(
+            "VALUE_RANK", "0" if ir.value_dim == 1 else "1"),
         "from_atoms": ("coefficients" if ir.transform.identity
                        else "coefficients @ _transform(p).T"),
     }

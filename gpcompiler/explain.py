@@ -1,10 +1,14 @@
 """`gpcompiler explain`: the derivation of a compiled spec as Markdown with LaTeX."""
+from fractions import Fraction
+
 import mpmath
 import sympy
 
 from .cdf.estimators import expected_l2_errors
 from .cdf.tables import moment_sensitivity_sup
-from .ir import condition_text
+from .ir import condition_text, eta as projection_eta
+from .rounding import ceil_float, ceil_sqrt
+from .slack import facts
 from .symbolic import is_identity, to_float
 
 FULL_MATRIX_LIMIT = 12
@@ -49,7 +53,8 @@ def explain(compiled):
               "solves with $R^T$ and loses about "
               f"{_digits_lost(analysis.condition_number)} "
               "significant digits to the user-basis conditioning.", "",
-              "## Mechanisms and error", "", _errors(d)]
+              "## Mechanisms and error", "", _errors(d), "",
+              "## Clipping and the float slack", "", _clipping(analysis)]
     return "\n".join(parts) + "\n"
 
 
@@ -206,6 +211,28 @@ def _errors(d):
         "$\\ge 1-\\beta$: $\\mathrm{dist}_2 \\le (d + 2\\sqrt{d\\ln(1/\\beta)} + "
         "2\\ln(1/\\beta))^{1/2}/\\sqrt{2\\rho}$.",
     ])
+
+
+def _clipping(analysis, budgets=(0.1, 1.0, 10.0, 100.0)):
+    """The clip bound B, the slack 2 eta B and the lattice step gamma at a few budgets
+    (docs/clipping.md), computed as the generated module computes them."""
+    spec = analysis.spec
+    eta = projection_eta(analysis)
+    rule = (f"the spec's `[privacy] bound` B = {spec.bound!r}" if spec.bound is not None else
+            "the largest power of two with $2\\eta B \\le 10^{-9}$ x the noise scale")
+    lines = [f"Every release is clipped to a public norm bound B before its noise, "
+             f"$c \\mapsto c \\min(1, B/\\|c\\|)$; by default B is {rule} (`bound=` or "
+             "`--bound` overrides it). The float projection of a clipped curve is within "
+             f"$\\eta B$ of the exact one, $\\eta$ = {eta!r}, so the loss is at most "
+             "$\\varepsilon (d(q, q') + 2\\eta B)$ (likewise CGP).", "",
+             "| budget | noise scale | B | slack $2\\eta B$ | lattice $\\gamma$ |",
+             "|---|---|---|---|---|"]
+    for model, budget in [("epsilon", b) for b in budgets] + [("rho", b) for b in budgets]:
+        scale = (ceil_float(1 / Fraction(budget)) if model == "epsilon"
+                 else ceil_sqrt(1 / (2 * Fraction(budget))))
+        bound, slack, step = facts(eta, scale, spec.bound)
+        lines.append(f"| {model} = {budget:g} | {scale!r} | {bound!r} | {slack!r} | {step!r} |")
+    return "\n".join(lines)
 
 
 def explain_cdf(spec, tables, example=(1000, 1.0, 1e-5)):

@@ -8,11 +8,12 @@ import math
 from dataclasses import dataclass
 
 import mpmath
+import numpy
 import sympy
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.str import StrPrinter
 
-from . import __version__
+from . import __version__, slack
 from .analysis import EIGENSOLVER_LIMIT
 from .errors import SpecError
 from .symbolic import is_identity, to_float
@@ -86,6 +87,8 @@ class ModuleIR:
     condition_number: str      # Python code of the float64 value (math.inf beyond range)
     cholesky_doc: str
     box: object = None         # BoxIR for k > 1 variables
+    eta: str = "None"          # float error of the projection per unit of B (slack.py)
+    bound: str = "None"        # the spec's [privacy] bound B, or None (the default bound)
 
 
 @dataclass(frozen=True)
@@ -193,7 +196,29 @@ def lower(analysis):
                       "to Legendre"
                       if "cholesky" in formulas else
                       "Lower-triangular R with G = R R^T (R = L D^(1/2) from the exact LDL^T)"),
-        box=_box(analysis, lower_value) if box else None)
+        box=_box(analysis, lower_value) if box else None,
+        eta=repr(eta(analysis)), bound=repr(spec.bound))
+
+
+def eta(analysis):
+    """The float error of the module's projection per unit of the clip bound B
+    (slack.py, docs/clipping.md), from public values only."""
+    spec = analysis.spec
+    if spec.dimension == 1:
+        return slack.curve_eta(spec.basis_size, spec.value_dim, spec.vector_basis)
+    return slack.box_eta(analysis.atoms.size, spec.dimension, _transform_norm(analysis))
+
+
+def _transform_norm(analysis):
+    """||K||_2 of the change from atoms to the orthonormal basis at the defaults, rounded
+    up (1 for the identity)."""
+    matrix = analysis.transform
+    if is_identity(matrix):
+        return 1.0
+    dense = numpy.zeros(matrix.shape)
+    for i, j in matrix.keys():
+        dense[i, j] = float(sympy.N(sympy.sympify(matrix[i, j]).subs(analysis.spec.defaults)))
+    return float(numpy.linalg.norm(dense, 2)) * (1 + 1e-9)
 
 
 def _check_box_module(analysis):

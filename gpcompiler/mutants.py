@@ -174,10 +174,10 @@ def final_release_half_charged(module):
     twice the share it charges (GP radius x 1/2; CGP normal x 1/sqrt 2, which leaves
     the GP direction, a normalized normal vector, unchanged)."""
     def wrap(privatize_vector):
-        def mutated(vector, ledger, label, share, *, rng):
+        def mutated(vector, ledger, label, share, *, rng, **keywords):
             if "final" in label:
                 rng = ScaledGenerator(rng, gamma=0.5, normal=1 / math.sqrt(2))
-            return privatize_vector(vector, ledger, label, share, rng=rng)
+            return privatize_vector(vector, ledger, label, share, rng=rng, **keywords)
         return mutated
     return patched(module, "privatize_vector", wrap)
 
@@ -187,8 +187,8 @@ def final_release_in_one_coordinate(module):
     vector's length in its first coordinate and releases the others exactly (the right
     radius, the wrong direction)."""
     def wrap(privatize_vector):
-        def mutated(vector, ledger, label, share, *, rng):
-            released = privatize_vector(vector, ledger, label, share, rng=rng)
+        def mutated(vector, ledger, label, share, *, rng, **keywords):
+            released = privatize_vector(vector, ledger, label, share, rng=rng, **keywords)
             if "final" not in label:
                 return released
             vector = numpy.asarray(vector, dtype=float)

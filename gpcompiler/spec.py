@@ -26,13 +26,16 @@ POLYNOMIAL_FAMILIES = {"monomial", "legendre"}
 TOTAL_DEGREE = {"total_degree"}
 MAX_BASIS_SIZE = 2000
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_TOP_KEYS = {"name", "title", "kind", "domain", "basis", "values", "metric"}
+_TOP_KEYS = {"name", "title", "kind", "domain", "basis", "values", "metric", "privacy"}
 _SECTION_KEYS = {
     "domain": {"variables", "intervals", "parameters", "curve_interval"},
     "basis": {"functions", "family"},
     "values": {"dimension"},
     "metric": {"inner_product", "weight", "sobolev"},
+    "privacy": {"bound"},
 }
+# A declared bound B must leave room for the noise in float64 (docs/clipping.md).
+MAX_BOUND = 2.0 ** 500
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,7 @@ class Spec:
     metric: Metric
     variables: tuple = ()      # every variable (paper Sec. 3.2, "Multivariate functions")
     intervals: tuple = ()      # the box: one exact (lo, hi) per variable
+    bound: float = None        # [privacy] bound: the public norm bound B, or None (default)
 
     @property
     def dimension(self):
@@ -170,13 +174,14 @@ def _build(document, problems, path, sha256):
     functions, vector_basis = _functions(basis, family, variables, intervals, symbols,
                                          value_dim, problems)
     metric = _metric(_section(document, "metric", problems), symbols, family, problems)
+    bound = _bound(_section(document, "privacy", problems), problems)
     if kind == "cdf" and (family is None or family.name != "legendre" or box):
         problems.add("basis.family", "a cdf spec needs family = { name = \"legendre\", degree = K }")
     return Spec(name=name, title=title, kind=kind, path=path, sha256=sha256,
                 variable=variable, parameters=parameters, interval=interval,
                 curve_interval=curve_interval, functions=functions,
                 vector_basis=vector_basis, value_dim=value_dim, family=family, metric=metric,
-                variables=variables, intervals=intervals)
+                variables=variables, intervals=intervals, bound=bound)
 
 
 def _check_keys(document, problems):
@@ -271,6 +276,20 @@ def _intervals(value, k, symbols, problems):
                             f"(domain.variables), got {value!r}")
         return (None,) * k
     return tuple(_pair(v, f"{where}[{i}]", symbols, problems) for i, v in enumerate(value))
+
+
+def _bound(privacy, problems):
+    """``[privacy] bound``: the public norm bound B of every release in the spec's metric
+    (coefficients are clipped to it before noise; docs/clipping.md), or None."""
+    if "bound" not in privacy:
+        return None
+    value = privacy["bound"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            math.isfinite(value) and 0 < value <= MAX_BOUND):
+        problems.add("privacy.bound", f"expected a positive number <= 2^500 (the public norm "
+                                      f"bound of a release), got {value!r}")
+        return None
+    return float(value)
 
 
 def _positive_int(value, where, problems, low=1):

@@ -4,8 +4,10 @@ k evenly spaced points of the public domain [a, b] (never of the private sample 
 read off the curve (zero outside its samples) and privatized one by one (GP: n-dim spherical Laplace
 with epsilon/k each; CGP: Gaussian with rho/k each) by basic composition; this protects
 each released point (the dist_inf metric of LY23), not the L2 metric of the paper's
-mechanisms. ``window`` = s applies a centred sliding-window mean of width s.
+mechanisms. ``window`` = s applies a centred sliding-window mean of width s. Each point's value is clipped to the public bound B
+before its noise (the ball of radius B: [-B, B] for scalar values; docs/clipping.md).
 """
+import math
 from fractions import Fraction
 
 import numpy
@@ -13,13 +15,29 @@ import numpy
 from ..secure import default_generator
 from .curve import make_curve
 from .ledger import PrivacyLedger, check_budget
-from .noise import privatize_vector
+from ..runtime.exact import lattice
+from .noise import privatize_vector, release_scale
 from .results import PrivateFunction
 
 
-def baseline_points(t, y, k, *, domain, epsilon=None, rho=None, window=None, rng=None):
+def baseline_bound(model, share, bound=None):
+    """The public bound B of the baseline's values: ``bound``, else 2^20 times the noise
+    scale of one point (a power of two); at most 2^50 lattice steps of that scale."""
+    step = lattice(release_scale(model, share))
+    radius = math.ldexp(step, 40) if bound is None else bound
+    if isinstance(radius, bool) or not isinstance(radius, (int, float, numpy.integer,
+                                                           numpy.floating)) \
+            or not (math.isfinite(radius) and 0 < radius <= math.ldexp(step, 50)):
+        raise ValueError(f"the bound must be positive and at most 2^50 lattice steps "
+                         f"({math.ldexp(step, 50)!r}) at this budget, got {radius!r}")
+    return float(radius)
+
+
+def baseline_points(t, y, k, *, domain, epsilon=None, rho=None, window=None, rng=None,
+                    bound=None):
     """Privatize the curve's values at k evenly spaced points of the public ``domain``
-    (a, b) and join them linearly."""
+    (a, b), each clipped to the public bound B (``bound``, default baseline_bound), and
+    join them linearly."""
     model, budget = check_budget(epsilon, rho)
     curve = make_curve(t, y, domain)
     if isinstance(k, bool) or not isinstance(k, (int, numpy.integer)) or k < 2:
@@ -30,10 +48,11 @@ def baseline_points(t, y, k, *, domain, epsilon=None, rho=None, window=None, rng
     rng = default_generator(rng)
     ledger = PrivacyLedger(budget, model)
     share = ledger.share(Fraction(1, k))
+    bound = baseline_bound(model, share, bound)
     times = numpy.linspace(*curve.domain, k)
     points = curve(times)
-    noisy = numpy.stack([privatize_vector(points[i], ledger, f"baseline: point {i}", share, rng=rng)
-                         for i in range(k)])
+    noisy = numpy.stack([privatize_vector(points[i], ledger, f"baseline: point {i}", share,
+                                          rng=rng, bound=bound) for i in range(k)])
     if window is not None and window > 1:
         noisy = _sliding_mean(noisy, int(window))
 

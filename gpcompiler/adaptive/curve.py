@@ -40,6 +40,14 @@ class Curve:
         with numpy.errstate(over="ignore"):
             return scale * math.sqrt(Curve(self.t, self.y / scale, self.domain).norm_squared())
 
+    def clipped(self, bound):
+        """q min(1, B/||q||): the projection onto the L2 ball of radius B, non-expansive
+        (docs/clipping.md); a curve inside the ball is kept exactly."""
+        norm = self.norm()
+        if norm <= bound:
+            return self
+        return Curve(self.t, self.y * (bound / norm), self.domain)
+
     def _interval_values(self, x, index):
         """q on sample interval ``index`` at x, as a convex combination (no slope, so no
         overflow however close two sample times are)."""
@@ -122,10 +130,10 @@ def check_beta(beta):
     return float(beta)
 
 
-def prepare_run(t, y, domain, epsilon, rho, beta, rng):
-    """Validate an algorithm's inputs: (curve, a fresh ledger for the budget, generator).
-    The budget is checked first, before any data is read."""
+def prepare_run(t, y, domain, epsilon, rho, beta, rng, bound):
+    """Validate an algorithm's inputs: (curve clipped to the public bound B, a fresh ledger
+    for the budget, generator). The budget is checked first, before any data is read."""
     model, budget = check_budget(epsilon, rho)
     check_beta(beta)
     ledger = PrivacyLedger(budget, model)
-    return make_curve(t, y, domain), ledger, noise_source(rng)
+    return make_curve(t, y, domain).clipped(bound), ledger, noise_source(rng)

@@ -26,10 +26,15 @@ class Spend:
     cost: Fraction
 
 
-
-
-
-
+@dataclass(frozen=True)
+class Release:
+    """One released vector (docs/clipping.md): its clip bound B, the distance slack
+    2 eta B of its float projection (loss <= epsilon (d + slack); None: not stated) and
+    its lattice step."""
+    label: str
+    bound: float
+    slack: float
+    lattice: float
 
 
 SMALLEST_BUDGET = 1e-100   # below this, noise scales leave float64 arithmetic
@@ -61,6 +66,7 @@ class PrivacyLedger:
         self.model = model
         self.budget = float(budget)
         self.spends = []
+        self.releases = []
         self._spent = Fraction(0)
 
     @property
@@ -107,6 +113,11 @@ class PrivacyLedger:
         """Record a step of the ledger's own model."""
         return self.spend_gp(label, amount) if self.model == "GP" else self.spend_cgp(label, amount)
 
+    def note_release(self, label, bound, slack, lattice):
+        """Record the public facts of one released vector (bound, slack, lattice step)."""
+        self.releases.append(Release(label, float(bound), None if slack is None else float(slack),
+                                     float(lattice)))
+
     def gp_parameter_for(self, cost):
         """The largest epsilon whose cost in this ledger is <= ``cost`` (exact Fraction)."""
         if self.model == "GP":
@@ -119,4 +130,7 @@ class PrivacyLedger:
     def __repr__(self):
         lines = [f"PrivacyLedger({self.model}, budget {self.budget:.6g}, spent {self.total:.6g})"]
         lines += [f"  {s.label}: {s.model} {s.parameter:.6g} -> {float(s.cost):.6g}" for s in self.spends]
+        lines += [f"  {r.label}: bound B {r.bound!r}, slack 2 eta B "
+                  f"{'not stated' if r.slack is None else repr(r.slack)}, lattice gamma "
+                  f"{r.lattice!r}" for r in self.releases]
         return "\n".join(lines)

@@ -1,19 +1,20 @@
-"""Noise of the local mechanisms (paper Thm 3.2, 3.3), charged to a ledger first. Releases
-and noisy comparisons are exact (gpcompiler/runtime/exact.py); the auditor's replay objects
+"""Noise of the local mechanisms (paper Thm 3.2, 3.3), charged to a ledger first; every
+released vector is clipped to a public bound first (docs/clipping.md). Releases and noisy
+comparisons are exact (gpcompiler/runtime/exact.py); the auditor's replay objects
 (``audit_replay = True``) draw the same laws as floats, to read scales and script decisions."""
+import math
 from fractions import Fraction
 
 import numpy
 
-from ..errors import DataError
 from ..rounding import ceil_float, ceil_sqrt
 from ..runtime import exact
 from ..runtime.entropy import default_generator
 
 
 def spherical_laplace(rng, shape, dimension):
-    """Float simulation of Z with density ~ exp(-|z|) in R^dimension (the auditor's batched
-    runs): radius Gamma(d, 1), direction a normalized Gaussian vector."""
+    """Float simulation of Z with density ~ exp(-|z|) in R^dimension (the auditor's replays
+    and batched runs): radius Gamma(d, 1), direction a normalized Gaussian vector."""
     direction = rng.standard_normal(tuple(shape) + (dimension,))
     direction /= numpy.linalg.norm(direction, axis=-1, keepdims=True)
     return rng.gamma(dimension, size=tuple(shape))[..., None] * direction
@@ -37,21 +38,48 @@ def draw(rng, kind, scale):
     return exact.Noise(kind, scale, rng)
 
 
-def privatize_vector(vector, ledger, label, share, *, rng):
-    """round_gamma(vector + Z/epsilon) with one spherical Laplace vector over all coordinates
-    (GP ledger, epsilon = share), or of vector + N(0, I)/sqrt(2 rho) (CGP ledger,
-    rho = share), exactly; the step is charged to ``ledger`` before anything is drawn."""
+def clip(vector, bound):
+    """vector * min(1, B/||vector||): the projection onto the Euclidean ball of radius B,
+    non-expansive; scaled by the largest entry (no overflow)."""
     vector = numpy.asarray(vector, dtype=float)
+    big = float(numpy.max(numpy.abs(vector), initial=0.0))
+    if big == 0:
+        return vector
+    ratio = bound / big / math.sqrt(float(numpy.sum((vector / big) ** 2)))
+    return vector * min(1.0, ratio)
+
+
+def release_scale(model, share):
+    """The noise scale of a release of parameter ``share``: 1/epsilon (GP), 1/sqrt(2 rho)
+    (CGP), rounded up by exact arithmetic."""
+    if model == "GP":
+        return ceil_float(1 / Fraction(share))
+    return ceil_sqrt(1 / (2 * Fraction(share)))
+
+
+def privatize_vector(vector, ledger, label, share, *, rng, bound=math.inf, eta=None):
+    """round_gamma(clip(vector, bound) + Z/epsilon), one spherical Laplace vector over all
+    coordinates (GP ledger, epsilon = share), or + N(0, I)/sqrt(2 rho) (CGP ledger, rho =
+    share), exactly; the step is charged to ``ledger`` before anything is drawn, with its
+    bound B, the slack 2 eta B and the lattice step gamma of its noise scale (``bound``
+    math.inf: no clip, for the auditor's probes of the noise with zero vectors; ``eta``
+    None: no slack is stated, as for the baseline's interpolated values)."""
     gp = ledger.model == "GP"
-    scale = ceil_float(1 / Fraction(share)) if gp else ceil_sqrt(1 / (2 * Fraction(share)))
-    if not numpy.linalg.norm(vector) <= scale * 2.0 ** 40:
-        raise DataError(f"{label}: the values have norm above the noise scale x 2^40: the "
-                        "noise would be lost in float64 rounding; rescale the data or use a "
-                        "smaller budget")
+    scale = release_scale(ledger.model, share)
+    clipped = clip(vector, bound)
     if gp:
         ledger.spend_gp(label, share)
     else:
         ledger.spend_cgp(label, share)
+    slack = (None if eta is None or not math.isfinite(bound)
+             else ceil_float(2 * Fraction(eta) * Fraction(bound)))
+    ledger.note_release(label, bound, slack, exact.lattice(scale))
+    return _add_noise(clipped, gp, scale, rng)
+
+
+def _add_noise(vector, gp, scale, rng):
+    """round_gamma(vector + scale Z) exactly, Z spherical Laplace (GP) or standard normal
+    (CGP); float noise for the auditor's replay objects."""
     if _replay(rng):
         noise = spherical_laplace(rng, (), vector.size) if gp else rng.standard_normal(vector.size)
         return vector + (noise * scale).reshape(vector.shape)

@@ -16,12 +16,13 @@ from fractions import Fraction
 import numpy
 
 from ..rounding import floor_float
+from ..slack import curve_eta
 from . import piecewise
 from .curve import prepare_run
 from .ledger import PrivacyLedger
 from .noise import privatize_vector, scalar_noise
 from .results import PrivateFunction
-from .select import load_module
+from .select import load_module, release_bound
 from .svt import svt, svt_split
 
 MAX_LEVEL = 14
@@ -107,27 +108,31 @@ def _segment(curve, degree, ledger, beta, rng):
 
 
 def priv_func_seg(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=False, rng=None,
-                  **params):
+                  bound=None, **params):
     """PrivFuncSeg (Alg. 4 GP / Alg. 8 CGP) on the spec's domain at the public parameter
     values ``params``: dyadic segmentation by SVT, ReduceSeg on four quarters, then
     Project-and-Privatize with all that is left; ``continuous`` applies the L2-nearest
-    continuous post-processing (Sec. 4.1.2)."""
+    continuous post-processing (Sec. 4.1.2). The curve is first clipped to the public L2
+    bound B (``bound``, default the module's default_bound; docs/clipping.md)."""
     module = _polynomial_module(spec)
+    bound = release_bound(module, bound, epsilon, rho)
     curve, ledger, rng = prepare_run(t, y, module.curve_interval(**params), epsilon, rho, beta,
-                                     rng)
+                                     rng, bound)
     return _seg_release(curve, module.POLYNOMIAL_DEGREE, ledger, beta, continuous, rng,
-                        "priv_func_seg")
+                        "priv_func_seg", bound)
 
 
 def piecewise_project_and_privatize(t, y, spec, breakpoints, *, epsilon=None, rho=None,
-                                    continuous=False, rng=None, **params):
+                                    continuous=False, rng=None, bound=None, **params):
     """Project-and-Privatize on the piecewise space of a polynomial spec with the given
     public breakpoints (Sec. 4.1), which must lie in the spec's domain: one spherical
     Laplace vector over all segments (Remark 4.1), or Gaussian noise; the whole budget
-    goes to this one release. q is zero outside [s_0, s_k]."""
+    goes to this one release. q is zero outside [s_0, s_k]; it is first clipped to the public
+    L2 bound B (``bound``, default the module's default_bound; docs/clipping.md)."""
     module = _polynomial_module(spec)
     domain = module.curve_interval(**params)
-    curve, ledger, rng = prepare_run(t, y, domain, epsilon, rho, 0.5, rng)
+    bound = release_bound(module, bound, epsilon, rho)
+    curve, ledger, rng = prepare_run(t, y, domain, epsilon, rho, 0.5, rng, bound)
     breakpoints = numpy.asarray(breakpoints, dtype=float)
     if breakpoints.ndim != 1 or breakpoints.size < 2 or numpy.any(numpy.diff(breakpoints) <= 0) \
             or not numpy.all(numpy.isfinite(breakpoints)):
@@ -135,20 +140,24 @@ def piecewise_project_and_privatize(t, y, spec, breakpoints, *, epsilon=None, rh
     if breakpoints[0] < domain[0] or breakpoints[-1] > domain[1]:
         raise ValueError(f"breakpoints must lie in the domain [{domain[0]:.6g}, {domain[1]:.6g}]")
     function, _ = piecewise.project(curve, breakpoints, module.POLYNOMIAL_DEGREE)
-    return _release(function, ledger, continuous, rng, "piecewise_project_and_privatize", ())
+    return _release(function, ledger, continuous, rng, "piecewise_project_and_privatize", (),
+                    bound)
 
 
-def _seg_release(curve, degree, ledger, beta, continuous, rng, method):
+def _seg_release(curve, degree, ledger, beta, continuous, rng, method, bound):
     level, breakpoints, projections = _segment(curve, degree, ledger, beta, rng)
     return _release(projections.function(breakpoints), ledger, continuous, rng, method,
-                    (("level", level),))
+                    (("level", level),), bound)
 
 
-def _release(function, ledger, continuous, rng, method, details):
-    """Privatize the projection ``function`` with all the ledger has left."""
+def _release(function, ledger, continuous, rng, method, details, bound):
+    """Privatize the projection ``function`` (of a curve clipped to ``bound``) with all the
+    ledger has left; its slack is that of a projection onto m = p + 1 functions per
+    segment (slack.curve_eta: segments add their squares)."""
     breakpoints = function.breakpoints
-    noisy = privatize_vector(function.coefficients, ledger, "seg: final release",
-                             floor_float(ledger.remaining), rng=rng)
+    c = function.coefficients
+    noisy = privatize_vector(c, ledger, "seg: final release", floor_float(ledger.remaining),
+                             rng=rng, bound=bound, eta=curve_eta(c.shape[1], c.shape[2], False))
     released = piecewise.PiecewisePolynomial(breakpoints, noisy)
     if continuous:
         released = piecewise.make_continuous(released)
@@ -158,7 +167,7 @@ def _release(function, ledger, continuous, rng, method, details):
 
 
 def priv_func_unbounded(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=False,
-                        levels=20, rng=None):
+                        levels=20, rng=None, bound=None):
     """Sec. 4.3: q on the whole line. An SVT over the public candidates T_j = 2^j,
     j = 0..``levels``, with g_j(q) = ||q 1_[-T_j, T_j]|| - ||q|| (2-Lipschitz) and threshold
     -1/eps' picks T (T = 2^levels if none crosses, a public fallback); then PrivFuncSeg on
@@ -171,7 +180,9 @@ def priv_func_unbounded(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continu
             or not 0 <= levels <= 1000:
         raise ValueError(f"levels must be an integer in 0..1000, got {levels!r}")
     module = _polynomial_module(spec)
-    curve, ledger, rng = prepare_run(t, y, (-math.inf, math.inf), epsilon, rho, beta, rng)
+    bound = release_bound(module, bound, epsilon, rho)
+    curve, ledger, rng = prepare_run(t, y, (-math.inf, math.inf), epsilon, rho, beta, rng,
+                                     bound)
     first, second, epsilon_prime = svt_split(ledger, Fraction(ledger.budget) / 4)
     norm = math.sqrt(curve.norm_squared())
 
@@ -184,7 +195,7 @@ def priv_func_unbounded(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continu
     clipped = curve.restricted(-half_width, half_width)
     inner = _SubLedger(ledger, Fraction(3, 4))
     result = _seg_release(clipped, module.POLYNOMIAL_DEGREE, inner, beta, continuous, rng,
-                          "priv_func_unbounded")
+                          "priv_func_unbounded", bound)
     return PrivateFunction(result.method, ledger, result.value_dim, result.evaluator,
                            breakpoints=result.breakpoints, coefficients=result.coefficients,
                            details=result.details + (("half_width", half_width),))
@@ -200,3 +211,7 @@ class _SubLedger(PrivacyLedger):
     def _record(self, label, model, parameter, cost):
         super()._record(label, model, parameter, cost)
         return self.parent._record(label, model, parameter, cost)
+
+    def note_release(self, label, bound, slack, lattice):
+        super().note_release(label, bound, slack, lattice)
+        self.parent.note_release(label, bound, slack, lattice)

@@ -29,6 +29,15 @@ def load_module(spec):
     return load(spec)
 
 
+def release_bound(module, bound, epsilon, rho):
+    """The public clip bound B of an algorithm's releases: ``bound``, else the module's
+    default at the whole budget (docs/clipping.md); checked before any data is read."""
+    if (epsilon is None) == (rho is None):
+        raise ValueError("pass exactly one of epsilon (GP) or rho (CGP)")
+    budget = {"epsilon": epsilon} if rho is None else {"rho": rho}
+    return module.release_facts(bound=bound, **budget)["bound"]
+
+
 def _check_module(module, value_dim):
     if module.METRIC != "L2":
         raise ValueError("the adaptive algorithms need a plain L2 spec")
@@ -101,18 +110,22 @@ def _svt_targets(model, budget, n):
     return -1 / epsilon0, lambda size: math.sqrt(n * size) / epsilon0
 
 
-def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None, **params):
+def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None, bound=None,
+                     **params):
     """Private basis selection then Project-and-Privatize (Alg. 3 / Alg. 7).
 
     The domain is the spec's (at the public parameter values ``params``), never the
     samples'. Budget: two SVTs and two releases, a quarter each. If an SVT finds no
     crossing the largest candidate is used (post-processing of the same noisy outcome).
+    The curve is first clipped to the public L2 bound B (``bound``, default the module's
+    default_bound at the budget; docs/clipping.md), so every curve is released.
     """
     module = load_module(spec)
     domain = module.curve_interval(**params)
     if not all(math.isfinite(v) for v in domain):
         raise ValueError("PrivFuncSelect needs a spec on a bounded domain")
-    curve, ledger, rng = prepare_run(t, y, domain, epsilon, rho, beta, rng)
+    bound = release_bound(module, bound, epsilon, rho)
+    curve, ledger, rng = prepare_run(t, y, domain, epsilon, rho, beta, rng, bound)
     _check_module(module, curve.value_dim)
     c, residual, tails = prefix_distances(module, curve, params)
     n, m = c.shape[1], c.shape[0]
@@ -123,7 +136,8 @@ def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None, 
     k0 = svt((-tails[j] for j in range(m)), threshold, 1.0, *svt_pair,
              rng=rng, ledger=ledger, label="select: size")
     k0 = m if k0 is None else k0 + 1
-    noisy = privatize_vector(c[:k0], ledger, "select: first release", release, rng=rng)
+    noisy = privatize_vector(c[:k0], ledger, "select: first release", release, rng=rng,
+                             bound=bound, eta=module.ETA)
     order = numpy.argsort(-numpy.linalg.norm(noisy, axis=1), kind="stable")
 
     def query(r):
@@ -135,7 +149,8 @@ def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None, 
     k1 = svt((query(r) for r in range(1, k0 + 1)), 0.0, 1.0, *svt_pair,
              rng=rng, ledger=ledger, label="select: pruning")
     chosen = numpy.sort(order[:(k0 if k1 is None else k1 + 1)])
-    final = privatize_vector(c[chosen], ledger, "select: final release", release, rng=rng)
+    final = privatize_vector(c[chosen], ledger, "select: final release", release, rng=rng,
+                             bound=bound, eta=module.ETA)
     return _selected(module, chosen, final, ledger, n, k0, params)
 
 
