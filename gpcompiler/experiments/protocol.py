@@ -18,12 +18,13 @@ from importlib import import_module
 import numpy
 from numpy.polynomial import legendre
 
-from ..adaptive.baseline import _sliding_mean
+from ..adaptive.baseline import _sliding_mean, baseline_bound
 from ..adaptive.curve import make_curve
 from ..adaptive.ledger import PrivacyLedger, check_budget
 from ..curves import Curves, read_curves
 from ..errors import DataError
-from ..rounding import ceil_float, ceil_sqrt
+from ..adaptive.noise import clip, release_scale
+from ..runtime import exact
 
 BASE_SEED = 20260501
 
@@ -146,7 +147,7 @@ def baseline_errors(index, t, y, curve, key, budgets, simulations, plan):
     """Normalized errors of the LY23 baseline for every (k, s) of ``plan`` = [(k label, k,
     [(s label, s), ...]), ...]: {"Baseline": {...}, "Baseline (smoothed)": {...}}, each
     setting (budget, simulation). Simulation j's release is exactly baseline_points(t, y,
-    k, rng=simulation_rng(index, j)) (same draws in the same order, see baseline_noise);
+    k, rng=simulation_rng(index, j)) (same draws in the same order, see baseline_release);
     smoothing is post-processing of that release (baseline_points(window=s) with the same
     seed returns exactly the smoothed one), so every s reuses it. All budgets, simulations
     and windows of one k are integrated at once (one interpolation on shared pieces)."""
@@ -156,8 +157,7 @@ def baseline_errors(index, t, y, curve, key, budgets, simulations, plan):
     for k_label, k, windows in plan:
         times = numpy.linspace(*curve.domain, k)
         points = curve(times)
-        noisy = numpy.stack([points + baseline_noise(key, budget, k, curve.value_dim,
-                                                     simulation_rng(index, j))
+        noisy = numpy.stack([baseline_release(key, budget, points, simulation_rng(index, j))
                              for budget in budgets for j in range(simulations)], axis=1)
         joined = JoinedErrors(curve, times)
         plain[k_label] = (joined(noisy) / norm).reshape(shape).tolist()
@@ -168,21 +168,16 @@ def baseline_errors(index, t, y, curve, key, budgets, simulations, plan):
     return {"Baseline": plain, "Baseline (smoothed)": smoothed}
 
 
-def baseline_noise(key, budget, k, value_dim, rng):
-    """The noise baseline_points(k, rng=rng, key=budget) adds to its k points, (k, n): the
-    same scale and the same draws from ``rng`` in the same order as its per-point
-    privatize_vector (GP: a Gaussian direction then a Gamma(n) radius per point; CGP: n
-    Gaussians per point), without a ledger per point."""
+def baseline_release(key, budget, points, rng):
+    """What baseline_points(k, rng=rng, key=budget) releases at its k points (k, n): each
+    point clipped to the default bound and exactly noised, with the same scale and the same
+    draws from ``rng`` in the same order as its per-point privatize_vector, without a
+    ledger per point."""
     model, value = check_budget(**{"epsilon": None, "rho": None, key: budget})
-    share = Fraction(PrivacyLedger(value, model).share(Fraction(1, k)))
-    if model == "CGP":
-        return rng.standard_normal((k, value_dim)) * ceil_sqrt(1 / (2 * share))
-    direction, radius = numpy.empty((k, value_dim)), numpy.empty(k)
-    for i in range(k):
-        direction[i] = rng.standard_normal(value_dim)
-        radius[i] = rng.gamma(value_dim)
-    direction /= numpy.linalg.norm(direction, axis=1, keepdims=True)
-    return radius[:, None] * direction * ceil_float(1 / share)
+    share = PrivacyLedger(value, model).share(Fraction(1, len(points)))
+    scale, bound = release_scale(model, share), baseline_bound(model, share)
+    sample = exact.spherical_laplace if model == "GP" else exact.gaussian
+    return numpy.stack([sample(clip(point, bound), scale, rng) for point in points])
 
 
 class JoinedErrors:
