@@ -103,12 +103,13 @@ def test_a_failing_example_fails_the_build(tmp_path):
         "extensions = ['myst_parser', 'gpdocs']\n")
     (source / "index.md").write_text(
         "# Broken\n\n```{gp-python}\nprint(1 / 0)\n```\n\n"
-        "```{gp-shell}\ngpcompiler privatize no-such.toml data.csv --epsilon 1\n```\n\n"
+        "```{gp-shell}\ngpcompiler cdf --epsilon 1 --delta 7\n```\n\n"
         "```{gp-shell}\n:status: 2\ntrue\n```\n")
     done = sphinx_build(source, tmp_path / "out")
     assert done.returncode != 0
     assert "ZeroDivisionError" in done.stderr
-    assert "no-such.toml" in done.stderr and "exited 2, expected 0" in done.stderr
+    assert "argument --delta: expected a number in (0, 1), got '7'" in done.stderr
+    assert "exited 2, expected 0" in done.stderr
     assert "'true' exited 0, expected 2" in done.stderr
 
 
