@@ -59,7 +59,6 @@ def test_readme_commands_are_the_ones_ci_runs():
 
 
 def test_own_data_example_runs_verbatim(tmp_path):
-    pytest.importorskip("pandas", reason="the README's example reads the release with pandas")
     example = own_data_example()
     assert len(example.splitlines()) <= 15
     env = shims(tmp_path / "bin")
