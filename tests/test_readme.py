@@ -85,3 +85,15 @@ def test_readme_python_example_runs(monkeypatch, capsys):
     exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
     numbers = [float(x) for x in re.findall(r"-?\d+\.?\d*", capsys.readouterr().out)]
     assert numbers == pytest.approx([3, 0, 0, 1, 0, 0], abs=1e-4)     # the README's comment
+
+
+def test_readme_facts_match_the_tool():
+    """The facts the README states that a change could make stale (issue 20, defect 6)."""
+    from gpcompiler.spec import MAX_BASIS_SIZE
+    specs = sorted(p.stem for p in (ROOT / "specs").glob("*.toml"))
+    number = len(specs)
+    assert f"the {number} shipped specs" in README and f"The {number}\nshipped specs" in README
+    listed = README.split(f"The {number}\nshipped specs", 1)[1].split("Full\nreference")[0]
+    assert sorted(re.findall(r"`(\w+)`", listed)) == specs
+    assert f"at most {MAX_BASIS_SIZE:,} functions" in README
+    assert "one column only: it is refused for a joint CDF" in README      # cdf --plot
