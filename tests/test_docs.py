@@ -9,11 +9,13 @@ import tomllib
 import pytest
 
 from conftest import ROOT
+from gpcompiler.spec import parse_spec
 
 DOCS = ROOT / "docs"
 PAGES = sorted(p for p in DOCS.rglob("*.md") if "results" not in p.relative_to(DOCS).parts
                and "_build" not in p.parts)
-# fenced blocks that are not executed: TOML (checked below), synopses and diagrams (text)
+# fenced blocks that are not executed: TOML (parsed, whole specs validated), synopses and
+# diagrams (text)
 NOT_EXECUTED = {"toml", "text"}
 
 
@@ -78,13 +80,16 @@ def fenced_blocks(text):
 
 def test_every_code_example_is_executed_or_checked():
     """Code blocks are gp-python / gp-shell directives (run by the build); the only others
-    are TOML (parsed here) and text (synopses, diagrams, the install commands)."""
+    are TOML (parsed here, whole specs validated) and text (synopses, diagrams, the install
+    commands)."""
     for page in PAGES:
         for language, body in fenced_blocks(page.read_text(encoding="utf-8")):
             where = f"{page.relative_to(ROOT)}: ```{language}"
             assert language.startswith("{") or language in NOT_EXECUTED, where
             if language == "toml":
-                tomllib.loads(body)
+                document = tomllib.loads(body)
+                if "name" in document:                       # a whole spec: valid as one
+                    parse_spec(body.encode(), page.name)
     getting_started = (DOCS / "getting-started.md").read_text(encoding="utf-8")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     commands = [body for language, body in fenced_blocks(readme) if language == ""]

@@ -97,3 +97,10 @@ def test_readme_facts_match_the_tool():
     assert sorted(re.findall(r"`(\w+)`", listed)) == specs
     assert f"at most {MAX_BASIS_SIZE:,} functions" in README
     assert "one column only: it is refused for a joint CDF" in README      # cdf --plot
+
+
+def test_readme_spec_example_is_a_valid_spec():
+    from gpcompiler.spec import parse_spec
+    (block,) = fenced_blocks(README, "toml")
+    spec = parse_spec(block.encode(), "README.md")
+    assert (spec.name, len(spec.functions), spec.value_dim) == ("linear", 2, 1)
