@@ -47,6 +47,7 @@ PARAMETERS = {'T': 1.0}
 PARAMETERS_FIXED = False
 DOMAIN = ('0', 'T')
 CURVE_INTERVAL = None
+OUTSIDE = 'zero'  # [curve] outside: the curve before its first and after its last sample
 METRIC = 'L2'
 POLYNOMIAL_DEGREE = 1  # set when the basis spans all polynomials of a degree
 GRAM_METHOD = 'exact: Legendre expansion of the basis'
@@ -270,14 +271,24 @@ def _cached_weights(t, p):
     return weights
 
 
-def projection_weights(t, **params):
+def _grid_weights(t, p, cache):
+    """Weights for one grid: from the cache of the last 8 grids, or (cache=False) built anew
+    without reading or writing the cache, so that the time a call takes says nothing about
+    the grids of earlier calls (docs/threat-model.md, "Timing side channels")."""
+    if cache:
+        return _cached_weights(t, p)
+    return _weights(_check_times(t, p), p)
+
+
+def projection_weights(t, *, cache=True, **params):
     """Weights A for one sampling grid t (S,): project(t, y) == contraction of y with A.
 
     Integrals over each linear piece are exact for polynomial spaces (Gauss-Legendre of
     sufficient order) and accurate to ~1e-16 relative otherwise; precompute A once
-    for a fixed grid and a batch projection is one matrix product.
+    for a fixed grid and a batch projection is one matrix product. cache=False never
+    touches the cache of recent grids (a process serving many users: see _grid_weights).
     """
-    return _cached_weights(t, _params(params))
+    return _grid_weights(t, _params(params), cache)
 
 
 def _check_values(y, batch_shape, samples):
@@ -295,27 +306,29 @@ def _contract(y, weights):
     return numpy.einsum("...sr,sm->...mr", y, weights)
 
 
-def project(t, y, **params):
+def project(t, y, *, cache=True, **params):
     """Orthonormal coordinates of the L2 projection of the piecewise-linear curve (t_i, y_i),
     zero outside its samples (docs/design.md, "Privacy model").
 
     t: (S,) shared by all curves, or (B, S); y: (S,), (B, S), (S, n) or (B, S, n).
     Returns (..., m) or (..., m, n) for vector coefficients (paper Appendix E).
+    cache=False rebuilds the weights of a shared grid on every call (see _grid_weights).
     """
-    c, y = _project(t, y, _params(params))
+    c, y = _project(t, y, _params(params), cache)
     if not _finite(c):
         _reject_nonfinite(y)
     return c
 
 
-def _project(t, y, p):
-    """(c, y): the contraction of the values y (shape checked) with the weights of t."""
+def _project(t, y, p, cache):
+    """(c, y): the contraction of the values y (shape checked) with the weights of t (a
+    shared grid's from the cache unless cache is False; per-curve grids are never cached)."""
     t = numpy.asarray(t, dtype=float)
     if t.ndim == 2:
         y = _check_values(y, (t.shape[0],), t.shape[1])
         return numpy.stack([_contract(y[b], _weights(_check_times(t[b], p), p))
                             for b in range(t.shape[0])]), y
-    weights = _cached_weights(t, p)
+    weights = _grid_weights(t, p, cache)
     y = _check_values(y, (), t.size)
     return _contract(y, weights), y
 
@@ -601,10 +614,10 @@ def _add_noise(c, scale, spherical, rng, y=None):
     return released
 
 
-def project_and_privatize(t, y, *, epsilon=None, rho=None, rng=None, **params):
-    """Project-and-Privatize (paper Alg. 2 for GP, Alg. 6 for CGP)."""
+def project_and_privatize(t, y, *, epsilon=None, rho=None, rng=None, cache=True, **params):
+    """Project-and-Privatize (paper Alg. 2 for GP, Alg. 6 for CGP). cache=False: see project."""
     scale = _scale(epsilon, rho)
-    c, y = _project(t, y, _params(params))
+    c, y = _project(t, y, _params(params), cache)
     return _add_noise(c, scale, rho is None, default_generator(rng), y)
 
 

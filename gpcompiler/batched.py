@@ -164,7 +164,7 @@ class SelectRuns:
     def __init__(self, t, y, spec, *, epsilon=None, rho=None, beta=0.1, **params):
         module = select.load_module(spec)
         curve, ledger, _ = prepare_run(t, y, module.curve_interval(**params), epsilon, rho,
-                                       beta, _Probe())
+                                       beta, _Probe(), module.OUTSIDE)
         select._check_module(module, curve.value_dim)
         self.module, self.params, self.ledger = module, params, ledger
         self.c, self.residual, tails = select.prefix_distances(module, curve, params)

@@ -143,7 +143,32 @@ def _placeholders(ir):
         "nodes_lines": _nodes_lines(ir),
         "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
         **_VALUES_1D[_values_kind(ir)],
+        **_OUTSIDE[ir.outside],
     }
+
+
+_HELD_WEIGHTS = '''def _held_weights(t, p):
+    """Weights of the curve that holds its first and last values out to the ends of the
+    curve interval ([curve] outside = "hold"): those of the samples with both ends added
+    (first and last values repeated there), folded onto the first and last samples. One
+    sample is the constant function; none, the zero function."""
+    if t.size == 0:
+        return _weights(t, p)
+    lo, hi = _curve_interval(p)
+    out = _weights(numpy.concatenate([[lo], t, [hi]]), p)
+    out[1] += out[0]
+    out[-2] += out[-1]
+    return out[1:-1]
+
+
+'''
+_OUTSIDE = {  # [curve] outside: what the curve is before its first and after its last sample
+    "zero": {"outside_repr": repr("zero"), "held_weights": "", "curve_weights": "_weights",
+             "outside_doc": "zero outside its samples"},
+    "hold": {"outside_repr": repr("hold"), "held_weights": _HELD_WEIGHTS,
+             "curve_weights": "_held_weights",
+             "outside_doc": "holding its first and last values out to the curve interval's ends"},
+}
 
 
 def _common_placeholders(ir):

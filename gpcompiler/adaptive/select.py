@@ -46,7 +46,7 @@ def _coordinates(module, curve, params):
     total = numpy.zeros((module.BASIS_SIZE, curve.value_dim))
     for start in range(0, curve.t.size - 1, _RUN):
         run = slice(start, min(start + _RUN, curve.t.size - 1) + 1)
-        total += module.project(curve.t[run], y[run], **params).reshape(total.shape)
+        total += module.project(curve.t[run], y[run], cache=False, **params).reshape(total.shape)
     return total
 
 
@@ -112,7 +112,7 @@ def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None, 
     domain = module.curve_interval(**params)
     if not all(math.isfinite(v) for v in domain):
         raise ValueError("PrivFuncSelect needs a spec on a bounded domain")
-    curve, ledger, rng = prepare_run(t, y, domain, epsilon, rho, beta, rng)
+    curve, ledger, rng = prepare_run(t, y, domain, epsilon, rho, beta, rng, module.OUTSIDE)
     _check_module(module, curve.value_dim)
     c, residual, tails = prefix_distances(module, curve, params)
     n, m = c.shape[1], c.shape[0]
