@@ -10,22 +10,16 @@ import numpy
 import pytest
 from scipy.interpolate import RegularGridInterpolator
 
-from conftest import generated
-from gpcompiler import load
+from conftest import compiled, generated
 
 DPS = 40
 NEAR = [1 - 10.0 ** -k for k in (3, 6, 9, 12)]
-CHEBYSHEV = ('name = "cheb1d"\n[domain]\nintervals = [["-1", "1"]]\n'
-             '[basis]\nfunctions = ["1", "t", "t**2", "t**3"]\n'
-             '[metric]\nweight = "1/sqrt(1 - t**2)"\n')
 
 
 @pytest.fixture(scope="module")
-def chebyshev(tmp_path_factory):
+def chebyshev():
     """Monomials of degree 3 on [-1, 1] under the Chebyshev weight (a 1-D module)."""
-    directory = tmp_path_factory.mktemp("cheb1d")
-    (directory / "cheb1d.toml").write_text(CHEBYSHEV)
-    return load(directory / "cheb1d.toml", cache=directory / "cache")
+    return compiled("kind_chebyshev")
 
 
 def _hat_integrals(grid, kind, functions):

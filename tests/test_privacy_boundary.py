@@ -565,3 +565,177 @@ def test_a_release_whose_noise_would_be_rounded_away_is_refused(name, tmp_path):
     assert main(["privatize", str(ROOT / "specs" / "linear.toml"), str(spike), "--method",
                  "baseline", "--k", "3", "--epsilon", "1", "-o", str(tmp_path / "b.json")]) == 2
     assert not (tmp_path / "b.json").exists()
+
+
+# --- a systematic grid-independence generator (issue 19 item 2) --------------------------
+# Random functions, then random refinements that place nodes where a rule might depend on
+# the grid: 1e-3 ... 1e-15 (relative) from each end of the domain (where a weight may be
+# singular), next to breakpoints and jumps, repeated times, the domain's ends themselves
+# (padding), cells split next to an edge. Same function, same seed: same release.
+
+SHIPPED = sorted(p.stem for p in (ROOT / "generated").glob("*.py"))
+CURVE_KINDS = ["kind_bounded", "kind_chebyshev", "kind_sobolev", "kind_hold"]
+BOX_KINDS = ["kind_sobolev_box"]
+EXAMPLES = 3
+
+
+def _module_for(name):
+    from conftest import compiled
+    return compiled(name) if name.startswith("kind_") else generated(name)
+
+
+def _near(rng, point, width, side):
+    """A point 10^-k width from ``point`` on ``side`` (+1, -1), k in 3..15."""
+    return point + side * width * 10.0 ** -int(rng.integers(3, 16))
+
+
+def _base_curve(rng, lo, hi, dim, hold, full):
+    """A sampled curve: reaching both domain ends (``full``), or inside them with zero end
+    values unless held (so samples padding it are the same function), with one jump half
+    of the time."""
+    a, b = (lo, hi) if full else sorted(lo + (hi - lo) * rng.uniform(0.05, 0.95, 2))
+    t = numpy.sort(numpy.concatenate([[a, b], rng.uniform(a, b, int(rng.integers(3, 9)))]))
+    y = rng.normal(size=(t.size, dim)) * 10.0
+    if not (full or hold):
+        y[[0, -1]] = 0.0
+    if rng.random() < 0.5:        # a jump: the time of one inner sample repeated
+        j = int(rng.integers(1, t.size - 1))
+        t, y = numpy.insert(t, j, t[j]), numpy.insert(y, j, rng.normal(size=dim) * 10.0, axis=0)
+    return t, y
+
+
+def _value(t, y, s, hold):
+    """The curve at a new time s (not a sample time): interpolated between its neighbours,
+    zero (or the held end value) outside the samples."""
+    if s < t[0] or s > t[-1]:
+        return y[0] * hold if s < t[0] else y[-1] * hold
+    i = int(numpy.searchsorted(t, s))
+    u = (s - t[i - 1]) / (t[i] - t[i - 1])
+    return (1 - u) * y[i - 1] + u * y[i]
+
+
+def _refined_curve(rng, t, y, lo, hi, hold):
+    """The same function with adversarial extra samples (see above)."""
+    width = hi - lo
+    inner = numpy.flatnonzero(numpy.diff(t) > 0)
+    new = [_near(rng, lo, width, 1), _near(rng, hi, width, -1), lo, hi]
+    for i in rng.choice(inner, min(3, inner.size), replace=False):
+        h = t[i + 1] - t[i]
+        new += [_near(rng, t[i], h, 1), _near(rng, t[i + 1], h, -1)]
+    new = [s for s in new if lo <= s <= hi and s not in t]
+    times, values = list(t), list(y)
+    for s in sorted(set(new)):
+        i = int(numpy.searchsorted(times, s))
+        times.insert(i, s)
+        values.insert(i, _value(t, y, s, hold))
+    j = int(rng.integers(len(times)))      # a repeated time with an equal value: no jump
+    times.insert(j, times[j])
+    values.insert(j, values[j])
+    return numpy.array(times), numpy.array(values)
+
+
+def _curve_cases(name):
+    module = _module_for(name)
+    lo, hi = module.curve_interval()
+    hold = getattr(module, "OUTSIDE", "zero") == "hold"
+    rng = numpy.random.default_rng(sum(map(ord, name)))
+    for example in range(EXAMPLES):
+        t, y = _base_curve(rng, lo, hi, module.VALUE_DIM, hold, example % 2 == 0)
+        yield module, (t, y), _refined_curve(rng, t, y, lo, hi, hold)
+
+
+@pytest.mark.parametrize("name", [n for n in SHIPPED if n not in ("cdf_wages",)
+                                  and not hasattr(generated(n), "DIMENSION")] + CURVE_KINDS)
+def test_generated_curves_do_not_depend_on_adversarial_grids(name):
+    for module, base, refined in _curve_cases(name):
+        releases = []
+        for t, y in (base, refined):
+            values = y if module.VALUE_DIM > 1 else y[:, 0]
+            releases.append(module.project_and_privatize(t, values, epsilon=2.0, rng=11))
+            _same(releases[-1], module.project_and_privatize(t, values, epsilon=2.0, rng=11,
+                                                             cache=False), "cache=False")
+        scale = numpy.abs(releases[0]).max()
+        assert numpy.abs(releases[0] - releases[1]).max() <= 1e-9 * scale, name
+
+
+def _refined_axis(rng, g, lo, hi, cells):
+    """Extra nodes on one axis: 1e-3 ... 1e-15 from the domain's ends (inside the grid),
+    next to nodes, and (cells) splitting a cell next to an edge and one empty cell padded
+    up to the domain's end."""
+    new = [_near(rng, lo, hi - lo, 1), _near(rng, hi, hi - lo, -1)]
+    for i in rng.choice(g.size - 1, min(2, g.size - 1), replace=False):
+        h = g[i + 1] - g[i]
+        new += [_near(rng, g[i], h, 1), _near(rng, g[i + 1], h, -1)]
+    fine = numpy.union1d(g, [s for s in new if g[0] < s < g[-1]])
+    pad = cells and g[-1] < hi
+    return numpy.append(fine, hi) if pad else fine, pad
+
+
+def _box_cases(name):
+    module = _module_for(name)
+    box = module.domain()
+    rng = numpy.random.default_rng(sum(map(ord, name)))
+    kinds = ["linear"] if module.METRIC == "sobolev" else ["linear", "cells"]
+    for example in range(EXAMPLES):
+        kind = kinds[example % len(kinds)]
+        grids = []
+        for lo, hi in box:
+            ends = [lo, hi] if example % 2 == 0 else list(lo + (hi - lo) * numpy.sort(
+                rng.uniform(0.02, 0.98, 2)))
+            grids.append(numpy.sort(numpy.concatenate([ends, rng.uniform(ends[0], ends[1], 2)])))
+        refined = [_refined_axis(rng, g, lo, hi, kind == "cells") for g, (lo, hi) in
+                   zip(grids, box)]
+        fine = tuple(r for r, _ in refined)
+        shape = tuple(g.size - (kind == "cells") for g in grids)
+        values = rng.normal(size=shape) * 10.0
+        if kind == "linear":
+            from scipy.interpolate import RegularGridInterpolator
+            points = numpy.stack(numpy.meshgrid(*fine, indexing="ij"), -1)
+            fine_values = RegularGridInterpolator(grids, values)(points)
+        else:   # each fine cell takes the value of the coarse cell holding it, 0 if padded
+            fine_values = values
+            for axis, (g, (f, pad)) in enumerate(zip(grids, refined)):
+                mids = (f[:-1] + f[1:]) / 2
+                index = numpy.clip(numpy.searchsorted(g, mids) - 1, 0, g.size - 2)
+                fine_values = numpy.take(fine_values, index, axis=axis)
+                if pad:
+                    last = [slice(None)] * fine_values.ndim
+                    last[axis] = -1
+                    fine_values[tuple(last)] = 0.0
+        yield module, kind, (tuple(grids), values), (fine, fine_values)
+
+
+@pytest.mark.parametrize("name", [n for n in SHIPPED if hasattr(generated(n), "DIMENSION")]
+                         + BOX_KINDS)
+def test_generated_fields_do_not_depend_on_adversarial_grids(name):
+    for module, kind, base, refined in _box_cases(name):
+        releases = [module.project_and_privatize(g, v, kind=kind, rho=3.0, rng=5)
+                    for g, v in (base, refined)]
+        scale = numpy.abs(releases[0]).max()
+        assert numpy.abs(releases[0] - releases[1]).max() <= 1e-9 * scale, (name, kind)
+
+
+def test_the_cdf_module_does_not_depend_on_the_order_of_records():
+    """cdf_wages: the records are its "grid"; in another order, with records at the bounds
+    and 1e-3 ... 1e-15 (relative) inside them, the same release."""
+    module = generated("cdf_wages")
+    rng = numpy.random.default_rng(2)
+    width = module.HI - module.LO
+    data = numpy.concatenate([rng.lognormal(6, 0.6, 2000), [module.LO, module.HI],
+                              module.LO + width * 10.0 ** -numpy.arange(3, 16),
+                              module.HI - width * 10.0 ** -numpy.arange(3, 16)])
+    releases = [module.privatize(module.coefficients(x), 0.01, rng=3)
+                for x in (data, rng.permutation(data))]
+    assert numpy.abs(releases[0] - releases[1]).max() <= 1e-9 * numpy.abs(releases[0]).max()
+
+
+def test_the_generator_covers_every_shipped_module_and_weight_kind():
+    """Every module in generated/ and each weight kind (bounded, singular, H^1, and the
+    hold option) is run by the generator above."""
+    curves = {n for n in SHIPPED if n != "cdf_wages" and not hasattr(generated(n), "DIMENSION")}
+    boxes = {n for n in SHIPPED if hasattr(generated(n), "DIMENSION")}
+    assert curves | boxes | {"cdf_wages"} == set(SHIPPED)
+    metrics = {_module_for(n).METRIC for n in sorted(curves) + CURVE_KINDS + sorted(boxes)
+               + BOX_KINDS}
+    assert metrics == {"L2", "weighted", "sobolev"}
+    assert {_module_for(n).OUTSIDE for n in sorted(curves) + CURVE_KINDS} == {"zero", "hold"}
