@@ -105,6 +105,39 @@ def test_adaptive_release_does_not_depend_on_the_sample_grid(name, budget):
               other.evaluate(public if name != "priv_func_unbounded" else public - 50), name)
 
 
+HELD = {
+    "priv_func_select": lambda m, t, y: priv_func_select(t, y, m, epsilon=50.0, rng=3),
+    "priv_func_seg": lambda m, t, y: priv_func_seg(t, y, m, epsilon=50.0, rng=3),
+    "piecewise_project_and_privatize": lambda m, t, y: piecewise_project_and_privatize(
+        t, y, m, numpy.linspace(0, 10, 5), epsilon=50.0, rng=3),
+    "baseline_points": lambda m, t, y: baseline_points(t, y, 20, domain=(0.0, 10.0),
+                                                       outside=m.OUTSIDE, epsilon=50.0, rng=3),
+    "project_and_privatize": lambda m, t, y: m.project_and_privatize(t, y, epsilon=50.0, rng=3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HELD))
+def test_releases_of_a_held_curve_do_not_depend_on_the_grid(name):
+    """[curve] outside = "hold" (issue 20 item 3): samples on [2, 7] held out to [0, 10] are
+    the same function as those samples with the end values repeated at 0 and 10 (or one
+    sample as a constant); the same release, and not that of the zero-padded curve."""
+    from conftest import compiled
+    module = compiled("kind_hold")
+    t = numpy.linspace(2.0, 7.0, 40)
+    y = 5 + numpy.sin(t)
+    grids = [(t, y), (numpy.concatenate([[0.0, 1e-9], t, [10.0]]),
+                      numpy.concatenate([[y[0], y[0]], y, [y[-1]]]))]
+    releases = [HELD[name](module, *grid) for grid in grids]
+    values = [getattr(r, "coefficients", r) for r in releases]
+    _same(values[0], values[1], name)
+    if name == "baseline_points":     # the zero-padded curve is another function
+        zero = baseline_points(t, y, 20, domain=(0.0, 10.0), epsilon=50.0, rng=3)
+        assert not numpy.allclose(values[0], zero.coefficients)
+    constant = [HELD[name](module, *grid) for grid in (([4.0], [3.0]), ([0.0, 10.0], [3.0, 3.0]))]
+    _same(getattr(constant[0], "coefficients", constant[0]),
+          getattr(constant[1], "coefficients", constant[1]), name + " constant")
+
+
 def test_every_public_releasing_function_is_covered():
     """A new releasing function cannot be exported without joining the test above."""
     import gpcompiler.adaptive as adaptive
