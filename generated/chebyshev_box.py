@@ -79,7 +79,7 @@ CONDITION_NUMBER = 158.2478  # of the user-basis Gram matrix, at the defaults
 _ATOMS_SIZE = 36
 _FREQUENCY = (0.5, 0.5)  # per variable: sub-pieces <= 8/frequency
 _MIN_NODES = (5, 5)
-_GRADES = ((113, 113), (113, 113))  # per variable and end: geometric levels (0: w_i regular there)
+_GRADES = ((113, 113), (113, 113))  # per variable and end: geometric cuts (0: w_i regular there)
 _CHUNK = 1 << 20  # atom values per block of Gauss nodes
 _AXIS_SIZES = (6, 6)  # Legendre atoms per variable
 _INDEX = numpy.indices(_AXIS_SIZES).reshape(2, -1).T  # atom multi-indices (last variable fastest)
@@ -491,7 +491,7 @@ def _check_grid(t, axis, p):
 def _graded_pieces(t, h, pieces, ends, grades):
     """Sub-pieces (piece, start, width, toward) of the linear pieces, graded by distance to
     the singular ends (lo, hi) = ``ends`` of the weight (w ~ d^alpha at distance d; ``grades``:
-    geometric levels G per end, 0 where the weight is regular). Each piece is cut into
+    geometric cuts G per end, 0 where the weight is regular). Each piece is cut into
     ``pieces`` equal parts (two at least if it is within its width of both singular ends).
     A part nearer a singular end than the other end is measured from that end (toward = +1
     lo, -1 hi: start and width in [0, 1] from the piece's end on that side); if its own

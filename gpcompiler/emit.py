@@ -291,7 +291,7 @@ _GRADED_NODES = """\
 _GRADED_PIECES = '''def _graded_pieces(t, h, pieces, ends, grades):
     """Sub-pieces (piece, start, width, toward) of the linear pieces, graded by distance to
     the singular ends (lo, hi) = ``ends`` of the weight (w ~ d^alpha at distance d; ``grades``:
-    geometric levels G per end, 0 where the weight is regular). Each piece is cut into
+    geometric cuts G per end, 0 where the weight is regular). Each piece is cut into
     ``pieces`` equal parts (two at least if it is within its width of both singular ends).
     A part nearer a singular end than the other end is measured from that end (toward = +1
     lo, -1 hi: start and width in [0, 1] from the piece's end on that side); if its own
@@ -331,7 +331,7 @@ _GRADED_PIECES = '''def _graded_pieces(t, h, pieces, ends, grades):
         start = numpy.where(cut, offset[segment] + (lower - delta[segment]), offset[segment])
         width = numpy.where(cut, upper - lower, 1.0 / count[segment])
     return piece[segment], start, width, toward[segment]'''
-_GRADED_SUB_PIECES = '''_GRADES = {grades}  # per domain end: geometric levels (0: the weight is regular there)
+_GRADED_SUB_PIECES = '''_GRADES = {grades}  # per domain end: geometric cuts (0: w regular there)
 
 
 ''' + _GRADED_PIECES.replace("{", "{{").replace("}", "}}") + '''
@@ -365,8 +365,8 @@ _SOBOLEV_LINES = """\
 
 
 def grade_levels(alpha):
-    """Geometric levels G toward an end where w ~ d^alpha: the omitted share
-    2^-G(1 + alpha) of the end piece's integral is <= 1e-17."""
+    """Geometric cuts G toward an end where w ~ d^alpha: the share 2^-G(1 + alpha) of a
+    sub-piece's integral left to its last cut, next to the end, is <= 1e-17."""
     return math.ceil(17 * math.log2(10) / (1 + alpha))
 
 
@@ -868,7 +868,7 @@ def _box_constants(box, ir):
                         "and cell (exact)")
         return "\n".join(lines)
     grades = ([f"_GRADES = {tuple(_grades(s) for *_, s in box.weight_factors)}  # per variable "
-               "and end: geometric levels (0: w_i regular there)"] if box.weight_factors else [])
+               "and end: geometric cuts (0: w_i regular there)"] if box.weight_factors else [])
     return "\n".join([f"_FREQUENCY = {box.frequency}  # per variable: sub-pieces <= 8/frequency",
                       f"_MIN_NODES = {box.min_nodes}"] + grades + [
                       "_CHUNK = 1 << 20  # atom values per block of Gauss nodes"] + lines

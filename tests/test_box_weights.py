@@ -160,7 +160,7 @@ CHEBYSHEV_GRIDS = [(numpy.linspace(-1, 1, 5), numpy.array([-1.0, -0.2, 0.3, 1.0]
 @pytest.mark.parametrize("kind", ["linear", "cells"])
 @pytest.mark.parametrize("grids", CHEBYSHEV_GRIDS)
 def test_chebyshev_box_project_grid_matches_mpmath(grids, kind):
-    """Grids reaching the singular edges (graded end pieces) and grids stopping just short
+    """Grids reaching the singular edges (graded by distance) and grids stopping just short
     of them: the module's projection against the 40-digit mpmath projection, to 1e-12."""
     module = generated("chebyshev_box")
     rng = numpy.random.default_rng(31)

@@ -176,7 +176,7 @@ def test_generated_project_and_privatize_does_not_depend_on_the_sample_grid(name
 
 @pytest.mark.parametrize("budget", [{"epsilon": 3.0}, {"rho": 2.0}])
 def test_box_release_under_a_singular_weight_does_not_depend_on_the_grid(budget):
-    """chebyshev_box (weight singular on every edge of the square, graded end pieces): the
+    """chebyshev_box (weight singular on every edge of the square, graded by distance): the
     same field on a refined grid, and cells split into sub-cells, give the same release."""
     from scipy.interpolate import RegularGridInterpolator
     module = generated("chebyshev_box")
