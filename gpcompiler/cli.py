@@ -275,8 +275,8 @@ def _release(module, args, params, t, y, rng):
     budget = _budget(args)
     domain = module.curve_interval(**params)
     if args.method == "project":
-        private = module.privatize(module.project(t, y, cache=args.cache, **params), rng=rng,
-                                   **budget)
+        c = module.project(t, y, cache=not args.no_cache, **params)
+        private = module.privatize(c, rng=rng, **budget)
         return _Release(lambda x: module.evaluate(private, x, **params),
                         {"coefficients": private},
                         f"{module.COEF_DIM} orthonormal coefficients, expected "
@@ -1163,7 +1163,7 @@ def build_parser():
     p.add_argument("--window", type=_count(1),
                    help="sliding-window width of the baseline, at most --k (baseline only; "
                         "default: no smoothing)")
-    p.add_argument("--no-cache", dest="cache", action="store_false",
+    p.add_argument("--no-cache", action="store_true",
                    help="build the projection weights anew for every curve, so the time "
                         "taken says nothing about whether a curve's sample times equal an "
                         "earlier one's (docs/threat-model.md; the other methods and fields "

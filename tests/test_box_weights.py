@@ -201,7 +201,8 @@ def test_explain_shows_the_factorization_and_the_graded_rule():
     text = explain(compile_spec(ROOT / "specs" / "chebyshev_box.toml", ROOT, emit=False))
     assert ("$w = w_{x}(x) \\, w_{y}(y)$ with $w_{x} = \\frac{1}{\\sqrt{1 - x^{2}}}$, "
             "$w_{y} = \\frac{1}{\\sqrt{1 - y^{2}}}$") in text
-    assert "$w_{y} \\sim d^{-1/2}$ at $y = 1$" in text and "levels $2^{-k}$ (113 here)" in text
+    assert "$w_{y} \\sim d^{-1/2}$ at $y = 1$" in text and "grades by distance" in text \
+        and "of them (113 here;" in text
 
 
 def _box_spec(tmp_path, weight, intervals='[["0", "1"], ["0", "1"]]', functions='"x", "y"'):
