@@ -13,7 +13,7 @@ Project-and-Privatize: sinc_ecg, monomial32, and the floors of its noise), exact
 refinement rate of exact noise and the cost of one refinement), seg (PrivFuncSeg,
 S = 1e3..1e6), select (PrivFuncSelect, S = 1e6), cdf (cdf.estimate, N = 1e7, K = 20), dask
 (a Parquet dataset on a 2-worker LocalCluster with a per-worker memory limit, or a scheduler
-address).
+address), timing (the weight cache's timing side channel, with and without cache=False).
 """
 import argparse
 import math
@@ -38,7 +38,7 @@ from gpcompiler.secure import SecureGenerator  # noqa: E402
 
 from benchmarks.original import original_weights  # noqa: E402
 
-SECTIONS = ("privatize", "exact", "seg", "select", "cdf", "dask")
+SECTIONS = ("privatize", "exact", "seg", "select", "cdf", "dask", "timing")
 
 
 def best_time(function, repeats):
@@ -162,6 +162,46 @@ def bench_exact(args):
     row("one row refined (d = 800)", best_time(one_refinement, args.repeats),
         f"fast path, {rows} rows", best_time(lambda: exact.spherical_laplace(zeros, 1.0, source),
                                              args.repeats))
+
+
+def threshold_accuracy(first, second):
+    """The best accuracy of one threshold telling calls of ``first`` from ``second`` by time
+    (0.5: no signal; fitted on the same samples, so slightly above 0.5 by chance)."""
+    times = numpy.concatenate([first, second])
+    labels = numpy.concatenate([numpy.zeros(len(first)), numpy.ones(len(second))])
+    order = numpy.argsort(times)
+    below = numpy.cumsum(labels[order] == 0) / len(first)       # first-class calls <= cut
+    above = 1 - numpy.cumsum(labels[order] == 1) / len(second)  # second-class calls > cut
+    return float(max(0.5, numpy.max((below + above) / 2)))
+
+
+def bench_timing(args):
+    """The timing side channel of the weight cache (docs/threat-model.md): sinc_ecg, 3600
+    sample times, one curve per call. A call on the previous caller's grid (a cache hit)
+    against a call on the same grid with one sample time moved (a miss), interleaved in
+    random order, with the cache and with cache=False; the gap and the best accuracy of a
+    threshold on the time that tells the two apart."""
+    generated = module("sinc_ecg")
+    t, y = bundled_ecg(0).times[0], bundled_ecg(0).values[0]
+    rounds = max(20, 10 * args.repeats)
+    header(f"timing: sinc_ecg, {t.size} samples, {rounds} calls of each kind, interleaved")
+    order = numpy.random.default_rng(0).permutation(2 * rounds) % 2
+    for cache in (True, False):
+        generated.project_and_privatize(t, y, epsilon=1.0, rng=0, cache=cache)
+        times = ([], [])
+        for i, moved in enumerate(order):
+            grid = t
+            if moved:
+                grid = t.copy()
+                grid[t.size // 2] += (i + 1) * 1e-9 * (t[t.size // 2 + 1] - t[t.size // 2])
+            start = time.perf_counter()
+            generated.project_and_privatize(grid, y, epsilon=1.0, rng=0, cache=cache)
+            times[moved].append(time.perf_counter() - start)
+            if moved:    # the next caller's grid is the shared one again, as for a hit
+                generated.project_and_privatize(t, y, epsilon=1.0, rng=0, cache=cache)
+        same, other = (numpy.median(x) for x in times)
+        row(f"cache={cache}: one time moved (median)", other, "same grid as before", same,
+            f"threshold tells them apart {threshold_accuracy(*times):.0%} of the time")
 
 
 def bench_seg(args):

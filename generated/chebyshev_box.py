@@ -83,7 +83,7 @@ SLACK_FRACTION = 1e-9  # at the default bound, the slack 2 ETA B is <= this x th
 _ATOMS_SIZE = 36
 _FREQUENCY = (0.5, 0.5)  # per variable: sub-pieces <= 8/frequency
 _MIN_NODES = (5, 5)
-_GRADES = ((113, 113), (113, 113))  # per variable and end: geometric levels (0: w_i regular there)
+_GRADES = ((113, 113), (113, 113))  # per variable and end: geometric cuts (0: w_i regular there)
 _CHUNK = 1 << 20  # atom values per block of Gauss nodes
 _AXIS_SIZES = (6, 6)  # Legendre atoms per variable
 _INDEX = numpy.indices(_AXIS_SIZES).reshape(2, -1).T  # atom multi-indices (last variable fastest)
@@ -492,28 +492,49 @@ def _check_grid(t, axis, p):
     return t
 
 
-def _graded_pieces(pieces, grades):
-    """Sub-pieces (piece, start, width, toward) of the pieces, each cut into ``pieces`` equal
-    parts, except the end pieces next to a singular end of the weight (w ~ d^alpha at
-    distance d; ``grades``: geometric levels per end, 0 where the weight is regular): those
-    are cut at distances 2^-k from that end, k < G, with start and width measured from it
-    (toward = +1 left, -1 right); the omitted last 2^-G holds a share 2^-G(1 + alpha)
-    <= 1e-17 of the integral."""
-    size = pieces.size
-    span = 0.5 if size == 1 and all(grades) else 1.0
-    graded = [(0, 1, grades[0]), (size - 1, -1, grades[1])]
-    graded = [(index, sign, g) for index, sign, g in graded if g]
-    begin = 1 if graded and graded[0][1] > 0 else 0
-    stop = size - 1 if graded and graded[-1][1] < 0 else size
-    middle = numpy.arange(begin, max(begin, stop))
-    piece = numpy.repeat(middle, pieces[middle])
-    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces[middle]) - pieces[middle])[piece - begin]
-    parts = [(piece, sub / pieces[piece], 1.0 / pieces[piece], numpy.zeros(piece.size))]
-    for index, sign, g in graded:
-        bounds = span * 2.0 ** -numpy.arange(g, -1, -1)
-        part = (numpy.full(g, index), bounds[:-1], numpy.diff(bounds), numpy.full(g, sign))
-        parts.insert(0 if sign > 0 else len(parts), part)
-    return tuple(numpy.concatenate(a) for a in zip(*parts))
+def _graded_pieces(t, h, pieces, ends, grades):
+    """Sub-pieces (piece, start, width, toward) of the linear pieces, graded by distance to
+    the singular ends (lo, hi) = ``ends`` of the weight (w ~ d^alpha at distance d; ``grades``:
+    geometric cuts G per end, 0 where the weight is regular). Each piece is cut into
+    ``pieces`` equal parts (two at least if it is within its width of both singular ends).
+    A part nearer a singular end than the other end is measured from that end (toward = +1
+    lo, -1 hi: start and width in [0, 1] from the piece's end on that side); if its own
+    width h is at least the distance d of its near end, it is cut at the distances
+    (d + h) 2^-k from the singular end, k = 1, 2, ..., that exceed d, at most G of them:
+    every sub-piece but the last then lies at least its width from the singularity, and
+    the last (from d, when G cuts are made) holds a share <= 2^-G(1 + alpha) <= 1e-17. The
+    cuts depend on distances only, never on a node's index: the accuracy is the same on
+    every grid (docs/design.md, "Singular weights")."""
+    lo, hi = ends
+    gap = (t[:-1] - lo, hi - t[1:])
+    both = (grades[0] > 0) & (grades[1] > 0) & (gap[0] < h) & (gap[1] < h)
+    pieces = numpy.where(both, numpy.maximum(pieces, 2), pieces)
+    piece = numpy.repeat(numpy.arange(h.size), pieces)
+    count = pieces[piece]
+    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
+    near = (gap[0][piece] + sub / count * h[piece],
+            gap[1][piece] + (count - 1 - sub) / count * h[piece])
+    toward = numpy.where((grades[0] > 0) & (near[0] <= near[1]), 1,
+                         numpy.where((grades[1] > 0) & (near[1] < near[0]), -1, 0))
+    d = numpy.where(toward < 0, near[1], near[0])
+    offset = numpy.where(toward < 0, count - 1 - sub, sub) / count
+    graded = (toward != 0) & (d <= h[piece] / count)
+    with numpy.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        delta = d / h[piece]
+        outer = delta + 1.0 / count
+        most = numpy.where(toward < 0, grades[1], grades[0]) + 1
+        levels = numpy.where(graded, numpy.minimum(numpy.ceil(numpy.log2(outer / delta)), most), 1)
+    levels = levels.astype(int)
+    segment = numpy.repeat(numpy.arange(piece.size), levels)
+    k = numpy.arange(segment.size) - (numpy.cumsum(levels) - levels)[segment]
+    upper = outer[segment] * 2.0 ** -k
+    last = k == levels[segment] - 1
+    lower = numpy.where(last, delta[segment], upper / 2)
+    cut = graded[segment]
+    with numpy.errstate(invalid="ignore"):
+        start = numpy.where(cut, offset[segment] + (lower - delta[segment]), offset[segment])
+        width = numpy.where(cut, upper - lower, 1.0 / count[segment])
+    return piece[segment], start, width, toward[segment]
 
 
 def _axis_weights(t, axis, kind, p):
@@ -521,16 +542,14 @@ def _axis_weights(t, axis, kind, p):
     ("linear") or the indicator of cell s ("cells"), w_i the factor of the separable weight:
     pieces are cut into sub-pieces of width <= 8/frequency with the Gauss-Legendre order
     whose truncation term (frequency h/2)^(2n)/(2n)! is <= 1e-17, at least 24 where w_i is
-    singular at an end of the axis; there the grid's end piece is graded toward that end as
-    in 1-D (_graded_pieces), w_i evaluated from the exact distance d to it."""
+    singular at an end of the axis; there pieces are graded by distance to that end as in
+    1-D (_graded_pieces), w_i evaluated from the exact distance d to it."""
     h = numpy.diff(t)
     pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY[axis] / 8.0), 1).astype(int)
     order = gauss_order(float(numpy.max(h / pieces)) * _FREQUENCY[axis] / 2.0, _MIN_NODES[axis])
     lo, hi = _domain(p)[axis]
-    ends = _GRADES[axis]
-    grades = (ends[0] if t[0] - lo < h[0] else 0, ends[1] if hi - t[-1] < h[-1] else 0)
-    piece, start, width, toward = _graded_pieces(pieces, grades)
-    xi, w = _leggauss(max(order, 24) if any(ends) else order)
+    piece, start, width, toward = _graded_pieces(t, h, pieces, (lo, hi), _GRADES[axis])
+    xi, w = _leggauss(max(order, 24) if any(_GRADES[axis]) else order)
     u = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
     hs = h[piece][:, None]
     right = (toward < 0)[:, None]

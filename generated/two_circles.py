@@ -50,6 +50,7 @@ PARAMETERS = {}
 PARAMETERS_FIXED = False
 DOMAIN = ('0', '2*pi')
 CURVE_INTERVAL = None
+OUTSIDE = 'zero'  # [curve] outside: the curve before its first and after its last sample
 METRIC = 'L2'
 POLYNOMIAL_DEGREE = None  # set when the basis spans all polynomials of a degree
 GRAM_METHOD = (
@@ -283,14 +284,24 @@ def _cached_weights(t, p):
     return weights
 
 
-def projection_weights(t, **params):
+def _grid_weights(t, p, cache):
+    """Weights for one grid: from the cache of the last 8 grids, or (cache=False) built anew
+    without reading or writing the cache, so that the time a call takes says nothing about
+    the grids of earlier calls (docs/threat-model.md, "Timing side channels")."""
+    if cache:
+        return _cached_weights(t, p)
+    return _weights(_check_times(t, p), p)
+
+
+def projection_weights(t, *, cache=True, **params):
     """Weights A for one sampling grid t (S,): project(t, y) == contraction of y with A.
 
     Integrals over each linear piece are exact for polynomial spaces (Gauss-Legendre of
     sufficient order) and accurate to ~1e-16 relative otherwise; precompute A once
-    for a fixed grid and a batch projection is one matrix product.
+    for a fixed grid and a batch projection is one matrix product. cache=False never
+    touches the cache of recent grids (a process serving many users: see _grid_weights).
     """
-    return _cached_weights(t, _params(params))
+    return _grid_weights(t, _params(params), cache)
 
 
 def _check_values(y, batch_shape, samples):
@@ -344,29 +355,31 @@ def _clip_curves(t, y, bound):
     return y * factor.reshape(batch + (1,) * (y.ndim - len(batch)))
 
 
-def project(t, y, **params):
+def project(t, y, *, cache=True, **params):
     """Orthonormal coordinates of the L2 projection of the piecewise-linear curve (t_i, y_i),
     zero outside its samples (docs/design.md, "Privacy model").
 
     t: (S,) shared by all curves, or (B, S); y: (S,), (B, S), (S, n) or (B, S, n).
     Returns (..., m) or (..., m, n) for vector coefficients (paper Appendix E).
+    cache=False rebuilds the weights of a shared grid on every call (see _grid_weights).
     """
-    c, y = _project(t, y, _params(params))
+    c, y = _project(t, y, _params(params), cache)
     if not _finite(c):
         _reject_nonfinite(y)
     return c
 
 
-def _project(t, y, p, bound=None):
+def _project(t, y, p, cache, bound=None):
     """(c, y): the contraction of the values y (shape checked; each curve first clipped to
-    the bound, if given) with the weights of t."""
+    the bound, if given) with the weights of t (a shared grid's from the cache unless cache
+    is False; per-curve grids are never cached)."""
     t = numpy.asarray(t, dtype=float)
     if t.ndim == 2:
         y = _check_values(y, (t.shape[0],), t.shape[1])
         clipped = y if bound is None else _clip_curves(t, y, bound)
         return numpy.stack([_contract(clipped[b], _weights(_check_times(t[b], p), p))
                             for b in range(t.shape[0])]), y
-    weights = _cached_weights(t, p)
+    weights = _grid_weights(t, p, cache)
     y = _check_values(y, (), t.size)
     return _contract(y if bound is None else _clip_curves(t, y, bound), weights), y
 
@@ -1001,13 +1014,15 @@ def _add_noise(c, scale, spherical, rng, y=None):
     return released.reshape(c.shape)
 
 
-def project_and_privatize(t, y, *, epsilon=None, rho=None, rng=None, bound=None, **params):
+def project_and_privatize(t, y, *, epsilon=None, rho=None, rng=None, bound=None, cache=True,
+                          **params):
     """Project-and-Privatize (paper Alg. 2 for GP, Alg. 6 for CGP) of curves clipped to the
     public bound B (``bound``, default default_bound; docs/clipping.md): every curve is
-    released, with loss <= epsilon (d(q, q') + 2 ETA B) (rho-CGP likewise)."""
+    released, with loss <= epsilon (d(q, q') + 2 ETA B) (rho-CGP likewise). cache=False:
+    see project."""
     scale = _scale(epsilon, rho)
     radius = _bound(bound, scale)
-    c, y = _project(t, y, _params(params), radius)
+    c, y = _project(t, y, _params(params), cache, radius)
     clipped = _clip(c, radius)
     return _add_noise(clipped, scale, rho is None, default_generator(rng), y)
 

@@ -170,7 +170,7 @@ class SelectRuns:
         module = select.load_module(spec)
         bound = select.release_bound(module, bound, epsilon, rho)
         curve, ledger, _ = prepare_run(t, y, module.curve_interval(**params), epsilon, rho,
-                                       beta, _Probe(), bound)
+                                       beta, _Probe(), bound, module.OUTSIDE)
         select._check_module(module, curve.value_dim)
         self.module, self.params, self.ledger = module, params, ledger
         self.c, self.residual, tails = select.prefix_distances(module, curve, params)

@@ -307,7 +307,8 @@ def _release(module, args, params, t, y, rng, bound):
     budget = _budget(args)
     domain = module.curve_interval(**params)
     if args.method == "project":
-        private = module.project_and_privatize(t, y, rng=rng, bound=bound, **budget, **params)
+        private = module.project_and_privatize(t, y, rng=rng, bound=bound,
+                                               cache=not args.no_cache, **budget, **params)
         return _Release(lambda x: module.evaluate(private, x, **params),
                         {"coefficients": private},
                         f"{module.COEF_DIM} orthonormal coefficients, expected "
@@ -315,7 +316,8 @@ def _release(module, args, params, t, y, rng, bound):
                         module.release_facts(bound=bound, **budget))
     if args.method == "baseline":
         result = adaptive.baseline_points(t, y, args.k, domain=domain, window=args.window,
-                                          rng=rng, bound=bound, **budget)
+                                          rng=rng, bound=bound, outside=module.OUTSIDE,
+                                          **budget)
     elif args.method == "select":
         result = adaptive.priv_func_select(t, y, module, beta=args.beta, rng=rng, bound=bound,
                                            **budget, **params)
@@ -1194,6 +1196,12 @@ def build_parser():
     p.add_argument("--window", type=_count(1),
                    help="sliding-window width of the baseline, at most --k (baseline only; "
                         "default: no smoothing)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="build the projection weights anew for every curve, so the time "
+                        "taken says nothing about whether a curve's sample times equal an "
+                        "earlier one's (docs/threat-model.md; the other methods and fields "
+                        "never reuse weights) (default: project reuses the weights of the "
+                        "last 8 grids)")
     _common(p, "evaluate the release at N evenly spaced points of the spec's curve domain "
                "(unbounded: of the released support; over k variables: N^(1/k) per "
                "variable)", STDOUT)

@@ -144,10 +144,35 @@ def _placeholders(ir):
         "basis_function": _basis_function(ir) + _weight_function(ir),
         "nodes_lines": _nodes_lines(ir),
         "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
-        "clip_curves": _CLIP_CURVES[ir.metric == "L2"].replace(
+        "clip_curves": _CLIP_CURVES[ir.metric == "L2" and ir.outside == "zero"].replace(
             "VALUE_RANK", "1" if ir.value_dim == 1 else "2"),
         **_VALUES_1D[_values_kind(ir)],
+        **_OUTSIDE[ir.outside],
     }
+
+
+_HELD_WEIGHTS = '''def _held_weights(t, p):
+    """Weights of the curve that holds its first and last values out to the ends of the
+    curve interval ([curve] outside = "hold"): those of the samples with both ends added
+    (first and last values repeated there), folded onto the first and last samples. One
+    sample is the constant function; none, the zero function."""
+    if t.size == 0:
+        return _weights(t, p)
+    lo, hi = _curve_interval(p)
+    out = _weights(numpy.concatenate([[lo], t, [hi]]), p)
+    out[1] += out[0]
+    out[-2] += out[-1]
+    return out[1:-1]
+
+
+'''
+_OUTSIDE = {  # [curve] outside: what the curve is before its first and after its last sample
+    "zero": {"outside_repr": repr("zero"), "held_weights": "", "curve_weights": "_weights",
+             "outside_doc": "zero outside its samples"},
+    "hold": {"outside_repr": repr("hold"), "held_weights": _HELD_WEIGHTS,
+             "curve_weights": "_held_weights",
+             "outside_doc": "holding its first and last values out to the curve interval's ends"},
+}
 
 
 def _common_placeholders(ir):
@@ -342,42 +367,61 @@ _GRADED_NODES = """\
 """ + _GRADED_POSITIONS + """\
     wt = (h[piece] * width)[:, None] * w / 2.0 * _graded_weight(x, u, hs, piece, toward, t, p)
 """
-_GRADED_PIECES = '''def _graded_pieces(pieces, grades):
-    """Sub-pieces (piece, start, width, toward) of the pieces, each cut into ``pieces`` equal
-    parts, except the end pieces next to a singular end of the weight (w ~ d^alpha at
-    distance d; ``grades``: geometric levels per end, 0 where the weight is regular): those
-    are cut at distances 2^-k from that end, k < G, with start and width measured from it
-    (toward = +1 left, -1 right); the omitted last 2^-G holds a share 2^-G(1 + alpha)
-    <= 1e-17 of the integral."""
-    size = pieces.size
-    span = 0.5 if size == 1 and all(grades) else 1.0
-    graded = [(0, 1, grades[0]), (size - 1, -1, grades[1])]
-    graded = [(index, sign, g) for index, sign, g in graded if g]
-    begin = 1 if graded and graded[0][1] > 0 else 0
-    stop = size - 1 if graded and graded[-1][1] < 0 else size
-    middle = numpy.arange(begin, max(begin, stop))
-    piece = numpy.repeat(middle, pieces[middle])
-    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces[middle]) - pieces[middle])[piece - begin]
-    parts = [(piece, sub / pieces[piece], 1.0 / pieces[piece], numpy.zeros(piece.size))]
-    for index, sign, g in graded:
-        bounds = span * 2.0 ** -numpy.arange(g, -1, -1)
-        part = (numpy.full(g, index), bounds[:-1], numpy.diff(bounds), numpy.full(g, sign))
-        parts.insert(0 if sign > 0 else len(parts), part)
-    return tuple(numpy.concatenate(a) for a in zip(*parts))'''
-_GRADED_SUB_PIECES = '''_GRADES = {grades}  # per domain end: geometric levels (0: the weight is regular there)
+_GRADED_PIECES = '''def _graded_pieces(t, h, pieces, ends, grades):
+    """Sub-pieces (piece, start, width, toward) of the linear pieces, graded by distance to
+    the singular ends (lo, hi) = ``ends`` of the weight (w ~ d^alpha at distance d; ``grades``:
+    geometric cuts G per end, 0 where the weight is regular). Each piece is cut into
+    ``pieces`` equal parts (two at least if it is within its width of both singular ends).
+    A part nearer a singular end than the other end is measured from that end (toward = +1
+    lo, -1 hi: start and width in [0, 1] from the piece's end on that side); if its own
+    width h is at least the distance d of its near end, it is cut at the distances
+    (d + h) 2^-k from the singular end, k = 1, 2, ..., that exceed d, at most G of them:
+    every sub-piece but the last then lies at least its width from the singularity, and
+    the last (from d, when G cuts are made) holds a share <= 2^-G(1 + alpha) <= 1e-17. The
+    cuts depend on distances only, never on a node's index: the accuracy is the same on
+    every grid (docs/design.md, "Singular weights")."""
+    lo, hi = ends
+    gap = (t[:-1] - lo, hi - t[1:])
+    both = (grades[0] > 0) & (grades[1] > 0) & (gap[0] < h) & (gap[1] < h)
+    pieces = numpy.where(both, numpy.maximum(pieces, 2), pieces)
+    piece = numpy.repeat(numpy.arange(h.size), pieces)
+    count = pieces[piece]
+    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
+    near = (gap[0][piece] + sub / count * h[piece],
+            gap[1][piece] + (count - 1 - sub) / count * h[piece])
+    toward = numpy.where((grades[0] > 0) & (near[0] <= near[1]), 1,
+                         numpy.where((grades[1] > 0) & (near[1] < near[0]), -1, 0))
+    d = numpy.where(toward < 0, near[1], near[0])
+    offset = numpy.where(toward < 0, count - 1 - sub, sub) / count
+    graded = (toward != 0) & (d <= h[piece] / count)
+    with numpy.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        delta = d / h[piece]
+        outer = delta + 1.0 / count
+        most = numpy.where(toward < 0, grades[1], grades[0]) + 1
+        levels = numpy.where(graded, numpy.minimum(numpy.ceil(numpy.log2(outer / delta)), most), 1)
+    levels = levels.astype(int)
+    segment = numpy.repeat(numpy.arange(piece.size), levels)
+    k = numpy.arange(segment.size) - (numpy.cumsum(levels) - levels)[segment]
+    upper = outer[segment] * 2.0 ** -k
+    last = k == levels[segment] - 1
+    lower = numpy.where(last, delta[segment], upper / 2)
+    cut = graded[segment]
+    with numpy.errstate(invalid="ignore"):
+        start = numpy.where(cut, offset[segment] + (lower - delta[segment]), offset[segment])
+        width = numpy.where(cut, upper - lower, 1.0 / count[segment])
+    return piece[segment], start, width, toward[segment]'''
+_GRADED_SUB_PIECES = '''_GRADES = {grades}  # per domain end: geometric cuts (0: w regular there)
 
 
 ''' + _GRADED_PIECES.replace("{", "{{").replace("}", "}}") + '''
 
 
 def _sub_pieces(t, h, p):
-    """Sub-pieces (piece, start, width, toward) of the linear pieces, graded next to a
-    singular end of the weight that the samples reach within a piece, and a Gauss order
-    (at least 24: the weight is singular at an end of the domain)."""
+    """Sub-pieces (piece, start, width, toward) of the linear pieces, graded by distance to
+    a singular end of the weight, and a Gauss order (at least 24: the weight is singular at
+    an end of the domain)."""
     pieces, order = _gauss_rule(h)
-    lo, hi = _domain(p)
-    grades = (_GRADES[0] if t[0] - lo < h[0] else 0, _GRADES[1] if hi - t[-1] < h[-1] else 0)
-    return _graded_pieces(pieces, grades) + (max(order, 24),)
+    return _graded_pieces(t, h, pieces, _domain(p), _GRADES) + (max(order, 24),)
 
 
 def _graded_weight(x, u, hs, piece, toward, t, p):
@@ -400,8 +444,8 @@ _SOBOLEV_LINES = """\
 
 
 def grade_levels(alpha):
-    """Geometric levels G toward an end where w ~ d^alpha: the omitted share
-    2^-G(1 + alpha) of the end piece's integral is <= 1e-17."""
+    """Geometric cuts G toward an end where w ~ d^alpha: the share 2^-G(1 + alpha) of a
+    sub-piece's integral left to its last cut, next to the end, is <= 1e-17."""
     return math.ceil(17 * math.log2(10) / (1 + alpha))
 
 
@@ -628,16 +672,14 @@ _GRADED_AXIS_WEIGHTS = '''def _axis_weights(t, axis, kind, p):
     ("linear") or the indicator of cell s ("cells"), w_i the factor of the separable weight:
     pieces are cut into sub-pieces of width <= 8/frequency with the Gauss-Legendre order
     whose truncation term (frequency h/2)^(2n)/(2n)! is <= 1e-17, at least 24 where w_i is
-    singular at an end of the axis; there the grid's end piece is graded toward that end as
-    in 1-D (_graded_pieces), w_i evaluated from the exact distance d to it."""
+    singular at an end of the axis; there pieces are graded by distance to that end as in
+    1-D (_graded_pieces), w_i evaluated from the exact distance d to it."""
     h = numpy.diff(t)
     pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY[axis] / 8.0), 1).astype(int)
     order = gauss_order(float(numpy.max(h / pieces)) * _FREQUENCY[axis] / 2.0, _MIN_NODES[axis])
     lo, hi = _domain(p)[axis]
-    ends = _GRADES[axis]
-    grades = (ends[0] if t[0] - lo < h[0] else 0, ends[1] if hi - t[-1] < h[-1] else 0)
-    piece, start, width, toward = _graded_pieces(pieces, grades)
-    xi, w = _leggauss(max(order, 24) if any(ends) else order)
+    piece, start, width, toward = _graded_pieces(t, h, pieces, (lo, hi), _GRADES[axis])
+    xi, w = _leggauss(max(order, 24) if any(_GRADES[axis]) else order)
 ''' + _GRADED_POSITIONS + '''\
     d = numpy.where(right, hi - t[piece + 1][:, None], t[piece][:, None] - lo) + u * hs
     wt = (h[piece] * width)[:, None] * w / 2.0 * _WEIGHTS[axis](x, d, toward, p)
@@ -928,7 +970,7 @@ def _box_constants(box, ir):
                         "and cell (exact)")
         return "\n".join(lines)
     grades = ([f"_GRADES = {tuple(_grades(s) for *_, s in box.weight_factors)}  # per variable "
-               "and end: geometric levels (0: w_i regular there)"] if box.weight_factors else [])
+               "and end: geometric cuts (0: w_i regular there)"] if box.weight_factors else [])
     return "\n".join([f"_FREQUENCY = {box.frequency}  # per variable: sub-pieces <= 8/frequency",
                       f"_MIN_NODES = {box.min_nodes}"] + grades + [
                       "_CHUNK = 1 << 20  # atom values per block of Gauss nodes"] + lines

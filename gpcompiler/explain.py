@@ -106,11 +106,13 @@ def _box_weight(analysis):
         lines += ["", "Singular ends ($d$ the distance to the end): " + "; ".join(
             f"$w_{{{n}}} \\sim d^{{{sympy.nsimplify(alpha)}}}$ at ${n} = {sympy.latex(e)}$"
             for n, alpha, e in singular) + ". The generated module folds each $w_i$ into the "
-            "Gauss weights along $x_i$ and grades a grid's end piece geometrically toward a "
-            "singular end: $G = \\lceil 17 \\log_2 10/(1 + \\alpha) \\rceil$ levels $2^{-k}$ "
-            f"({', '.join(map(str, levels))} here), so the omitted share "
-            "$2^{-G(1+\\alpha)} \\le 10^{-17}$, with Gauss-Legendre order at least 24, and "
-            "evaluates $w_i$ there from the exact distance $d$ (no cancellation), as in 1-D."]
+            "Gauss weights along $x_i$ and grades by distance, as in 1-D: every piece whose "
+            "near end lies within its own width $h$ of a singular end, at $d \\le h$, is cut "
+            "at the distances $(d + h) 2^{-k} > d$, at most "
+            "$G = \\lceil 17 \\log_2 10/(1 + \\alpha) \\rceil$ of them "
+            f"({', '.join(map(str, levels))} here; the last sub-piece holds a share "
+            "$\\le 2^{-G(1+\\alpha)} \\le 10^{-17}$), with Gauss-Legendre order at least 24, "
+            "and evaluates $w_i$ from the exact distance $d$ to the end (no cancellation)."]
     return lines
 
 

@@ -89,6 +89,7 @@ class ModuleIR:
     box: object = None         # BoxIR for k > 1 variables
     eta: str = "None"          # float error of the projection per unit of B (slack.py)
     bound: str = "None"        # the spec's [privacy] bound B, or None (the default bound)
+    outside: str = "zero"      # [curve] outside: "zero" or "hold"
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,7 @@ def lower(analysis):
         metric=spec.metric.kind, polynomial_degree=(
             analysis.atoms.size - 1 if analysis.atoms.kind == "legendre"
             and analysis.atoms.size == m and not box else None),
-        certificate=analysis.certificate,
+        certificate=analysis.certificate, outside=spec.outside,
         condition_number=_float_code(float(f"{float(kappa):.6e}") if mpmath.isfinite(kappa)
                                      else math.nan),
         cholesky_doc=("R = " + " (x) ".join(f"R_{v}" for v in spec.variables) + ", the "
@@ -359,6 +360,8 @@ def _summary(analysis):
              f"Domain: {domain}"
              + (f"; curves live on [{spec.curve_interval[0]}, {spec.curve_interval[1]}]"
                 if spec.curve_interval else ""),
+             *([f"Outside the samples: {spec.outside} (the first and last values continue "
+                 "to the ends of the curve interval)"] if spec.outside == "hold" else []),
              f"Metric: {spec.metric.kind}" + (f" with weight {spec.metric.weight}"
                                               if spec.metric.weight is not None else ""),
              f"Gram matrix: {analysis.gram_method}",

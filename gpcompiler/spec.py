@@ -26,13 +26,17 @@ POLYNOMIAL_FAMILIES = {"monomial", "legendre"}
 TOTAL_DEGREE = {"total_degree"}
 MAX_BASIS_SIZE = 2000
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_TOP_KEYS = {"name", "title", "kind", "domain", "basis", "values", "metric", "privacy"}
+_TOP_KEYS = {"name", "title", "kind", "domain", "basis", "values", "metric", "privacy",
+             "curve"}
+OUTSIDE = ("zero", "hold")   # [curve] outside: the curve before its first, after its last sample
+KEYWORDS = {"epsilon", "rho", "rng", "cache", "kind", "bound"}   # keywords of a generated module's API
 _SECTION_KEYS = {
     "domain": {"variables", "intervals", "parameters", "curve_interval"},
     "basis": {"functions", "family"},
     "values": {"dimension"},
     "metric": {"inner_product", "weight", "sobolev"},
     "privacy": {"bound"},
+    "curve": {"outside"},
 }
 # A declared bound B must leave room for the noise in float64 (docs/clipping.md).
 MAX_BOUND = 2.0 ** 500
@@ -82,6 +86,7 @@ class Spec:
     variables: tuple = ()      # every variable (paper Sec. 3.2, "Multivariate functions")
     intervals: tuple = ()      # the box: one exact (lo, hi) per variable
     bound: float = None        # [privacy] bound: the public norm bound B, or None (default)
+    outside: str = "zero"      # [curve] outside: "zero" or "hold" (docs/design.md)
 
     @property
     def dimension(self):
@@ -175,13 +180,26 @@ def _build(document, problems, path, sha256):
                                          value_dim, problems)
     metric = _metric(_section(document, "metric", problems), symbols, family, problems)
     bound = _bound(_section(document, "privacy", problems), problems)
+    outside = _outside(_section(document, "curve", problems), box or kind == "cdf", problems)
     if kind == "cdf" and (family is None or family.name != "legendre" or box):
         problems.add("basis.family", "a cdf spec needs family = { name = \"legendre\", degree = K }")
     return Spec(name=name, title=title, kind=kind, path=path, sha256=sha256,
                 variable=variable, parameters=parameters, interval=interval,
                 curve_interval=curve_interval, functions=functions,
                 vector_basis=vector_basis, value_dim=value_dim, family=family, metric=metric,
-                variables=variables, intervals=intervals, bound=bound)
+                variables=variables, intervals=intervals, bound=bound, outside=outside)
+
+
+def _outside(curve, not_a_curve, problems):
+    """[curve] outside: "zero" (default) or "hold", for a curve spec only."""
+    value = curve.get("outside", "zero")
+    if value not in OUTSIDE:
+        problems.add("curve.outside", f"expected \"zero\" or \"hold\", got {value!r}")
+        return "zero"
+    if not_a_curve and "outside" in curve:
+        problems.add("curve.outside", "expected no outside: it applies to curves (one variable, "
+                                      "kind = \"mechanism\")")
+    return value
 
 
 def _check_keys(document, problems):
@@ -227,10 +245,11 @@ def _symbols(domain, problems):
     parameters = []
     for key in sorted(raw):
         where = f"domain.parameters.{key}"
-        reserved = set(variables) | set(FUNCTIONS) | set(CONSTANTS)
+        reserved = set(variables) | set(FUNCTIONS) | set(CONSTANTS) | KEYWORDS
         if not _NAME.match(key) or keyword.iskeyword(key) or key in reserved:
             problems.add(where, "expected an identifier that is not the variable, a "
-                                "function or a constant name")
+                                "function, a constant or a module keyword "
+                                f"({', '.join(sorted(KEYWORDS))})")
             continue
         default = _expression(raw[key], where, {}, problems)
         if default is not None and not (default.is_number and default.is_positive

@@ -67,3 +67,31 @@ def cli(capsys, monkeypatch):
         assert "Traceback" not in err
         return status, out, err
     return call
+
+
+# Small specs of the weight kinds and curve options no shipped spec has (issue 19): compiled
+# once per test process into the scratch build cache and shared by the test files.
+KIND_SPECS = {
+    "kind_bounded": '[domain]\nintervals = [["-1", "2"]]\n[basis]\n'
+                    'functions = ["1", "t", "t**2", "t**3"]\n[metric]\nweight = "1 + t**2/4"\n',
+    "kind_chebyshev": '[domain]\nintervals = [["-1", "1"]]\n[basis]\n'
+                      'functions = ["1", "t", "t**2", "t**3"]\n[metric]\n'
+                      'weight = "1/sqrt(1 - t**2)"\n',
+    "kind_sobolev": '[domain]\nintervals = [["0", "1"]]\n[basis]\n'
+                    'functions = ["1", "t", "t**2", "t**3"]\n[metric]\nsobolev = 1\n',
+    "kind_sobolev_box": '[domain]\nvariables = ["x", "y"]\nintervals = [["0", "1"], ["0", "2"]]\n'
+                        '[basis]\nfamily = { name = "legendre", degree = [1, 1] }\n'
+                        '[metric]\nsobolev = 1\n',
+    "kind_hold": '[domain]\nintervals = [["0", "10"]]\n[basis]\n'
+                 'family = { name = "legendre", degree = 4 }\n[curve]\noutside = "hold"\n',
+}
+
+
+def compiled(name):
+    """The module of KIND_SPECS[name], compiled once (gpcompiler.load's build cache)."""
+    from gpcompiler import load
+    path = Path(SCRATCH) / "specs" / f"{name}.toml"
+    if not path.exists():
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(f'name = "{name}"\n' + KIND_SPECS[name])
+    return load(path)

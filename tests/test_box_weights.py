@@ -160,7 +160,7 @@ CHEBYSHEV_GRIDS = [(numpy.linspace(-1, 1, 5), numpy.array([-1.0, -0.2, 0.3, 1.0]
 @pytest.mark.parametrize("kind", ["linear", "cells"])
 @pytest.mark.parametrize("grids", CHEBYSHEV_GRIDS)
 def test_chebyshev_box_project_grid_matches_mpmath(grids, kind):
-    """Grids reaching the singular edges (graded end pieces) and grids stopping just short
+    """Grids reaching the singular edges (graded by distance) and grids stopping just short
     of them: the module's projection against the 40-digit mpmath projection, to 1e-12."""
     module = generated("chebyshev_box")
     rng = numpy.random.default_rng(31)
@@ -201,7 +201,8 @@ def test_explain_shows_the_factorization_and_the_graded_rule():
     text = explain(compile_spec(ROOT / "specs" / "chebyshev_box.toml", ROOT, emit=False))
     assert ("$w = w_{x}(x) \\, w_{y}(y)$ with $w_{x} = \\frac{1}{\\sqrt{1 - x^{2}}}$, "
             "$w_{y} = \\frac{1}{\\sqrt{1 - y^{2}}}$") in text
-    assert "$w_{y} \\sim d^{-1/2}$ at $y = 1$" in text and "levels $2^{-k}$ (113 here)" in text
+    assert "$w_{y} \\sim d^{-1/2}$ at $y = 1$" in text and "grades by distance" in text \
+        and "of them (113 here;" in text
 
 
 def _box_spec(tmp_path, weight, intervals='[["0", "1"], ["0", "1"]]', functions='"x", "y"'):

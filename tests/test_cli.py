@@ -62,6 +62,29 @@ def test_privatize_requires_an_input(cli):
                    "required", "input")
 
 
+def test_no_cache_gives_the_same_release_and_leaves_the_cache_alone(cli, tmp_path,
+                                                                    monkeypatch):
+    """privatize --no-cache (issue 19 item 3): the same release file for the same seed, and
+    the module's cache of recent grids neither read nor written (written without it)."""
+    modules = []
+    mechanism = cli_module._mechanism
+    monkeypatch.setattr(cli_module, "_mechanism", lambda spec: modules.append(
+        mechanism(spec)) or modules[-1])
+    mechanism("specs/linear.toml")._GRIDS.clear()
+    t = numpy.linspace(0, 1, 7)
+    plain = write_csv(tmp_path / "c.csv", t, numpy.sin(5 * t))
+    releases, cached = [], []
+    for options in (("--no-cache",), ()):
+        modules.clear()
+        releases += release_bytes(cli, "specs/linear.toml", (plain,), "--epsilon", "1",
+                                  "--seed", "4", *options)
+        cached.append(any(numpy.array_equal(numpy.frombuffer(key[1]), t)
+                          for key, _, _ in modules[0]._GRIDS))
+    assert releases[0] == releases[1] and cached == [False, True]
+    one_line_error(*cli("privatize", "specs/linear.toml", plain, "--epsilon", "1",
+                        "--no-cache=yes")[::2], "--no-cache")
+
+
 def test_gzip_input_is_read_and_binary_input_is_one_line_error(cli, tmp_path):
     t = numpy.linspace(0, 1, 5)
     plain = write_csv(tmp_path / "c.csv", t, t ** 2)

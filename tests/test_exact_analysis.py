@@ -264,7 +264,7 @@ def _power_integral(g, a, c):
 def test_chebyshev_weight_gram_by_tanh_sinh_and_projection_at_the_singular_ends(
         tmp_path, monkeypatch):
     """w = (1 - t^2)^(-1/2), closed form and symbolic integration cut short: tanh-sinh
-    moments, Gram to 50 digits; end pieces graded towards +-1 with the weight evaluated
+    moments, Gram to 50 digits; pieces graded by distance towards +-1 with the weight evaluated
     from the exact distance to the end: the projection agrees with mpmath to 1e-13, for
     curves reaching the ends or not."""
     from gpcompiler import analysis as analysis_module

@@ -105,6 +105,39 @@ def test_adaptive_release_does_not_depend_on_the_sample_grid(name, budget):
               other.evaluate(public if name != "priv_func_unbounded" else public - 50), name)
 
 
+HELD = {
+    "priv_func_select": lambda m, t, y: priv_func_select(t, y, m, epsilon=50.0, rng=3),
+    "priv_func_seg": lambda m, t, y: priv_func_seg(t, y, m, epsilon=50.0, rng=3),
+    "piecewise_project_and_privatize": lambda m, t, y: piecewise_project_and_privatize(
+        t, y, m, numpy.linspace(0, 10, 5), epsilon=50.0, rng=3),
+    "baseline_points": lambda m, t, y: baseline_points(t, y, 20, domain=(0.0, 10.0),
+                                                       outside=m.OUTSIDE, epsilon=50.0, rng=3),
+    "project_and_privatize": lambda m, t, y: m.project_and_privatize(t, y, epsilon=50.0, rng=3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HELD))
+def test_releases_of_a_held_curve_do_not_depend_on_the_grid(name):
+    """[curve] outside = "hold" (issue 20 item 3): samples on [2, 7] held out to [0, 10] are
+    the same function as those samples with the end values repeated at 0 and 10 (or one
+    sample as a constant); the same release, and not that of the zero-padded curve."""
+    from conftest import compiled
+    module = compiled("kind_hold")
+    t = numpy.linspace(2.0, 7.0, 40)
+    y = 5 + numpy.sin(t)
+    grids = [(t, y), (numpy.concatenate([[0.0, 1e-9], t, [10.0]]),
+                      numpy.concatenate([[y[0], y[0]], y, [y[-1]]]))]
+    releases = [HELD[name](module, *grid) for grid in grids]
+    values = [getattr(r, "coefficients", r) for r in releases]
+    _same(values[0], values[1], name)
+    if name == "baseline_points":     # the zero-padded curve is another function
+        zero = baseline_points(t, y, 20, domain=(0.0, 10.0), epsilon=50.0, rng=3)
+        assert not numpy.allclose(values[0], zero.coefficients)
+    constant = [HELD[name](module, *grid) for grid in (([4.0], [3.0]), ([0.0, 10.0], [3.0, 3.0]))]
+    _same(getattr(constant[0], "coefficients", constant[0]),
+          getattr(constant[1], "coefficients", constant[1]), name + " constant")
+
+
 def test_every_public_releasing_function_is_covered():
     """A new releasing function cannot be exported without joining the test above."""
     import gpcompiler.adaptive as adaptive
@@ -143,7 +176,7 @@ def test_generated_project_and_privatize_does_not_depend_on_the_sample_grid(name
 
 @pytest.mark.parametrize("budget", [{"epsilon": 3.0}, {"rho": 2.0}])
 def test_box_release_under_a_singular_weight_does_not_depend_on_the_grid(budget):
-    """chebyshev_box (weight singular on every edge of the square, graded end pieces): the
+    """chebyshev_box (weight singular on every edge of the square, graded by distance): the
     same field on a refined grid, and cells split into sub-cells, give the same release."""
     from scipy.interpolate import RegularGridInterpolator
     module = generated("chebyshev_box")
@@ -485,6 +518,29 @@ def test_a_batch_released_twice_cannot_be_merged_as_if_disjoint():
     assert (merged.epsilon, merged.delta) == (1.0, 1e-6)
 
 
+@pytest.mark.parametrize("method", cdf.METHODS)
+def test_the_same_records_read_again_cannot_be_merged_as_if_disjoint(method):
+    """Issue 19 item 4: the same records re-read into a new Statistics (in another order and
+    chunking) merged silently and reported (1, 1e-6) for a true cost of (2, 2e-6); their
+    fingerprint is now the same and the merge is refused. Batches that differ in one record,
+    or in one bit of one record, still merge (what the check cannot see)."""
+    data = numpy.random.default_rng(0).lognormal(6, 0.6, size=3000)
+    options = dict(lo=0.0, hi=3000.0, method=method)
+    first = cdf.Statistics.from_data(data, **options)
+    again = cdf.Statistics.from_chunks(numpy.array_split(data[::-1], 7), **options)
+    assert first.batches == again.batches
+    with pytest.raises(ValueError, match="same records read again"):
+        first.privatize(epsilon=1.0, delta=1e-6, rng=1).merge(
+            again.privatize(epsilon=1.0, delta=1e-6, rng=2))
+    with pytest.raises(ValueError, match="share a batch"):
+        first.merge(again)
+    nudged = data.copy()
+    nudged[17] = numpy.nextafter(nudged[17], numpy.inf)
+    for other in (data[1:], nudged):
+        merged = first.merge(cdf.Statistics.from_data(other, **options))
+        assert merged.count == 3000 + other.size
+
+
 @pytest.mark.parametrize("basis, interval", [
     ('["1", "1/(1+t**2)"]', '["-5", "5"]'),                 # poles near the interval
     ('["sin(t)**15", "1"]', '["-pi", "pi"]'),               # a power raises the frequency
@@ -516,3 +572,175 @@ def test_piecewise_projection_is_non_expansive_on_segments_a_few_ulps_wide(ulps)
     assert numpy.linalg.norm(function.coefficients[1]) <= math.sqrt(hi - 0.5) * (1 + 1e-12)
 
 
+# --- a systematic grid-independence generator (issue 19 item 2) --------------------------
+# Random functions, then random refinements that place nodes where a rule might depend on
+# the grid: 1e-3 ... 1e-15 (relative) from each end of the domain (where a weight may be
+# singular), next to breakpoints and jumps, repeated times, the domain's ends themselves
+# (padding), cells split next to an edge. Same function, same seed: same release.
+
+SHIPPED = sorted(p.stem for p in (ROOT / "generated").glob("*.py"))
+CURVE_KINDS = ["kind_bounded", "kind_chebyshev", "kind_sobolev", "kind_hold"]
+BOX_KINDS = ["kind_sobolev_box"]
+EXAMPLES = 3
+
+
+def _module_for(name):
+    from conftest import compiled
+    return compiled(name) if name.startswith("kind_") else generated(name)
+
+
+def _near(rng, point, width, side):
+    """A point 10^-k width from ``point`` on ``side`` (+1, -1), k in 3..15."""
+    return point + side * width * 10.0 ** -int(rng.integers(3, 16))
+
+
+def _base_curve(rng, lo, hi, dim, hold, full):
+    """A sampled curve: reaching both domain ends (``full``), or inside them with zero end
+    values unless held (so samples padding it are the same function), with one jump half
+    of the time."""
+    a, b = (lo, hi) if full else sorted(lo + (hi - lo) * rng.uniform(0.05, 0.95, 2))
+    t = numpy.sort(numpy.concatenate([[a, b], rng.uniform(a, b, int(rng.integers(3, 9)))]))
+    y = rng.normal(size=(t.size, dim)) * 10.0
+    if not (full or hold):
+        y[[0, -1]] = 0.0
+    if rng.random() < 0.5:        # a jump: the time of one inner sample repeated
+        j = int(rng.integers(1, t.size - 1))
+        t, y = numpy.insert(t, j, t[j]), numpy.insert(y, j, rng.normal(size=dim) * 10.0, axis=0)
+    return t, y
+
+
+def _value(t, y, s, hold):
+    """The curve at a new time s (not a sample time): interpolated between its neighbours,
+    zero (or the held end value) outside the samples."""
+    if s < t[0] or s > t[-1]:
+        return y[0] * hold if s < t[0] else y[-1] * hold
+    i = int(numpy.searchsorted(t, s))
+    u = (s - t[i - 1]) / (t[i] - t[i - 1])
+    return (1 - u) * y[i - 1] + u * y[i]
+
+
+def _refined_curve(rng, t, y, lo, hi, hold):
+    """The same function with adversarial extra samples (see above)."""
+    width = hi - lo
+    inner = numpy.flatnonzero(numpy.diff(t) > 0)
+    new = [_near(rng, lo, width, 1), _near(rng, hi, width, -1), lo, hi]
+    for i in rng.choice(inner, min(3, inner.size), replace=False):
+        h = t[i + 1] - t[i]
+        new += [_near(rng, t[i], h, 1), _near(rng, t[i + 1], h, -1)]
+    new = [s for s in new if lo <= s <= hi and s not in t]
+    times, values = list(t), list(y)
+    for s in sorted(set(new)):
+        i = int(numpy.searchsorted(times, s))
+        times.insert(i, s)
+        values.insert(i, _value(t, y, s, hold))
+    j = int(rng.integers(len(times)))      # a repeated time with an equal value: no jump
+    times.insert(j, times[j])
+    values.insert(j, values[j])
+    return numpy.array(times), numpy.array(values)
+
+
+def _curve_cases(name):
+    module = _module_for(name)
+    lo, hi = module.curve_interval()
+    hold = getattr(module, "OUTSIDE", "zero") == "hold"
+    rng = numpy.random.default_rng(sum(map(ord, name)))
+    for example in range(EXAMPLES):
+        t, y = _base_curve(rng, lo, hi, module.VALUE_DIM, hold, example % 2 == 0)
+        yield module, (t, y), _refined_curve(rng, t, y, lo, hi, hold)
+
+
+@pytest.mark.parametrize("name", [n for n in SHIPPED if n not in ("cdf_wages",)
+                                  and not hasattr(generated(n), "DIMENSION")] + CURVE_KINDS)
+def test_generated_curves_do_not_depend_on_adversarial_grids(name):
+    for module, base, refined in _curve_cases(name):
+        releases = []
+        for t, y in (base, refined):
+            values = y if module.VALUE_DIM > 1 else y[:, 0]
+            releases.append(module.project_and_privatize(t, values, epsilon=2.0, rng=11))
+            _same(releases[-1], module.project_and_privatize(t, values, epsilon=2.0, rng=11,
+                                                             cache=False), "cache=False")
+        scale = numpy.abs(releases[0]).max()
+        assert numpy.abs(releases[0] - releases[1]).max() <= 1e-9 * scale, name
+
+
+def _refined_axis(rng, g, lo, hi, cells):
+    """Extra nodes on one axis: 1e-3 ... 1e-15 from the domain's ends (inside the grid),
+    next to nodes, and (cells) splitting a cell next to an edge and one empty cell padded
+    up to the domain's end."""
+    new = [_near(rng, lo, hi - lo, 1), _near(rng, hi, hi - lo, -1)]
+    for i in rng.choice(g.size - 1, min(2, g.size - 1), replace=False):
+        h = g[i + 1] - g[i]
+        new += [_near(rng, g[i], h, 1), _near(rng, g[i + 1], h, -1)]
+    fine = numpy.union1d(g, [s for s in new if g[0] < s < g[-1]])
+    pad = cells and g[-1] < hi
+    return numpy.append(fine, hi) if pad else fine, pad
+
+
+def _box_cases(name):
+    module = _module_for(name)
+    box = module.domain()
+    rng = numpy.random.default_rng(sum(map(ord, name)))
+    kinds = ["linear"] if module.METRIC == "sobolev" else ["linear", "cells"]
+    for example in range(EXAMPLES):
+        kind = kinds[example % len(kinds)]
+        grids = []
+        for lo, hi in box:
+            ends = [lo, hi] if example % 2 == 0 else list(lo + (hi - lo) * numpy.sort(
+                rng.uniform(0.02, 0.98, 2)))
+            grids.append(numpy.sort(numpy.concatenate([ends, rng.uniform(ends[0], ends[1], 2)])))
+        refined = [_refined_axis(rng, g, lo, hi, kind == "cells") for g, (lo, hi) in
+                   zip(grids, box)]
+        fine = tuple(r for r, _ in refined)
+        shape = tuple(g.size - (kind == "cells") for g in grids)
+        values = rng.normal(size=shape) * 10.0
+        if kind == "linear":
+            from scipy.interpolate import RegularGridInterpolator
+            points = numpy.stack(numpy.meshgrid(*fine, indexing="ij"), -1)
+            fine_values = RegularGridInterpolator(grids, values)(points)
+        else:   # each fine cell takes the value of the coarse cell holding it, 0 if padded
+            fine_values = values
+            for axis, (g, (f, pad)) in enumerate(zip(grids, refined)):
+                mids = (f[:-1] + f[1:]) / 2
+                index = numpy.clip(numpy.searchsorted(g, mids) - 1, 0, g.size - 2)
+                fine_values = numpy.take(fine_values, index, axis=axis)
+                if pad:
+                    last = [slice(None)] * fine_values.ndim
+                    last[axis] = -1
+                    fine_values[tuple(last)] = 0.0
+        yield module, kind, (tuple(grids), values), (fine, fine_values)
+
+
+@pytest.mark.parametrize("name", [n for n in SHIPPED if hasattr(generated(n), "DIMENSION")]
+                         + BOX_KINDS)
+def test_generated_fields_do_not_depend_on_adversarial_grids(name):
+    for module, kind, base, refined in _box_cases(name):
+        releases = [module.project_and_privatize(g, v, kind=kind, rho=3.0, rng=5)
+                    for g, v in (base, refined)]
+        scale = numpy.abs(releases[0]).max()
+        assert numpy.abs(releases[0] - releases[1]).max() <= 1e-9 * scale, (name, kind)
+
+
+def test_the_cdf_module_does_not_depend_on_the_order_of_records():
+    """cdf_wages: the records are its "grid"; in another order, with records at the bounds
+    and 1e-3 ... 1e-15 (relative) inside them, the same release."""
+    module = generated("cdf_wages")
+    rng = numpy.random.default_rng(2)
+    width = module.HI - module.LO
+    data = numpy.concatenate([rng.lognormal(6, 0.6, 2000), [module.LO, module.HI],
+                              module.LO + width * 10.0 ** -numpy.arange(3, 16),
+                              module.HI - width * 10.0 ** -numpy.arange(3, 16)])
+    releases = [module.privatize(module.coefficients(x), 0.01, rng=3)
+                for x in (data, rng.permutation(data))]
+    assert numpy.abs(releases[0] - releases[1]).max() <= 1e-9 * numpy.abs(releases[0]).max()
+
+
+def test_the_generator_covers_every_shipped_module_and_weight_kind():
+    """Every module in generated/ and each weight kind (bounded, singular, H^1, and the
+    hold option) is run by the generator above."""
+    curves = {n for n in SHIPPED if n != "cdf_wages" and not hasattr(generated(n), "DIMENSION")}
+    boxes = {n for n in SHIPPED if hasattr(generated(n), "DIMENSION")}
+    assert curves | boxes | {"cdf_wages"} == set(SHIPPED)
+    metrics = {_module_for(n).METRIC for n in sorted(curves) + CURVE_KINDS + sorted(boxes)
+               + BOX_KINDS}
+    assert metrics == {"L2", "weighted", "sobolev"}
+    assert {_module_for(n).OUTSIDE for n in sorted(curves) + CURVE_KINDS} == {"zero", "hold"}

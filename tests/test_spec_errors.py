@@ -50,6 +50,18 @@ CASES = [
     ("name='a'\n[domain]\nintervals=[[\"0\",\"1\"]]\n[basis]\nfunctions=[\"t\"]\n[values]\ndimension=0",
      "values.dimension: expected an integer >= 1"),
     ("name = 'a'\n[domain\n", "not valid TOML"),
+    (GOOD + "[curve]\noutside='clamp'",
+     "bad.toml: curve.outside: expected \"zero\" or \"hold\", got 'clamp'"),
+    (GOOD + "[curve]\noutside=1",
+     "curve.outside: expected \"zero\" or \"hold\", got 1"),
+    (GOOD + "[curve]\nhold=1",
+     "curve.hold: unknown key (expected one of outside)"),
+    ("name='a'\n[domain]\nvariables=['x','y']\nintervals=[[\"0\",\"1\"],[\"0\",\"1\"]]\n"
+     "[basis]\nfunctions=[\"x\"]\n[curve]\noutside='hold'",
+     "curve.outside: expected no outside: it applies to curves"),
+    ("name='a'\n[domain]\nintervals=[[\"0\",\"T\"]]\nparameters={cache=\"1\"}\n"
+     "[basis]\nfunctions=[\"t\"]",
+     "domain.parameters.cache: expected an identifier that is not the variable"),
 ]
 
 

@@ -34,12 +34,13 @@ def baseline_bound(model, share, bound=None):
 
 
 def baseline_points(t, y, k, *, domain, epsilon=None, rho=None, window=None, rng=None,
-                    bound=None):
+                    bound=None, outside="zero"):
     """Privatize the curve's values at k evenly spaced points of the public ``domain``
     (a, b), each clipped to the public bound B (``bound``, default baseline_bound), and
-    join them linearly."""
+    join them linearly; ``outside``: the curve outside its samples, "zero" or "hold" (a
+    spec's [curve] outside, as in make_curve)."""
     model, budget = check_budget(epsilon, rho)
-    curve = make_curve(t, y, domain)
+    curve = make_curve(t, y, domain, outside)
     if isinstance(k, bool) or not isinstance(k, (int, numpy.integer)) or k < 2:
         raise ValueError(f"k must be an integer >= 2, got {k!r}")
     if window is not None and (isinstance(window, bool) or not isinstance(window, (int, numpy.integer))

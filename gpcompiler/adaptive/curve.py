@@ -96,11 +96,12 @@ class Curve:
         return Curve(t[order], y[order], (float(lo), float(hi)))
 
 
-def make_curve(t, y, domain):
+def make_curve(t, y, domain, outside="zero"):
     """Validate samples against the public domain [a, b]: finite, non-decreasing times inside
     it (a repeated time is a jump; fewer than two samples is the zero function, so the
     number of samples never decides whether there is a release) and finite values of one
-    shape."""
+    shape. ``outside`` (the spec's [curve] outside): "zero" outside the samples, or "hold"
+    (the first and last values continue to a and b: one sample is a constant)."""
     t = numpy.asarray(t, dtype=float)
     y = numpy.asarray(y, dtype=float)
     if t.ndim != 1:
@@ -120,6 +121,10 @@ def make_curve(t, y, domain):
         raise ValueError(f"values y have shape {y.shape}; expected ({t.size},) or ({t.size}, n)")
     if not numpy.all(numpy.isfinite(y)):
         raise ValueError("values y contain NaN or infinite values")
+    if outside == "hold" and t.size:
+        if not (math.isfinite(a) and math.isfinite(b)):
+            raise ValueError("outside = \"hold\" needs a bounded domain")
+        t, y = numpy.concatenate([[a], t, [b]]), numpy.concatenate([y[:1], y, y[-1:]])
     return Curve(t, y, (a, b))
 
 
@@ -130,10 +135,11 @@ def check_beta(beta):
     return float(beta)
 
 
-def prepare_run(t, y, domain, epsilon, rho, beta, rng, bound):
+def prepare_run(t, y, domain, epsilon, rho, beta, rng, bound, outside="zero"):
     """Validate an algorithm's inputs: (curve clipped to the public bound B, a fresh ledger
-    for the budget, generator). The budget is checked first, before any data is read."""
+    for the budget, generator). The budget is checked first, before any data is read;
+    ``outside`` as in make_curve."""
     model, budget = check_budget(epsilon, rho)
     check_beta(beta)
     ledger = PrivacyLedger(budget, model)
-    return make_curve(t, y, domain).clipped(bound), ledger, noise_source(rng)
+    return make_curve(t, y, domain, outside).clipped(bound), ledger, noise_source(rng)

@@ -117,7 +117,7 @@ def priv_func_seg(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continuous=Fa
     module = _polynomial_module(spec)
     bound = release_bound(module, bound, epsilon, rho)
     curve, ledger, rng = prepare_run(t, y, module.curve_interval(**params), epsilon, rho, beta,
-                                     rng, bound)
+                                     rng, bound, module.OUTSIDE)
     return _seg_release(curve, module.POLYNOMIAL_DEGREE, ledger, beta, continuous, rng,
                         "priv_func_seg", bound)
 
@@ -132,7 +132,7 @@ def piecewise_project_and_privatize(t, y, spec, breakpoints, *, epsilon=None, rh
     module = _polynomial_module(spec)
     domain = module.curve_interval(**params)
     bound = release_bound(module, bound, epsilon, rho)
-    curve, ledger, rng = prepare_run(t, y, domain, epsilon, rho, 0.5, rng, bound)
+    curve, ledger, rng = prepare_run(t, y, domain, epsilon, rho, 0.5, rng, bound, module.OUTSIDE)
     breakpoints = numpy.asarray(breakpoints, dtype=float)
     if breakpoints.ndim != 1 or breakpoints.size < 2 or numpy.any(numpy.diff(breakpoints) <= 0) \
             or not numpy.all(numpy.isfinite(breakpoints)):
@@ -180,6 +180,9 @@ def priv_func_unbounded(t, y, spec, *, epsilon=None, rho=None, beta=0.1, continu
             or not 0 <= levels <= 1000:
         raise ValueError(f"levels must be an integer in 0..1000, got {levels!r}")
     module = _polynomial_module(spec)
+    if module.OUTSIDE != "zero":
+        raise ValueError("priv_func_unbounded needs a spec with [curve] outside = \"zero\" "
+                         "(a curve held to the ends of the real line has no finite norm)")
     bound = release_bound(module, bound, epsilon, rho)
     curve, ledger, rng = prepare_run(t, y, (-math.inf, math.inf), epsilon, rho, beta, rng,
                                      bound)

@@ -55,7 +55,7 @@ def _coordinates(module, curve, params):
     total = numpy.zeros((module.BASIS_SIZE, curve.value_dim))
     for start in range(0, curve.t.size - 1, _RUN):
         run = slice(start, min(start + _RUN, curve.t.size - 1) + 1)
-        total += module.project(curve.t[run], y[run], **params).reshape(total.shape)
+        total += module.project(curve.t[run], y[run], cache=False, **params).reshape(total.shape)
     return total
 
 
@@ -125,7 +125,7 @@ def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None, 
     if not all(math.isfinite(v) for v in domain):
         raise ValueError("PrivFuncSelect needs a spec on a bounded domain")
     bound = release_bound(module, bound, epsilon, rho)
-    curve, ledger, rng = prepare_run(t, y, domain, epsilon, rho, beta, rng, bound)
+    curve, ledger, rng = prepare_run(t, y, domain, epsilon, rho, beta, rng, bound, module.OUTSIDE)
     _check_module(module, curve.value_dim)
     c, residual, tails = prefix_distances(module, curve, params)
     n, m = c.shape[1], c.shape[0]

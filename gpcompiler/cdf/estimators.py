@@ -5,7 +5,10 @@ Every estimator maps data in public bounds [lo, hi] affinely to [-1, 1] (clippin
 Gaussian noise calibrated by the analytic Gaussian mechanism, and post-processes to a
 non-decreasing CDF in [0, 1].
 """
+import hashlib
+import hmac
 import math
+import secrets
 import uuid
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -97,11 +100,28 @@ def _is_dask(data):
     return type(data).__module__.split(".")[0] in ("dask", "dask_expr")
 
 
+_FINGERPRINT_KEY = secrets.token_bytes(32)   # per process, from OS entropy, never written
+
+
+def _fingerprint(partial):
+    """The name of a batch built from data: a keyed hash (HMAC-SHA256 under a key drawn
+    once per process) of its record count and multiset digest, so the same records read
+    again, in any order or chunking, get the same name (docs/design.md, "CDF estimation")."""
+    message = f"{partial.count}:{partial.digest}".encode()
+    return "records:" + hmac.new(_FINGERPRINT_KEY, message, hashlib.sha256).hexdigest()
+
+
 @dataclass(frozen=True)
 class Statistics:
     """Summed per-record contributions of a batch (mergeable; not private). ``degree`` is
     K for moments and direct; ``queries`` the bins (histogram) or steps (adaptive
-    quantiles), whose ``sums`` are counts."""
+    quantiles), whose ``sums`` are counts. ``batches`` names the batches merged: built from
+    data, a batch is named by a fingerprint of its records (_fingerprint), so a merge with
+    the same records re-read is refused like a merge with the same object. The check
+    cannot see batches that share only some records (the fingerprint is of the whole
+    multiset), records changed in any bit, or batches built in another process (the key
+    is per process); and it refuses two disjoint batches whose values are exactly the
+    same multiset (build one Statistics from both instead)."""
     method: str
     degree: int
     lo: float
@@ -142,7 +162,8 @@ class Statistics:
         if method == "direct":
             sums = direct_terms(sums)
         queries = {"histogram": bins, "adaptive-quantiles": steps}.get(method)
-        return cls(method, None if queries else degree, lo, hi, partial.count, sums, queries)
+        return cls(method, None if queries else degree, lo, hi, partial.count, sums, queries,
+                   frozenset({_fingerprint(partial)}))
 
     def merge(self, other):
         """Statistics of two disjoint batches (a batch given twice is an error)."""
@@ -191,18 +212,20 @@ def _check_compatible(a, b):
     if (a.method, a.degree, a.queries, a.lo, a.hi) != (b.method, b.degree, b.queries, b.lo, b.hi):
         raise ValueError("statistics differ in method, degree or bounds and cannot be merged")
     if a.batches & b.batches:
-        raise ValueError("these statistics share a batch of records: a merge is free only for "
-                         "disjoint batches (releasing the same records twice composes: the "
-                         "epsilons and deltas add)")
+        raise ValueError("these statistics share a batch of records (the same object, or the "
+                         "same records read again): a merge is free only for disjoint batches "
+                         "(releasing the same records twice composes: the epsilons and "
+                         "deltas add)")
 
 
 @dataclass(frozen=True)
 class PrivateStatistics:
     """Noisy sums of one or more disjoint batches; merging costs no budget (post-processing,
     parallel composition over disjoint records: the merge is (max epsilon, max delta)-DP).
-    ``spent`` lists (epsilon, delta, records); ``batches`` names the Statistics objects
-    released, and a merge of releases that share one is refused. That separately built
-    batches hold disjoint records is the caller's promise (it cannot be checked here)."""
+    ``spent`` lists (epsilon, delta, records); ``batches`` names the batches released
+    (Statistics.batches: a fingerprint of the records), and a merge of releases that share
+    one is refused. That batches with different fingerprints hold disjoint records is the
+    caller's promise (the fingerprint sees whole duplicate batches only)."""
     method: str
     degree: int
     lo: float

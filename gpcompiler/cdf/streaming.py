@@ -115,17 +115,34 @@ def _sorted_points(steps):
     return order, points[order]
 
 
+_MASK = (1 << 64) - 1
+
+
+def records_digest(values):
+    """A multiset digest of raw records: the sum mod 2^64 of a 64-bit mix (splitmix64's
+    finalizer) of each value's float64 bits (-0.0 as 0.0). It does not depend on the
+    records' order or on how they are split into chunks or partitions; it is not private
+    and never leaves the Partial (Statistics keeps only a keyed hash of it)."""
+    x = (numpy.asarray(values, dtype=float) + 0.0).view(numpy.uint64)
+    x = (x ^ (x >> numpy.uint64(30))) * numpy.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> numpy.uint64(27))) * numpy.uint64(0x94D049BB133111EB)
+    x ^= x >> numpy.uint64(31)
+    return int(x.sum(dtype=numpy.uint64))
+
+
 class Partial:
-    """Mergeable running totals: the record count and exact sums (float partials, or
-    integer counts)."""
+    """Mergeable running totals: the record count, exact sums (float partials, or integer
+    counts) and the records' multiset digest (records_digest)."""
 
     def __init__(self, width, exact_floats):
         self.count = 0
+        self.digest = 0
         self.partials = [[] for _ in range(width)] if exact_floats else None
         self.counts = None if exact_floats else numpy.zeros(width, dtype=numpy.int64)
 
-    def add(self, count, sums):
+    def add(self, count, sums, digest=0):
         self.count += count
+        self.digest = (self.digest + digest) & _MASK
         if self.partials is None:
             self.counts += sums
         else:
@@ -135,6 +152,7 @@ class Partial:
 
     def merge(self, other):
         self.count += other.count
+        self.digest = (self.digest + other.digest) & _MASK
         if self.partials is None:
             self.counts += other.counts
         else:
@@ -171,7 +189,8 @@ def partial_sums(pieces, lo, hi, method, size):
     partial = Partial(size + 2 if method == "direct" else size + 1 if exact_floats else size,
                       exact_floats)
     for chunk in fixed_chunks(map(_flat, pieces), CHUNK):
-        partial.add(chunk.size, chunk_sums(to_reference(chunk, lo, hi), method, size))
+        partial.add(chunk.size, chunk_sums(to_reference(chunk, lo, hi), method, size),
+                    records_digest(chunk))
     return partial
 
 
