@@ -59,7 +59,7 @@ CERTIFICATE = 'G = I: every pivot equals 1'
 CONDITION_NUMBER = 1.0  # of the user-basis Gram matrix, at the defaults
 ETA = 1.1177538820631191e-11  # projection float error per unit of B (docs/clipping.md)
 BOUND = 256.0  # the spec's [privacy] bound B, or None: the default bound
-SLACK_FRACTION = 1e-9  # at the default bound, the slack 2 ETA B is <= this x the noise scale
+SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 
 _ATOMS_SIZE = 800
 _FREQUENCY = 3.141592653589793
@@ -423,7 +423,7 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py sha256 815064afbb0171280a711cbd76939b0c66f6c2fa46ca3273ba0ce96e09740e6b
+# ---- runtime/exact.py sha256 25824587c79ca3640d86db9d39c2f2e26990e22e911149a97e37d23057c474b0
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -436,8 +436,9 @@ _LEVELS = 64  # refinement levels before giving up (probability < 2^-4000 per co
 def lattice(scale):
     """The public lattice step gamma of a noise scale: the largest power of two <= scale,
     times 2^-LATTICE_BITS (a function of public values only)."""
-    if not (math.isfinite(scale) and scale > 0):
-        raise ValueError(f"a noise scale must be positive and finite, got {scale!r}")
+    if not (math.isfinite(scale) and scale >= 2.0 ** (LATTICE_BITS - 1021)):
+        raise ValueError(f"a noise scale must be finite and at least 2^{LATTICE_BITS - 1021} "
+                         f"(its lattice step a normal float), got {scale!r}")
     return math.ldexp(1.0, math.frexp(scale)[1] - 1 - LATTICE_BITS)
 
 
@@ -641,20 +642,24 @@ def _nearest(value, gamma):
     return low if low is not None and low == high else None
 
 
+def _interval_context():
+    """A private mpmath interval context: its precision is this call's alone (mpmath.iv's
+    is global to the process, so threads refining at once would change each other's)."""
+    from mpmath.ctx_iv import MPIntervalContext
+    return MPIntervalContext()
+
+
 def _refine(rng, words, compute, gamma):
     """Lattice indices of the outputs of ``compute(iv, uniforms)`` (intervals), refined by 64
     bits per uniform and level until every output lies in one lattice cell."""
-    from mpmath import iv
-    prefixes, saved = _Prefixes(words), iv.prec
-    try:
-        for _ in range(_LEVELS):
-            prefixes.extend(rng)
-            iv.prec = prefixes.bits + 64
-            cells = [_nearest(v, gamma) for v in compute(iv, prefixes.intervals(iv))]
-            if None not in cells:
-                return cells
-    finally:
-        iv.prec = saved
+    iv = _interval_context()
+    prefixes = _Prefixes(words)
+    for _ in range(_LEVELS):
+        prefixes.extend(rng)
+        iv.prec = prefixes.bits + 64
+        cells = [_nearest(v, gamma) for v in compute(iv, prefixes.intervals(iv))]
+        if None not in cells:
+            return cells
     raise ArithmeticError("exact noise: no lattice cell after 64 refinements (p < 2^-4000)")
 
 
@@ -843,20 +848,16 @@ def exceeds(value, threshold, terms):
 def _refine_sign(value, threshold, terms):
     """The sign of value - threshold + sum(sign * noise) in interval arithmetic, extending
     every noise's bits by one word per uniform and level until it is certain."""
-    from mpmath import iv
-    saved = iv.prec
-    try:
-        for _ in range(_LEVELS):
-            for _, noise in terms:
-                noise.prefixes.extend(noise.rng)
-            iv.prec = max(noise.prefixes.bits for _, noise in terms) + 64
-            total = iv.mpf(value) - iv.mpf(threshold)
-            for sign, noise in terms:
-                total += sign * noise.interval(iv)
-            if total > 0 or total < 0:  # True only when the whole interval is on one side
-                return bool(total > 0)
-    finally:
-        iv.prec = saved
+    iv = _interval_context()
+    for _ in range(_LEVELS):
+        for _, noise in terms:
+            noise.prefixes.extend(noise.rng)
+        iv.prec = max(noise.prefixes.bits for _, noise in terms) + 64
+        total = iv.mpf(value) - iv.mpf(threshold)
+        for sign, noise in terms:
+            total += sign * noise.interval(iv)
+        if total > 0 or total < 0:  # True only when the whole interval is on one side
+            return bool(total > 0)
     raise ArithmeticError("exact comparison: undecided after 64 refinements (p < 2^-4000)")
 
 # ---- end of runtime/exact.py

@@ -1190,7 +1190,7 @@ def build_parser():
                    help="public norm bound of each release in the spec's metric (baseline: of "
                         "each released value): larger curves are clipped to it, never refused "
                         "(default: the spec's [privacy] bound, else the module's default_bound "
-                        "at this budget, where the float slack is below 1e-9 of the noise)")
+                        "at this budget, where the float slack is below 1e-6 of the noise)")
     p.add_argument("--k", type=_count(2),
                    help=f"points of the baseline (baseline only; default: {DEFAULT_K})")
     p.add_argument("--window", type=_count(1),

@@ -17,7 +17,7 @@ WEIGHT_ACCURACY = Fraction(1, 10 ** 13)  # delta_w: each weight's error, relativ
 BLOCK = 1024                      # samples per block of the 1-D contraction (BLAS)
 MAX_SAMPLES = 2 ** 40             # samples of one curve: 8 TiB of float64 times
 MAX_AXIS_NODES = 2 ** 16          # grid nodes per variable of a field (box modules)
-SLACK_FRACTION = 1e-9             # the default bound keeps 2 ETA B <= this x noise scale
+SLACK_FRACTION = 1e-6             # the default bound keeps 2 ETA B <= this x noise scale
 NORM_TERMS = 64                   # rounding steps of a pairwise-summed norm (log2 2^40 + 24)
 
 

@@ -336,3 +336,46 @@ def test_gumbel_law():
     rng = numpy.random.default_rng(11)
     values = [float(exact.Noise("gumbel", 1.0, rng).ball()[0][0]) for _ in range(20000)]
     assert stats.kstest(values, "gumbel_r").pvalue > ALPHA
+
+
+def test_refinement_is_thread_safe_and_leaves_mpmath_alone():
+    """Refinements in several threads at once, while another thread changes mpmath's global
+    interval precision: each release equals the one computed alone, and the global
+    precision is untouched (each refinement has its own context)."""
+    import threading
+    scale = 0.37
+    gamma = exact.lattice(scale)
+    inputs = []
+    for seed in range(4):
+        words = [int(w) for w in Recording(seed)._words(2)]
+        cos, sin = normals(*(uniform(w >> 12, 52) for w in words))
+        inputs.append(_ties([mp.mpf(scale) * cos, mp.mpf(scale) * sin], gamma,
+                            numpy.random.default_rng(seed)))
+    alone = [exact.gaussian(x, scale, Recording(seed)) for seed, x in enumerate(inputs)]
+    mpmath.iv.prec = 53
+    results, stop = {}, threading.Event()
+
+    def disturb():
+        while not stop.is_set():
+            mpmath.iv.prec = 30
+
+    def release(seed):
+        results[seed] = exact.gaussian(inputs[seed], scale, Recording(seed))
+    noise = threading.Thread(target=disturb)
+    noise.start()
+    workers = [threading.Thread(target=release, args=(s,)) for s in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    stop.set()
+    noise.join()
+    assert mpmath.iv.prec == 30
+    mpmath.iv.prec = 53
+    assert all(numpy.array_equal(results[s], alone[s]) for s in range(4))
+
+
+def test_a_scale_whose_lattice_step_is_subnormal_is_refused():
+    assert exact.lattice(2.0 ** (exact.LATTICE_BITS - 1022)) == 2.0 ** -1022
+    with pytest.raises(ValueError, match="lattice step a normal float"):
+        exact.lattice(8.1e-320)
