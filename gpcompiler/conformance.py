@@ -31,6 +31,7 @@ the report states this figure.
 """
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy
 from scipy import stats
@@ -425,3 +426,116 @@ def steps_report(name, recorder, alpha):
     runs = len(recorder.gp) or len(recorder.gaussian)
     return ConformanceReport(name, model, int(shape / max(runs, 1)), runs, 1.0, estimate,
                              interval, detectable, tuple(checks), alpha)
+
+
+def laplace_difference_sf(x, a, b):
+    """P[V - W >= x] for independent V ~ Laplace(a), W ~ Laplace(b) (the law of V + W:
+    density (a^2 f_a - b^2 f_b)/(a^2 - b^2), f_s the Laplace(s) density; for a = b,
+    P[V - W >= x] = e^(-x/a) (2 + x/a)/4 for x >= 0)."""
+    if x < 0:
+        return 1.0 - laplace_difference_sf(-x, a, b)
+    if abs(a - b) <= 1e-9 * max(a, b):
+        s = (a + b) / 2
+        return math.exp(-x / s) * (2 + x / s) / 4
+    return (a * a * math.exp(-x / a) - b * b * math.exp(-x / b)) / (2 * (a * a - b * b))
+
+
+def poisson_binomial_p_value(probabilities, hits):
+    """Two-sided exact p-value of ``hits`` successes among independent Bernoulli trials
+    of the given probabilities (the distribution by convolution, O(N^2))."""
+    pmf = numpy.ones(1)
+    for p in probabilities:
+        pmf = numpy.append(pmf * (1 - p), 0.0) + numpy.append(0.0, pmf * p)
+    lower, upper = float(pmf[:hits + 1].sum()), float(pmf[hits:].sum())
+    return _two_sided(lower, upper)
+
+
+class SVTOutcomes:
+    """A spy on an adaptive algorithm's ``svt`` that checks its noise from what it
+    releases, not from the constants the algorithm passes: each call records its first
+    query g_0, its threshold T, its split (epsilon1, epsilon2), what the ledger was charged
+    and whether the first query was chosen. With the Lipschitz constant L of the proof
+    (given by the auditor, never read from the call) the proof's SVT chooses the first
+    query with probability P[V - W >= T - g_0], W ~ Lap(L/epsilon1), V ~ Lap(2L/epsilon2):
+    the count of such choices is tested against its exact Poisson-binomial law."""
+
+    def __init__(self):
+        self.calls = []
+
+    def svt_spy(self, svt):
+        def spied(queries, threshold, lipschitz, epsilon1, epsilon2, *, rng, ledger, label):
+            values = []
+
+            def recorded():
+                for value in queries:
+                    values.append(float(value))
+                    yield value
+            before = ledger.spent
+            found = svt(recorded(), threshold, lipschitz, epsilon1, epsilon2, rng=rng,
+                        ledger=ledger, label=label)
+            self.calls.append((label, values[0], float(threshold), float(epsilon1),
+                               float(epsilon2), ledger.spent - before, ledger.model,
+                               found == 0))
+            return found
+        return spied
+
+    def check(self, lipschitz):
+        """Check of the first-query choices under the proof's Lipschitz constants
+        ``lipschitz`` ({label: L}, L None for a label not tested here; a call of a label
+        not named is refused, so no SVT goes unchecked by mistake), and of each split:
+        epsilon1 + epsilon2 must cost at most the charge."""
+        probabilities, hits = [], 0
+        for label, g0, threshold, epsilon1, epsilon2, charge, model, chosen in self.calls:
+            if label not in lipschitz:
+                raise AssertionError(f"an SVT labelled {label!r} has no Lipschitz constant")
+            total = Fraction(epsilon1) + Fraction(epsilon2)
+            cost = total if model == "GP" else total ** 2 / 2
+            if cost > charge:
+                raise AssertionError(f"{label}: the SVT uses epsilon {float(total)!r} but "
+                                     f"was charged {float(charge)!r}")
+            constant = lipschitz[label]
+            if constant is None:
+                continue
+            probabilities.append(laplace_difference_sf(
+                threshold - g0, 2 * constant / epsilon2, constant / epsilon1))
+            hits += bool(chosen)
+        expected = sum(probabilities)
+        return Check(f"SVT first-query choices ({hits} of {len(probabilities)}, {expected:.1f} "
+                     "expected)",
+                     poisson_binomial_p_value(probabilities, hits))
+
+
+class ScalarNoise:
+    """A spy on an algorithm's ``scalar_noise`` recording each returned noise value in
+    units of the scale its ledger charge pays for at the proof's ``sensitivity`` (GP:
+    sensitivity/epsilon, Laplace; CGP: sensitivity/sqrt(2 rho), normal), never at the
+    sensitivity the call passes."""
+
+    def __init__(self, sensitivity):
+        self.sensitivity, self.units, self.model = sensitivity, [], None
+
+    def spy(self, scalar_noise):
+        def spied(ledger, label, sensitivity, share, *, rng):
+            before = ledger.spent
+            value = scalar_noise(ledger, label, sensitivity, share, rng=rng)
+            charge = ledger.spent - before
+            self.model = ledger.model
+            scale = self.sensitivity / (float(charge) if ledger.model == "GP"
+                                        else math.sqrt(2 * float(charge)))
+            self.units.append(float(value) / scale)
+            return value
+        return spied
+
+    def checks(self):
+        """Exact scale test (GP: sum |v| ~ Gamma(N, 1); CGP: sum v^2 ~ chi2(N)) and KS."""
+        v = numpy.asarray(self.units)
+        if self.model == "GP":
+            total = float(numpy.abs(v).sum())
+            return [Check("scalar noise scale (sum |v| ~ Gamma(N, 1))",
+                          _two_sided(stats.gamma.cdf(total, v.size),
+                                     stats.gamma.sf(total, v.size))),
+                    Check("scalar noise KS against Laplace(1)", _ks(v, "laplace"))]
+        squares = float(v @ v)
+        return [Check("scalar noise scale (sum v^2 ~ chi2(N))",
+                      _two_sided(stats.chi2.cdf(squares, v.size), stats.chi2.sf(squares, v.size))),
+                Check("scalar noise KS against N(0, 1)", _ks(v, "norm"))]
