@@ -14,6 +14,7 @@ catalog needs updating: never skipped silently), "timeout" that the tests ran ou
     python -m benchmarks.mutants --list           # the catalog and whether each matches
     python -m benchmarks.mutants -k svt seg       # mutants whose name has a substring
     python -m benchmarks.mutants --equivalent     # run the equivalent ones too
+    python -m benchmarks.mutants --group survivors   # issue 24's table only
 
 Kinds: "privacy" (a privacy bug if shipped: must be killed), "utility" (changes only
 utility or the paper's split: reported, not required), "equivalent" (cannot change any
@@ -233,6 +234,8 @@ EQUIVALENT = [
 ]
 
 CATALOG = SURVIVORS + KILLED_BEFORE + UTILITY + EQUIVALENT
+GROUPS = {"survivors": SURVIVORS, "killed": KILLED_BEFORE, "utility": UTILITY,
+          "equivalent": EQUIVALENT}
 
 
 def function_span(lines, function):
@@ -370,6 +373,8 @@ def main(argv=None):
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("-k", nargs="+", default=(), metavar="TEXT",
                         help="only mutants whose name contains one of these (case-insensitive)")
+    parser.add_argument("--group", nargs="+", choices=sorted(GROUPS), default=sorted(GROUPS),
+                        help="catalog groups to run")
     parser.add_argument("--list", action="store_true",
                         help="print the catalog and whether each mutation still matches")
     parser.add_argument("--equivalent", action="store_true",
@@ -378,8 +383,8 @@ def main(argv=None):
     parser.add_argument("--no-baseline", action="store_true",
                         help="skip running the named tests on the unmutated copy first")
     options = parser.parse_args(argv)
-    chosen = [m for m in CATALOG if not options.k
-              or any(k.lower() in m.name.lower() for k in options.k)]
+    chosen = [m for group in options.group for m in GROUPS[group]
+              if not options.k or any(k.lower() in m.name.lower() for k in options.k)]
     if options.list:
         for mutation in chosen:
             _, stale = mutate_text((ROOT / mutation.path).read_text(), mutation) \
@@ -390,10 +395,8 @@ def main(argv=None):
     if not options.equivalent:
         chosen = [m for m in chosen if m.kind != "equivalent"]
     results = run(chosen, options.timeout, not options.no_baseline)
-    print(table(results + [(m, "not run", "", 0.0) for m in CATALOG
-                           if m.kind == "equivalent" and m not in chosen
-                           and (not options.k or any(k.lower() in m.name.lower()
-                                                      for k in options.k))]))
+    skipped = [(m, "not run", "", 0.0) for m in EQUIVALENT if m not in chosen]
+    print(table(results + (skipped if "equivalent" in options.group else [])))
     bad = [m for m, v, _, _ in results if m.kind == "privacy" and v != "killed"]
     return 1 if bad else 0
 

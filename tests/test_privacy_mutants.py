@@ -129,10 +129,10 @@ def test_project_and_privatize_noise_has_the_exact_law(model):
 @pytest.mark.parametrize("model", ["GP", "CGP"])
 @pytest.mark.parametrize("single", [True, False], ids=["one curve", "batch"])
 def test_noise_laws_at_a_million_draws(name, model, single):
-    """Slow: 10^6 draws (batch) or 2 x 10^5 (one curve per call) of privatize and of
+    """Slow: 10^6 draws (batch) or 10^5 (one curve per call) of privatize and of
     project_and_privatize, at level ALPHA per report (Bonferroni over its checks): the
     scale test resolves relative errors of 0.5% (batch, d = 2)."""
-    draws = 1000000 if not single else 200000
+    draws = 1000000 if not single else 100000
     for projected in (False, True):
         report = _noise_law(name, model, draws, single, projected, seed=11)
         assert not report.violated, report.describe()
@@ -255,7 +255,8 @@ def test_reduce_seg_residual_sensitivity_one_is_attained():
 
 def test_a_release_whose_noise_would_vanish_is_refused_or_keeps_its_noise():
     """Coefficients of norm 2^65 noise scales: float64 cannot hold noise of a few scales
-    beside them. A release must refuse them or carry noise (two seeds, two releases)."""
+    beside them. A release must refuse them or carry noise in every coordinate (two
+    seeds, two releases differing everywhere; the small coordinates keep theirs anyway)."""
     module = generated("linear")
     t = numpy.linspace(0, 1, 9)
     y = numpy.full(9, 2.0 ** 65)
@@ -268,7 +269,7 @@ def test_a_release_whose_noise_would_vanish_is_refused_or_keeps_its_noise():
             continue
         releases.append(result.coefficients)
     assert len(releases) in (0, 2)
-    assert not releases or not numpy.array_equal(*releases)
+    assert not releases or numpy.all(releases[0] != releases[1])
 
 
 # --- the CSPRNG -----------------------------------------------------------------------
