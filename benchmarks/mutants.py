@@ -35,6 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = "tests/test_privacy_mutants.py::"
 TEMPLATE = "gpcompiler/templates/module.py.tmpl"
+LEDGER_TEST = ("tests/test_adaptive.py::"
+               "test_ledger_total_never_exceeds_budget_and_sums_its_steps")
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,7 @@ KILLED_BEFORE = [   # representatives of the categories issue 24 found killed
     Mutation("ledger share rounded to nearest", "gpcompiler/adaptive/ledger.py", "share",
              "return floor_float(Fraction(self.budget) * Fraction(fraction))",
              "return float(Fraction(self.budget) * Fraction(fraction)) * (1 + 2 ** -52)",
-             ("tests/test_adaptive.py::test_ledger_total_never_exceeds_budget_and_sums_its_steps",)),
+             (LEDGER_TEST,)),
     Mutation("ledger: a GP step costs eps^2/4 under CGP", "gpcompiler/adaptive/ledger.py",
              "spend_gp", "exact ** 2 / 2", "exact ** 2 / 4",
              ("tests/test_adaptive.py::test_cgp_ledger_converts_gp_steps",)),
@@ -146,8 +148,7 @@ KILLED_BEFORE = [   # representatives of the categories issue 24 found killed
              ("tests/test_adaptive.py::test_overspending_raises_before_any_noise_is_drawn",)),
     Mutation("SVT charges epsilon1 only", "gpcompiler/adaptive/svt.py", "svt",
              "Fraction(epsilon1) + Fraction(epsilon2))", "Fraction(epsilon1))",
-             ("tests/test_adaptive.py::test_ledger_total_never_exceeds_budget_and_sums_its_steps",
-              ) + _t("test_seg_level_svt_noise_is_the_proofs_for_its_charge")),
+             (LEDGER_TEST,) + _t("test_seg_level_svt_noise_is_the_proofs_for_its_charge")),
     Mutation("SVT threshold noise halved", "gpcompiler/adaptive/svt.py", "svt",
              "ceil_float(Fraction(lipschitz) / Fraction(epsilon1))",
              "ceil_float(Fraction(lipschitz) / (2 * Fraction(epsilon1)))",
@@ -155,11 +156,13 @@ KILLED_BEFORE = [   # representatives of the categories issue 24 found killed
     Mutation("SVT query noise halved", "gpcompiler/adaptive/svt.py", "svt",
              "ceil_float(2 * Fraction(lipschitz) / Fraction(epsilon2))",
              "ceil_float(Fraction(lipschitz) / Fraction(epsilon2))",
-             _t("test_seg_level_svt_noise_is_the_proofs_for_its_charge")),
+             ("tests/test_batched.py::"
+              "test_select_scales_are_the_ones_the_algorithm_draws_and_its_ledger_charges",
+              "tests/test_audit.py::test_adaptive_mutants_are_flagged_by_step_conformance")),
     Mutation("PrivFuncSelect releases a third each", "gpcompiler/adaptive/select.py",
              "priv_func_select", "release = ledger.share(Fraction(1, 4))",
              "release = ledger.share(Fraction(1, 3))",
-             ("tests/test_adaptive.py::test_ledger_total_never_exceeds_budget_and_sums_its_steps",)),
+             (LEDGER_TEST,)),
     Mutation("PrivFuncSelect domain from the samples", "gpcompiler/adaptive/select.py",
              "priv_func_select", "domain = module.curve_interval(**params)",
              "domain = (float(numpy.min(t)), float(numpy.max(t)))",
@@ -171,8 +174,9 @@ KILLED_BEFORE = [   # representatives of the categories issue 24 found killed
              ("tests/test_privacy_boundary.py::"
               "test_nothing_draws_from_an_unseeded_numpy_generator",
               "tests/test_hostile.py::test_secure_generator_is_the_default_when_no_rng_is_given")),
-    Mutation("analytic Gaussian delta without e^epsilon", "gpcompiler/cdf/gaussian.py",
-             "delta_of_sigma", "log_second = epsilon + float(", "log_second = float(",
+    Mutation("analytic Gaussian sigma for 2 delta", "gpcompiler/cdf/gaussian.py",
+             "analytic_gaussian_sigma", "_sigma(float(epsilon), float(delta),",
+             "_sigma(float(epsilon), 2 * float(delta),",
              ("tests/test_cdf.py::test_analytic_gaussian_sigma_matches_mpmath_and_is_never_below",
               "tests/test_cdf.py::test_known_sigma_values")),
     Mutation("merged CDF releases report the smallest delta", "gpcompiler/cdf/estimators.py",
@@ -350,7 +354,8 @@ def run(mutations, timeout, baseline, progress=print):
 
 def table(results):
     """Markdown table of the results, then counts per kind and verdict."""
-    lines = ["| mutant | kind | where | verdict | killing test / reason |", "|---|---|---|---|---|"]
+    lines = ["| mutant | kind | where | verdict | killing test / reason |",
+             "|---|---|---|---|---|"]
     for mutation, verdict, detail, _ in results:
         why = detail if verdict != "survived" or not mutation.reason else mutation.reason
         if mutation.kind == "equivalent":
@@ -362,7 +367,8 @@ def table(results):
         verdicts = [v for m, v, _, _ in results if m.kind == kind]
         if verdicts:
             counts = ", ".join(f"{verdicts.count(v)} {v}" for v in
-                               ("killed", "survived", "stale", "timeout") if v in verdicts)
+                               ("killed", "survived", "stale", "timeout", "not run")
+                               if v in verdicts)
             lines.append(f"\n{kind}: {len(verdicts)} mutants, {counts}")
     return "\n".join(lines)
 
@@ -395,7 +401,8 @@ def main(argv=None):
     if not options.equivalent:
         chosen = [m for m in chosen if m.kind != "equivalent"]
     results = run(chosen, options.timeout, not options.no_baseline)
-    skipped = [(m, "not run", "", 0.0) for m in EQUIVALENT if m not in chosen]
+    skipped = [(m, "not run", "", 0.0) for m in EQUIVALENT if m not in chosen
+               and (not options.k or any(k.lower() in m.name.lower() for k in options.k))]
     print(table(results + (skipped if "equivalent" in options.group else [])))
     bad = [m for m, v, _, _ in results if m.kind == "privacy" and v != "killed"]
     return 1 if bad else 0

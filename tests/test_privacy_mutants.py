@@ -108,10 +108,10 @@ def _noise_law(name, model, draws, single, through_projection=False, seed=0):
                                          ("linear", "CGP")])
 def test_single_curve_noise_has_the_exact_law(name, model):
     """Radius Gamma(d, 1/epsilon) and a uniform direction (GP), N(0, I/(2 rho)) (CGP), for
-    releases of one curve per call (20,000 draws: the scale test resolves a relative error
+    releases of one curve per call (10,000 draws: the scale test resolves a relative error
     of about 4% at d = 2, so a radius Gamma(d - 1) or a direction divided by sqrt(d)
     instead of its norm fails). Level ALPHA, Bonferroni over the checks."""
-    report = _noise_law(name, model, 20000, single=True)
+    report = _noise_law(name, model, 10000, single=True)
     assert not report.violated, report.describe()
 
 
@@ -162,7 +162,7 @@ def _outcomes(module_, run, runs):
 def test_seg_level_svt_noise_is_the_proofs_for_its_charge(model, amplitude):
     """PrivFuncSeg's level SVT: its queries are 1-Lipschitz (tests/test_privacy_boundary),
     so the proof's threshold noise is Lap(1/epsilon1) and query noise Lap(2/epsilon2) for
-    the epsilon1 + epsilon2 the ledger is charged. The first level's choices (400 runs,
+    the epsilon1 + epsilon2 the ledger is charged. The first level's choices (250 runs,
     first query about two noise scales below the threshold) follow that exact law, at
     level ALPHA; the same outcomes reject the halved noise of a constant 0.5."""
     module = generated("linear")
@@ -170,7 +170,7 @@ def test_seg_level_svt_noise_is_the_proofs_for_its_charge(model, amplitude):
     rng = _rng(3)
     budget = {"epsilon": 1.0} if model == "GP" else {"rho": 0.5}
     recorder = _outcomes(seg, lambda: seg.priv_func_seg(
-        t, amplitude * (t - 0.5) ** 2, module, rng=rng, **budget), 400)
+        t, amplitude * (t - 0.5) ** 2, module, rng=rng, **budget), 250)
     assert recorder.check({"seg: level": 1.0}).p_value > ALPHA
     assert recorder.check({"seg: level": 0.5}).p_value < 1e-9
 
@@ -178,28 +178,31 @@ def test_seg_level_svt_noise_is_the_proofs_for_its_charge(model, amplitude):
 def test_unbounded_clipping_svt_noise_is_the_proofs_for_its_charge():
     """The clipping SVT of the unbounded algorithm: g_j = ||q 1[-T_j, T_j]|| - ||q|| is
     2-Lipschitz (its two norms move by ||q - q'|| each), so its noise is Lap(2/epsilon1)
-    and Lap(4/epsilon2). A curve outside [-1, 1] puts the first query two noise scales
-    below the threshold; 400 runs at level ALPHA; a constant 1 would halve the noise."""
+    and Lap(4/epsilon2). A curve beyond 2^19 makes all 20 queries equal, two noise scales
+    below the threshold: the chosen indices of 200 runs follow the exact law (chi-square,
+    level ALPHA); the same outcomes reject a constant 1 and a halved query noise."""
     module = generated("linear")
-    t = numpy.linspace(1.5, 2.5, 5)
+    t = 2.0 ** 20 + numpy.linspace(0, 1, 5)
     rng = _rng(4)
     recorder = _outcomes(seg, lambda: seg.priv_func_unbounded(
-        t, numpy.full(5, 52.0), module, epsilon=1.0, levels=3, rng=rng), 400)
-    lipschitz = {"unbounded: clipping": 2.0, "seg: level": 1.0}
-    assert recorder.check(lipschitz).p_value > ALPHA
-    assert recorder.check({**lipschitz, "unbounded: clipping": 1.0}).p_value < 1e-9
+        t, numpy.full(5, 52.0), module, epsilon=1.0, levels=19, rng=rng), 200)
+    label = "unbounded: clipping"
+    assert recorder.check({label: 2.0, "seg: level": 1.0}).p_value > ALPHA
+    assert recorder.index_check(label, 2.0).p_value > ALPHA
+    assert recorder.index_check(label, 1.0).p_value < 1e-9
+    assert recorder.index_check(label, 2.0, query_factor=0.5).p_value < 1e-9
 
 
 def test_select_size_svt_noise_is_the_proofs_for_its_charge():
     """PrivFuncSelect's two SVTs (1-Lipschitz queries, Alg. 3): the size SVT's first query
-    two noise scales below its threshold (q = 34 t in legendre10), 400 runs at level
+    two noise scales below its threshold (q = 34 t in legendre10), 250 runs at level
     ALPHA; the same outcomes reject a size SVT of half the noise."""
     from gpcompiler.adaptive import select
     module = generated("legendre10")
     t = numpy.linspace(-1, 1, 17)
     rng = _rng(12)
     recorder = _outcomes(select, lambda: select.priv_func_select(
-        t, 34.0 * t, module, epsilon=1.0, rng=rng), 400)
+        t, 34.0 * t, module, epsilon=1.0, rng=rng), 250)
     assert recorder.check({"select: size": 1.0, "select: pruning": 1.0}).p_value > ALPHA
     assert recorder.check({"select: size": 0.5, "select: pruning": None}).p_value < 1e-9
 
