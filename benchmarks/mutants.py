@@ -156,9 +156,7 @@ KILLED_BEFORE = [   # representatives of the categories issue 24 found killed
     Mutation("SVT query noise halved", "gpcompiler/adaptive/svt.py", "svt",
              "ceil_float(2 * Fraction(lipschitz) / Fraction(epsilon2))",
              "ceil_float(Fraction(lipschitz) / Fraction(epsilon2))",
-             ("tests/test_batched.py::"
-              "test_select_scales_are_the_ones_the_algorithm_draws_and_its_ledger_charges",
-              "tests/test_audit.py::test_adaptive_mutants_are_flagged_by_step_conformance")),
+             _t("test_unbounded_clipping_svt_noise_is_the_proofs_for_its_charge")),
     Mutation("PrivFuncSelect releases a third each", "gpcompiler/adaptive/select.py",
              "priv_func_select", "release = ledger.share(Fraction(1, 4))",
              "release = ledger.share(Fraction(1, 3))",
@@ -221,18 +219,27 @@ UTILITY = [   # change only utility or the paper's split (issue 24)
 
 EQUIVALENT = [
     Mutation("ceil_sqrt steps up at most once", "gpcompiler/rounding.py", "ceil_sqrt",
-             "while Fraction(result) ** 2 < value:", "if Fraction(result) ** 2 < value:", (),
+             "while Fraction(result) ** 2 < value:", "if Fraction(result) ** 2 < value:",
+             ("tests/test_privacy_boundary.py::"
+              "test_cgp_noise_scale_is_never_below_one_over_sqrt_two_rho",),
              "equivalent", "math.sqrt is correctly rounded: one step up always suffices"),
     Mutation("SVT crossing > instead of >=", "gpcompiler/adaptive/svt.py", "svt",
-             ">= noisy_threshold", "> noisy_threshold", (), "equivalent",
+             ">= noisy_threshold", "> noisy_threshold",
+             _t("test_seg_level_svt_noise_is_the_proofs_for_its_charge",
+                "test_unbounded_clipping_svt_noise_is_the_proofs_for_its_charge",
+                "test_select_size_svt_noise_is_the_proofs_for_its_charge"), "equivalent",
              "a tie has probability 0 under continuous noise (not so under lattice noise: "
              "re-judge it once releases are exact)"),
     Mutation("Gamma sampler: log(v) unguarded", "gpcompiler/secure.py", "gamma",
-             "numpy.log(numpy.where(positive, v, 1.0))", "numpy.log(v)", (), "equivalent",
+             "numpy.log(numpy.where(positive, v, 1.0))", "numpy.log(v)",
+             ("tests/test_noise.py::test_secure_generator_variates_pass_ks_at_one_in_a_million",),
+             "equivalent",
              "v <= 0 gives a NaN bound, and the 'positive &' mask rejects the candidate"),
     Mutation("analytic Gaussian float bisection stops early", "gpcompiler/cdf/gaussian.py",
              "_sigma", "if middle in (low, high):",
-             "if middle in (low, high) or high - low < 1e-9 * high:", (), "equivalent",
+             "if middle in (low, high) or high - low < 1e-9 * high:",
+             ("tests/test_cdf.py::test_analytic_gaussian_sigma_matches_mpmath_and_is_never_below",
+              "tests/test_cdf.py::test_known_sigma_values"), "equivalent",
              "_smallest_float_mp refines any bracket to the smallest float with "
              "delta(sigma) <= delta at 50 digits"),
 ]
