@@ -5,7 +5,8 @@ Each mutation in CATALOG is one small, named edit: in one file, inside one funct
 by its ``def``, so line numbers do not matter), one expression's exact text replaced by
 another. A mutation of a template is applied to the template and to the same function of
 every committed generated module holding that text (what `gpcompiler compile` would emit).
-Each is applied in a scratch copy of the repository and the tests named for it run there
+Each is applied in its own copy of a scratch copy of the repository taken at the start (so
+the work tree may change during a run), and the tests named for it run there
 (`-n 0 -x`, a time limit per mutant): "killed" names the first failing test, "survived"
 means they all passed, "stale" that the function or the text is no longer there (the
 catalog needs updating: never skipped silently), "timeout" that the tests ran out of time.
@@ -304,8 +305,9 @@ def apply(mutation, root):
     return changed, None
 
 
-def scratch_copy(destination):
-    shutil.copytree(ROOT, destination, symlinks=True,
+def scratch_copy(source, destination):
+    """A copy of the repository (symbolic links kept, no .git nor caches)."""
+    shutil.copytree(source, destination, symlinks=True,
                     ignore=shutil.ignore_patterns(".git", "__pycache__", "*.pyc", "_build"))
     return destination
 
@@ -335,16 +337,17 @@ def run(mutations, timeout, baseline, progress=print):
     """Run each mutation in its own scratch copy; returns [(mutation, verdict, detail, s)]."""
     results = []
     with tempfile.TemporaryDirectory(prefix="gpcompiler-mutants-") as scratch:
+        base = scratch_copy(ROOT, Path(scratch) / "base")   # the tree as it was at the start
         if baseline:
             tests = sorted({t for m in mutations for t in m.tests})
             progress(f"baseline: {len(tests)} tests on the unmutated copy ...")
-            verdict, detail, seconds = run_tests(scratch_copy(Path(scratch) / "base"), tests,
-                                                 timeout * 4)
+            verdict, detail, seconds = run_tests(scratch_copy(base, Path(scratch) / "b"),
+                                                 tests, timeout * 4)
             if verdict != "survived":
                 raise SystemExit(f"the unmutated copy fails its tests ({detail}): fix that first")
             progress(f"baseline: passed in {seconds:.0f} s")
         for index, mutation in enumerate(mutations, 1):
-            root = scratch_copy(Path(scratch) / f"m{index}")
+            root = scratch_copy(base, Path(scratch) / f"m{index}")
             changed, stale = apply(mutation, root)
             if stale:
                 results.append((mutation, "stale", stale, 0.0))
