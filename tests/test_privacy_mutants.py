@@ -150,6 +150,21 @@ def test_laplace_difference_law_matches_numerical_integration():
         assert conformance.laplace_difference_sf(x, a, b) == pytest.approx(reference, abs=1e-9)
 
 
+def test_svt_index_law_and_poisson_binomial_against_references():
+    """The SVT index law against closed forms: one query gives laplace_difference_sf; two
+    queries at the threshold with equal scales give P[index 1] = E[F(W) (1 - F(W))] = 1/6
+    (F(W) is uniform, F being W's own CDF); the law sums to 1. The Poisson-binomial
+    p-value with equal probabilities is the binomial one."""
+    one = conformance.svt_index_law([0.4], 1.0, 0.7, 1.3)
+    assert one[0] == pytest.approx(conformance.laplace_difference_sf(0.6, 1.3, 0.7), abs=1e-10)
+    two = conformance.svt_index_law([0.0, 0.0], 0.0, 1.0, 1.0)
+    assert two[1] == pytest.approx(1 / 6, abs=1e-10) and two.sum() == pytest.approx(1.0)
+    for hits in (3, 17, 40):
+        assert conformance.poisson_binomial_p_value([0.3] * 50, hits) == pytest.approx(
+            min(1.0, 2 * min(stats.binom.cdf(hits, 50, 0.3), stats.binom.sf(hits - 1, 50, 0.3))),
+            rel=1e-9)
+
+
 def _outcomes(module_, run, runs):
     recorder = conformance.SVTOutcomes()
     with mutants.patched(module_, "svt", recorder.svt_spy):
