@@ -208,8 +208,7 @@ SEG_UTILITY = tuple("tests/test_adaptive.py::" + name for name in (
 UTILITY = [   # change only utility or the paper's split (issue 24)
     Mutation("SVT split halves", "gpcompiler/adaptive/svt.py", "svt_split",
              "first = epsilon0 / 3", "first = epsilon0 / 2",
-             ("tests/test_adaptive.py::test_priv_func_select_on_a_cubic_picks_few_functions_and_"
-              "nearly_the_best_prefix",) + SEG_UTILITY, "utility",
+             _t("test_select_size_svt_noise_is_the_proofs_for_its_charge"), "utility",
              "any split epsilon1 + epsilon2 of the charge is private; the proof's thirds "
              "are for utility"),
     Mutation("ReduceSeg stops one level early", "gpcompiler/adaptive/seg.py", "reduce_seg",

@@ -166,10 +166,14 @@ def test_svt_index_law_and_poisson_binomial_against_references():
 
 
 def _outcomes(module_, run, runs):
+    """The SVT calls of ``runs`` runs; each splits its epsilon in Alg. 1's thirds (the
+    split is the paper's, for utility: any split of the charge is private)."""
     recorder = conformance.SVTOutcomes()
     with mutants.patched(module_, "svt", recorder.svt_spy):
         for _ in range(runs):
             run()
+    for label, _, _, epsilon1, epsilon2, *_ in recorder.calls:
+        assert epsilon1 / (epsilon1 + epsilon2) == pytest.approx(1 / 3, rel=1e-12), label
     return recorder
 
 
