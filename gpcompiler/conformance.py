@@ -31,9 +31,10 @@ the report states this figure.
 """
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy
-from scipy import stats
+from scipy import integrate, stats
 
 from .audit import audit_grid, gram_eigh
 
@@ -427,3 +428,184 @@ def steps_report(name, recorder, alpha):
     runs = len(recorder.gp) or len(recorder.gaussian)
     return ConformanceReport(name, model, int(shape / max(runs, 1)), runs, 1.0, estimate,
                              interval, detectable, tuple(checks), alpha)
+
+
+def laplace_difference_sf(x, a, b):
+    """P[V - W >= x] for independent V ~ Laplace(a), W ~ Laplace(b) (the law of V + W:
+    density (a^2 f_a - b^2 f_b)/(a^2 - b^2), f_s the Laplace(s) density; for a = b,
+    P[V - W >= x] = e^(-x/a) (2 + x/a)/4 for x >= 0)."""
+    if x < 0:
+        return 1.0 - laplace_difference_sf(-x, a, b)
+    if abs(a - b) <= 1e-9 * max(a, b):
+        s = (a + b) / 2
+        return math.exp(-x / s) * (2 + x / s) / 4
+    return (a * a * math.exp(-x / a) - b * b * math.exp(-x / b)) / (2 * (a * a - b * b))
+
+
+def poisson_binomial_p_value(probabilities, hits):
+    """Two-sided exact p-value of ``hits`` successes among independent Bernoulli trials
+    of the given probabilities (the distribution by convolution, O(N^2))."""
+    pmf = numpy.ones(1)
+    for p in probabilities:
+        pmf = numpy.append(pmf * (1 - p), 0.0) + numpy.append(0.0, pmf * p)
+    lower, upper = float(pmf[:hits + 1].sum()), float(pmf[hits:].sum())
+    return _two_sided(lower, upper)
+
+
+class SVTOutcomes:
+    """A spy on an adaptive algorithm's ``svt`` that checks its noise from what it
+    releases, not from the constants the algorithm passes: each call records its first
+    query g_0, its threshold T, its split (epsilon1, epsilon2), what the ledger was charged
+    and the index chosen. With the Lipschitz constant L of the proof (given by the
+    auditor, never read from the call) the proof's SVT draws W ~ Lap(L/epsilon1) and
+    V_j ~ Lap(2L/epsilon2): it chooses the first query with probability
+    P[V - W >= T - g_0] (``check``: the count of such choices against its exact
+    Poisson-binomial law), and, for runs whose queries are all the same (a fixed input),
+    index k with probability int f_W(w) prod_(j<k) F_V(T + w - g_j) (1 - F_V(T + w - g_k))
+    dw (``index_check``: the counts of indices against that law)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def svt_spy(self, svt):
+        def spied(queries, threshold, lipschitz, epsilon1, epsilon2, *, rng, ledger, label):
+            values = []
+
+            def recorded():
+                for value in queries:
+                    values.append(float(value))
+                    yield value
+            before = ledger.spent
+            found = svt(recorded(), threshold, lipschitz, epsilon1, epsilon2, rng=rng,
+                        ledger=ledger, label=label)
+            self.calls.append((label, values, float(threshold), float(epsilon1),
+                               float(epsilon2), ledger.spent - before, ledger.model, found))
+            return found
+        return spied
+
+    def check(self, lipschitz):
+        """Check of the first-query choices under the proof's Lipschitz constants
+        ``lipschitz`` ({label: L}, L None for a label not tested here; a call of a label
+        not named is refused, so no SVT goes unchecked by mistake), and of each split:
+        epsilon1 + epsilon2 must cost at most the charge."""
+        probabilities, hits = [], 0
+        for label, values, threshold, epsilon1, epsilon2, charge, model, found in self.calls:
+            if label not in lipschitz:
+                raise AssertionError(f"an SVT labelled {label!r} has no Lipschitz constant")
+            _check_charge(label, epsilon1, epsilon2, charge, model)
+            constant = lipschitz[label]
+            if constant is None:
+                continue
+            probabilities.append(laplace_difference_sf(
+                threshold - values[0], 2 * constant / epsilon2, constant / epsilon1))
+            hits += found == 0
+        expected = sum(probabilities)
+        return Check(f"SVT first-query choices ({hits} of {len(probabilities)}, {expected:.1f} "
+                     "expected)",
+                     poisson_binomial_p_value(probabilities, hits))
+
+
+    def index_check(self, label, lipschitz, query_factor=1.0):
+        """Chi-square test (asymptotic; cells of expected count < 5 pooled) of the indices
+        chosen by the SVTs labelled ``label``, which must all have asked the same queries,
+        against the law of the proof's constant ``lipschitz`` (``query_factor`` scales the
+        query noise: 1 for the proof, others only to show the test's power)."""
+        calls = [c for c in self.calls if c[0] == label]
+        longest = max((c[1] for c in calls), key=len)
+        _, _, threshold, epsilon1, epsilon2 = calls[0][:5]
+        for _, values, *rest in calls:
+            _check_charge(label, *rest[1:5])
+            if tuple(rest[:3]) != (threshold, epsilon1, epsilon2) or \
+                    not numpy.allclose(values, longest[:len(values)], rtol=1e-9, atol=1e-12):
+                raise AssertionError(f"{label}: the runs asked different queries")
+        law = svt_index_law(longest, threshold, lipschitz / epsilon1,
+                            2 * lipschitz / epsilon2 * query_factor)
+        counts = numpy.zeros(law.size)
+        for call in calls:
+            found = call[7]
+            counts[min(len(longest) if found is None else found, law.size - 1)] += 1
+        observed, expected = _pooled(counts, law * len(calls))
+        statistic = float(((observed - expected) ** 2 / expected).sum())
+        return Check(f"{label}: SVT indices (chi-square, {observed.size} cells)",
+                     float(stats.chi2.sf(statistic, max(observed.size - 1, 1))))
+
+
+def _check_charge(label, epsilon1, epsilon2, charge, model):
+    """Refuse an SVT whose epsilon1 + epsilon2 costs more than its ledger was charged."""
+    total = Fraction(epsilon1) + Fraction(epsilon2)
+    if (total if model == "GP" else total ** 2 / 2) > charge:
+        raise AssertionError(f"{label}: the SVT uses epsilon {float(total)!r} but was "
+                             f"charged {float(charge)!r}")
+
+
+def svt_index_law(values, threshold, threshold_scale, query_scale):
+    """P[index = k], k = 0..len(values) - 1, then P[no crossing among them], for the SVT
+    with W ~ Lap(threshold_scale), V_j ~ Lap(query_scale) on the queries ``values``."""
+    values = numpy.asarray(values, dtype=float)
+
+    def below(x):   # the Laplace(query_scale) CDF
+        return 0.5 * math.exp(x / query_scale) if x < 0 else 1 - 0.5 * math.exp(-x / query_scale)
+
+    def density(w, k):
+        product = math.prod(below(threshold + w - v) for v in values[:k])
+        cross = 1.0 if k == values.size else 1 - below(threshold + w - values[k])
+        return math.exp(-abs(w) / threshold_scale) / (2 * threshold_scale) * product * cross
+    edges = sorted({float(v - threshold) for v in values} | {0.0})
+    span = 60 * max(threshold_scale, query_scale)
+    return numpy.array([integrate.quad(density, edges[0] - span, edges[-1] + span, args=(k,),
+                                       points=edges, limit=400, epsabs=1e-12)[0]
+                        for k in range(values.size + 1)])
+
+
+def _pooled(observed, expected):
+    """Adjacent cells merged until each expects at least 5."""
+    merged_o, merged_e, o, e = [], [], 0.0, 0.0
+    for a, b in zip(observed, expected):
+        o, e = o + a, e + b
+        if e >= 5:
+            merged_o.append(o)
+            merged_e.append(e)
+            o, e = 0.0, 0.0
+    if e and merged_e:
+        merged_o[-1] += o
+        merged_e[-1] += e
+    elif e:
+        merged_o.append(o)
+        merged_e.append(e)
+    return numpy.array(merged_o), numpy.array(merged_e)
+
+
+class ScalarNoise:
+    """A spy on an algorithm's ``scalar_noise`` recording each returned noise value in
+    units of the scale its ledger charge pays for at the proof's ``sensitivity`` (GP:
+    sensitivity/epsilon, Laplace; CGP: sensitivity/sqrt(2 rho), normal), never at the
+    sensitivity the call passes."""
+
+    def __init__(self, sensitivity):
+        self.sensitivity, self.units, self.model = sensitivity, [], None
+
+    def spy(self, scalar_noise):
+        def spied(ledger, label, sensitivity, share, *, rng):
+            before = ledger.spent
+            value = scalar_noise(ledger, label, sensitivity, share, rng=rng)
+            charge = ledger.spent - before
+            self.model = ledger.model
+            scale = self.sensitivity / (float(charge) if ledger.model == "GP"
+                                        else math.sqrt(2 * float(charge)))
+            self.units.append(float(value) / scale)
+            return value
+        return spied
+
+    def checks(self):
+        """Exact scale test (GP: sum |v| ~ Gamma(N, 1); CGP: sum v^2 ~ chi2(N)) and KS."""
+        v = numpy.asarray(self.units)
+        if self.model == "GP":
+            total = float(numpy.abs(v).sum())
+            return [Check("scalar noise scale (sum |v| ~ Gamma(N, 1))",
+                          _two_sided(stats.gamma.cdf(total, v.size),
+                                     stats.gamma.sf(total, v.size))),
+                    Check("scalar noise KS against Laplace(1)", _ks(v, "laplace"))]
+        squares = float(v @ v)
+        return [Check("scalar noise scale (sum v^2 ~ chi2(N))",
+                      _two_sided(stats.chi2.cdf(squares, v.size), stats.chi2.sf(squares, v.size))),
+                Check("scalar noise KS against N(0, 1)", _ks(v, "norm"))]
