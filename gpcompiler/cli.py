@@ -65,8 +65,9 @@ def _bar(args, total, unit):
 
 
 class _Steps:
-    """Progress callback of the pipeline (called once per spec, before its work): advances a
-    progress bar and remembers the spec at work, so that an error can name it."""
+    """Progress callback of the pipeline (called once per spec, before its work): counts
+    the specs done on a progress bar and remembers the spec at work, so that an error can
+    name it; :meth:`stage` shows the stage of a long compile without counting it."""
 
     def __init__(self, args, total):
         self.bar = _bar(args, total, "spec")
@@ -77,6 +78,10 @@ class _Steps:
             self.bar.update()
         self.current = message.split(" ", 1)[-1]
         self.bar.set_postfix_str(self.current)
+
+    def stage(self, message):
+        """A stage of the spec at work ("PATH: STAGE (N s)"): shown, not counted."""
+        self.bar.set_postfix_str(message)
 
     def named(self, error):
         """``error`` as a UserError whose message names the spec at work."""
@@ -97,7 +102,7 @@ def cmd_compile(args):
     check_writable(args.output, directory=True)
     steps = _Steps(args, len(args.specs))
     try:
-        written = compile_files(args.specs, args.output, progress=steps)
+        written = compile_files(args.specs, args.output, progress=steps, stages=steps.stage)
     except UserError as error:
         raise steps.named(error) from None
     finally:
@@ -120,7 +125,7 @@ def cmd_check(args):
         raise UserError(f"no spec (*.toml) in {spec_dir}")
     steps = _Steps(args, len(specs))
     try:
-        problems = check(spec_dir, generated, progress=steps)
+        problems = check(spec_dir, generated, progress=steps, stages=steps.stage)
         names = {load_spec(path).name for path in specs}
     except UserError as error:
         raise steps.named(error) from None
@@ -141,14 +146,14 @@ def cmd_check(args):
 
 
 def cmd_explain(args):
-    """`gpcompiler explain SPEC`: the exact derivation as Markdown with LaTeX."""
-    from .build import compile_spec
+    """`gpcompiler explain SPEC`: the exact derivation as Markdown with LaTeX (served from
+    the build cache when the spec and the compiler are unchanged)."""
+    from .build import explained
     from .curves import check_writable, write_text_atomically
-    from .explain import explain
     if args.output:
         check_writable(args.output)
     try:
-        text = explain(compile_spec(args.spec, emit=False))
+        text = explained(args.spec)
     except UserError as error:
         raise _named(args.spec, error) from None
     if args.output:
@@ -697,14 +702,7 @@ def release_figure(curves, releases, grids, title, compare=False):
 def cmd_cdf(args):
     """`gpcompiler cdf FILE ...`: (epsilon, delta)-DP CDF of one column (second paper)."""
     from . import cdf
-    from .cdf.gaussian import DELTA_RANGE, EPSILON_RANGE
     from .curves import read_column
-    for name, value, (low, high) in (("--epsilon", args.epsilon, EPSILON_RANGE),
-                                     ("--delta", args.delta, DELTA_RANGE)):
-        if not low <= value <= high or (name == "--delta" and value == high):
-            raise UserError(f"{name} {value:g}: expected a value in [{low:g}, {high:g}"
-                            f"{')' if name == '--delta' else ']'}, where the analytic Gaussian "
-                            "mechanism is calibrated")
     columns = (args.column or []) + (args.columns or [])
     if len(columns) > 1:
         return _joint_cdf(args, columns)
@@ -1010,11 +1008,12 @@ def _audit_bar(args, total):
 
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit 2), and negative numbers in any float
-    notation (-5e3, -.5, -1E-3) taken as option values, not options."""
+    notation (-5e3, -.5, -1E-3, -inf) taken as option values, not options."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+        self._negative_number_matcher = re.compile(
+            r"^-((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf|infinity)$", re.IGNORECASE)
 
     def error(self, message):
         self.exit(2, f"gpcompiler: error: {message} (see `{self.prog} --help`)\n")
@@ -1053,6 +1052,25 @@ def _count(low, high=None):
     if high is None:
         return _typed(int, lambda v: v >= low, f"an integer >= {low}")
     return _typed(int, lambda v: low <= v <= high, f"an integer in {low}..{high}")
+
+
+def _calibrated(name):
+    """argparse type of cdf's --epsilon/--delta: a number in the one range where the analytic
+    Gaussian mechanism is calibrated (epsilon in [0.01, 50], delta in [1e-12, 0.5))."""
+    def parse(text):
+        from .cdf.gaussian import DELTA_RANGE, EPSILON_RANGE
+        low, high = EPSILON_RANGE if name == "epsilon" else DELTA_RANGE
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (low <= value <= high and (name == "epsilon" or value < high)):
+            raise argparse.ArgumentTypeError(
+                f"expected a number in [{low:g}, {high:g}{']' if name == 'epsilon' else ')'}, "
+                f"where the analytic Gaussian mechanism is calibrated, got {text!r}")
+        return value
+    parse.__name__ = name
+    return parse
 
 
 def _budget_value(name):
@@ -1112,6 +1130,7 @@ def build_parser():
     quiet = _Parser(add_help=False)
     quiet.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
                        help="print errors only (no progress, no summaries)")
+    quiet.add_argument("--version", action="version", version=f"gpcompiler {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name, text):
@@ -1209,10 +1228,10 @@ def build_parser():
                    help="public lower bound, once per column (default: from --spec)")
     p.add_argument("--hi", type=float, action="append",
                    help="public upper bound, once per column (default: from --spec)")
-    p.add_argument("--epsilon", type=_positive, required=True,
+    p.add_argument("--epsilon", type=_calibrated("epsilon"), required=True,
                    help="DP epsilon in [0.01, 50], where the analytic Gaussian mechanism is "
                         "calibrated (required; no default)")
-    p.add_argument("--delta", type=_probability, required=True,
+    p.add_argument("--delta", type=_calibrated("delta"), required=True,
                    help="DP delta in [1e-12, 0.5) (required; no default)")
     p.add_argument("--degree", type=_count(1),
                    help="Legendre degree K, moments and direct only (default: from --spec, "

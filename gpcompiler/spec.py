@@ -381,6 +381,10 @@ def _functions(basis, family, variables, intervals, symbols, value_dim, problems
         if any(not p.is_finite and p.is_number for p in parsed):
             problems.add(where, "expected a finite function")
             continue
+        if all(p == 0 for p in parsed):
+            problems.add(where, f"{item!r} is identically zero: a basis function must not be "
+                                "(it has norm 0, so the basis is linearly dependent)")
+            continue
         functions.append(tuple(parsed))
     return tuple(functions), vector_basis
 

@@ -826,15 +826,20 @@ def test_a_plot_that_cannot_be_written_leaves_no_release(cli, tmp_path, monkeypa
 
 def test_cdf_budget_range_is_checked_first_and_stated_in_help(cli, tmp_path):
     """--epsilon and --delta outside the analytic Gaussian mechanism's calibrated range are
-    one-line errors naming the flag; --help states the same range as the code."""
+    one-line errors naming the flag, against one range each (issue 20: --delta 0.7 and 1.5
+    were refused with two different ranges); --help states the same range as the code."""
     from gpcompiler.cdf.gaussian import DELTA_RANGE, EPSILON_RANGE
     data = tmp_path / "x.csv"
     data.write_text("x\n1\n2\n3\n")
-    for flag, value in (("--epsilon", "1e-5"), ("--epsilon", "51"), ("--delta", "0.5")):
+    ranges = {"--epsilon": f"[{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}]",
+              "--delta": f"[{DELTA_RANGE[0]:g}, {DELTA_RANGE[1]:g})"}
+    for flag, value in (("--epsilon", "1e-5"), ("--epsilon", "51"), ("--epsilon", "-1"),
+                        ("--delta", "0.5"), ("--delta", "0.7"), ("--delta", "1.5")):
         budget = {"--epsilon": "1", "--delta": "1e-6", flag: value}
         status, _, err = cli("cdf", data, "--lo", 0, "--hi", 4,
                              *[item for pair in budget.items() for item in pair])
-        assert status == 2 and err.startswith(f"gpcompiler: error: {flag} ") and \
+        assert status == 2 and err.startswith(f"gpcompiler: error: argument {flag}: ") and \
+            f"expected a number in {ranges[flag]}, where the analytic Gaussian mechanism is " \
             "calibrated" in err and err.count("\n") == 1, err
     status, out, _ = cli("cdf", "--help")
     text = " ".join(out.split())
