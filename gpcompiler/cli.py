@@ -6,6 +6,7 @@ half-written. Releases contain only what the mechanism released (docs/design.md,
 error and say "not private".
 """
 import argparse
+import contextlib
 import io
 import json
 import math
@@ -274,13 +275,17 @@ class _Release:
     support: tuple
 
 
-def _release(module, args, params, t, y, rng):
-    """One curve through the chosen method (paper Alg. 2/6, 3/7, 4/8, Sec. 4.3, LY23)."""
+def _release(module, args, params, t, y, rng, projection=None):
+    """One curve through the chosen method (paper Alg. 2/6, 3/7, 4/8, Sec. 4.3, LY23);
+    ``projection``: its projection computed elsewhere (--scheduler), or the error it gave."""
     from . import adaptive
     budget = _budget(args)
     domain = module.curve_interval(**params)
+    if isinstance(projection, Exception):
+        raise projection
     if args.method == "project":
-        private = module.privatize(module.project(t, y, **params), rng=rng, **budget)
+        projection = module.project(t, y, **params) if projection is None else projection
+        private = module.privatize(projection, rng=rng, **budget)
         return _Release(lambda x: module.evaluate(private, x, **params),
                         {"coefficients": private},
                         f"{module.COEF_DIM} orthonormal coefficients, expected "
@@ -433,6 +438,10 @@ def cmd_privatize(args):
     _check_plot(args.plot)
     module = _mechanism(args.spec)
     params = _parameters(args.param, module, args.method)
+    if args.scheduler is not None and (args.method != "project" or hasattr(module, "DIMENSION")):
+        raise UserError("--scheduler distributes the projections of curves (--method project); "
+                        + (f"{args.spec} is over several variables" if hasattr(module, "DIMENSION")
+                           else f"--method {args.method} runs in this process"))
     if hasattr(module, "DIMENSION"):
         return _privatize_fields(args, module, params)
     if args.kind is not None:
@@ -448,12 +457,15 @@ def cmd_privatize(args):
     budget = _budget(args)
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     releases, grids = [], []
+    engine = _engine(args)
+    projections = ([None] * len(curves.ids) if engine is None
+                   else engine.project_batch(module, curves, params))
     bar = _bar(args, len(curves.ids), "curve")
-    for key, t, y in zip(curves.ids, curves.times, curves.values):
+    for key, t, y, projection in zip(curves.ids, curves.times, curves.values, projections):
         where = f"{args.input}: curve {key!r}"
         _check_values(where, t, y, budget, args.method)
         try:
-            release = _release(module, args, params, t, y, rng)
+            release = _release(module, args, params, t, y, rng, projection)
             grid = _grid(args, release.support)
             released = numpy.asarray(release.evaluate(grid), dtype=float)
         except (ValueError, TypeError) as error:
@@ -702,7 +714,6 @@ def release_figure(curves, releases, grids, title, compare=False):
 def cmd_cdf(args):
     """`gpcompiler cdf FILE ...`: (epsilon, delta)-DP CDF of one column (second paper)."""
     from . import cdf
-    from .curves import read_column
     columns = (args.column or []) + (args.columns or [])
     if len(columns) > 1:
         return _joint_cdf(args, columns)
@@ -715,7 +726,7 @@ def cmd_cdf(args):
     _check_plot(args.plot)
     lo, hi, degree, spec = _cdf_setup(args)
     args.column = args.column or ("wage" if args.file == "bundled:cps1988" else None)
-    data = read_column(args.file, args.column)
+    data = _cdf_column(args, lo, hi)
     # The estimators clip to [lo, hi] after mapping to [-1, 1]; clipping first gives the same
     # numbers and keeps 2 (x - lo) finite (see _check_bounds).
     clipped = numpy.clip(data, lo, hi)
@@ -744,6 +755,7 @@ def cmd_cdf(args):
     for p in probabilities:
         _say(args, f"  {p:5.2f}   {float(result.quantile(p)):16.4f}")
     if args.compare:
+        data = numpy.asarray(data)      # from the workers, with --scheduler
         kolmogorov, l2 = cdf.distances(result, data)
         _not_private("true quantiles " + ", ".join(
             f"{p:g}: {numpy.quantile(data, p):.4f}" for p in probabilities)
@@ -769,7 +781,7 @@ def _joint_cdf(args, columns):
     """`gpcompiler cdf --column a --column b ...`: the (epsilon, delta)-DP joint CDF of
     several columns (docs/design.md, "CDF estimation"), released on a public grid."""
     from .cdf import joint
-    from .curves import read_column
+    from .curves import dataset_files, read_dataset_column
     k = len(columns)
     problems = [(len(set(columns)) < k, f"--column: a column is named twice ({', '.join(columns)})"),
                 (args.spec is not None, "--spec gives the bounds of one column; give --lo and "
@@ -780,7 +792,9 @@ def _joint_cdf(args, columns):
                  f"--degree does not apply to --method {args.method}"),
                 (args.at is not None, "--at gives times of one column; a joint CDF is released "
                                       "on --grid N points (N^(1/k) per column)"),
-                (args.plot is not None, "--plot draws the CDF of one column")]
+                (args.plot is not None, "--plot draws the CDF of one column"),
+                (args.scheduler is not None, "--scheduler: a joint CDF of several columns is "
+                                             "computed in memory (without --scheduler)")]
     problems += [(len(given or ()) != k, f"{name}: give one public bound per column ({k} for "
                   f"{', '.join(columns)}), got {len(given or ())}")
                  for name, given in (("--lo", args.lo), ("--hi", args.hi))]
@@ -790,7 +804,10 @@ def _joint_cdf(args, columns):
     for lo, hi in zip(args.lo, args.hi):
         _check_bounds(lo, hi)
     args.output_format = _release_format(args.output) if args.output else None
-    data = numpy.stack([read_column(args.file, column) for column in columns], axis=1)
+    files = dataset_files(args.file)
+    data = numpy.stack([read_dataset_column(files, column) for column in columns], axis=1)
+    _clipped(args, int(numpy.count_nonzero(numpy.any((data < args.lo) | (data > args.hi),
+                                                     axis=1))), "of some column")
     degree = 8 if args.degree is None else args.degree
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     try:
@@ -832,6 +849,54 @@ def _joint_cdf_file(args, columns, result, degree, records):
     return _csv_text(metadata, columns + ["cdf"], (
         [repr(float(x)) for x in point] + [_number(v)]
         for point, v in zip(mesh.reshape(-1, k), values.ravel())))
+
+
+def _cdf_column(args, lo, hi):
+    """The column of `cdf`: in memory, or a Dask array with --scheduler (the same values,
+    read on the workers); says how many records lie outside [lo, hi]."""
+    from .curves import dataset_files, read_dataset_column
+    files = dataset_files(args.file)
+    engine = _engine(args)
+    if engine is None:
+        data = read_dataset_column(files, args.column)
+        outside = int(numpy.count_nonzero((data < lo) | (data > hi)))
+    else:
+        data, outside = engine.dataset_column(files, args.column, lo, hi)
+    _clipped(args, outside, f"[{lo:g}, {hi:g}]")
+    return data
+
+
+def _clipped(args, count, bounds):
+    """The data owner's count of records clipped to the public ``bounds`` (standard error;
+    it is not released)."""
+    if count and not args.quiet:
+        print(f"{count} record{'s' if count > 1 else ''} clipped (not private): outside the "
+              f"public bounds {bounds}", file=sys.stderr)
+
+
+def _scheduled(command):
+    """``command`` with the lifetime of a --scheduler client: connected on first use
+    (:func:`_engine`), closed when the command ends."""
+    def run(args):
+        with contextlib.ExitStack() as stack:
+            args.scheduler_stack = stack
+            return command(args)
+    run.__doc__ = command.__doc__
+    return run
+
+
+def _engine(args):
+    """gpcompiler.dask with a client of --scheduler connected, or None without it."""
+    if args.scheduler is None:
+        return None
+    try:
+        from . import dask as engine
+    except ImportError:
+        raise UserError("--scheduler needs Dask: pip install 'gpcompiler[dask]'") from None
+    if not getattr(args, "connected", False):
+        args.scheduler_stack.enter_context(engine.connected(args.scheduler))
+        args.connected = True
+    return engine
 
 
 def _check_bounds(lo, hi):
@@ -1121,6 +1186,14 @@ def _common(parser, grid_help, output, at_help="curves only: evaluate the releas
                         help="NOT PRIVATE: compare with the true data on stderr and in the plot")
 
 
+def _scheduler_option(parser, what):
+    parser.add_argument("--scheduler", metavar="ADDRESS|local",
+                        help=f"compute on Dask ({what}): a scheduler address such as "
+                             "tcp://HOST:8786, or local (a local cluster started here); the "
+                             "release file is the one made without it for the same seed "
+                             "(default: none, in this process)")
+
+
 def build_parser():
     """The argparse parser of every subcommand."""
     parser = _Parser(prog="gpcompiler", description=__doc__, formatter_class=_Help)
@@ -1184,7 +1257,8 @@ def build_parser():
     _common(p, "evaluate the release at N evenly spaced points of the spec's curve domain "
                "(unbounded: of the released support; over k variables: N^(1/k) per "
                "variable)", STDOUT)
-    p.set_defaults(run=cmd_privatize)
+    _scheduler_option(p, "curves with --method project: their projections")
+    p.set_defaults(run=_scheduled(cmd_privatize))
     p = command("audit", "privacy audit: black box and white-box noise conformance")
     p.add_argument("spec", nargs="?", help="a spec file or a generated module (.py)")
     p.add_argument("--suite", action="store_true",
@@ -1214,8 +1288,9 @@ def build_parser():
     p = command("cdf", "(epsilon, delta)-DP CDF of one column, or the joint CDF of several, "
                        "of a CSV file")
     p.add_argument("file", nargs="?", default="bundled:cps1988",
-                   help="CSV or CSV.gz file with a header, or bundled:cps1988 (CPS 1988 weekly "
-                        "wages, USD) (default: bundled:cps1988)")
+                   help="CSV or CSV.gz file with a header, a Parquet file or directory, a "
+                        "quoted glob of either ('data/*.csv'), or bundled:cps1988 (CPS 1988 "
+                        "weekly wages, USD) (default: bundled:cps1988)")
     p.add_argument("--column", action="append",
                    help="column to estimate; repeat it (or use --columns) for the joint CDF of "
                         "several columns (default: wage for bundled:cps1988; required for "
@@ -1242,7 +1317,8 @@ def build_parser():
     _common(p, "evaluate the private CDF at N evenly spaced points of [lo, hi]", None,
             "one column only: evaluate the private CDF at the public values in FILE (one per "
             "line; default: use --grid)")
-    p.set_defaults(run=cmd_cdf)
+    _scheduler_option(p, "one column: its statistics")
+    p.set_defaults(run=_scheduled(cmd_cdf))
     p = command("experiment", "the paper's evaluation (Sec. 5) under its protocol")
     p.add_argument("name", choices=["ecg", "select", "trajectories", "segments", "cdf"],
                    help="ecg (Sec. 5.1), select (Sec. 5.2), trajectories (Sec. 5.3), "

@@ -1,5 +1,6 @@
 """Reading curves: CSV files (wide or long format) and the bundled real ECG record."""
 import csv
+import glob
 import gzip
 import io
 import os
@@ -7,6 +8,7 @@ import tempfile
 from datetime import datetime
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 import numpy
 
@@ -256,6 +258,71 @@ def read_column(source, column):
         raise DataError(f"{source_name}: no data rows")
     if not numpy.all(numpy.isfinite(data)):
         raise DataError(f"{source_name}: column {column!r} has NaN or infinite values")
+    return data
+
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+def dataset_files(source):
+    """The files of a dataset, sorted: ``bundled:cps1988``, a CSV (optionally gzip) or
+    Parquet file, a directory of Parquet files, or a glob of either kind (one kind only)."""
+    if source == "bundled:cps1988":
+        return [source]
+    path = Path(source)
+    if path.is_dir():
+        files = sorted(str(p) for p in path.rglob("*") if p.suffix.lower() in PARQUET_SUFFIXES)
+        what = f"{source}: a directory without Parquet files (*.parquet)"
+    elif glob.has_magic(source):
+        files = sorted(p for p in glob.glob(source) if not Path(p).is_dir())
+        what = f"{source}: no file matches this pattern"
+    else:
+        files, what = [source], None
+    if not files:
+        raise DataError(what)
+    if len({is_parquet(name) for name in files}) > 1:
+        raise DataError(f"{source}: mixes Parquet and CSV files")
+    return files
+
+
+def is_parquet(name):
+    """A Parquet file, by its name (``.parquet`` or ``.pq``)."""
+    return Path(name).suffix.lower() in PARQUET_SUFFIXES
+
+
+def read_dataset_column(files, column):
+    """One numeric column of every file of :func:`dataset_files`, concatenated in order."""
+    return numpy.concatenate([read_file_column(name, column) for name in files])
+
+
+def read_file_column(name, column):
+    """One numeric column of one CSV (:func:`read_column`) or Parquet file, checked alike:
+    the column exists, is numeric, finite, and has rows."""
+    if not is_parquet(name):
+        return read_column(name, column)
+    try:
+        import pyarrow.parquet
+    except ImportError:
+        raise DataError(f"{name}: reading Parquet needs pyarrow: pip install "
+                        "'gpcompiler[dask]'") from None
+    try:
+        schema = pyarrow.parquet.read_schema(name)
+    except OSError as error:
+        raise DataError(f"cannot read {name}: {str(error).splitlines()[0]}") from None
+    if column is None or column not in schema.names:
+        chosen = "no column chosen" if column is None else f"no column {column!r}"
+        raise DataError(f"{name}: {chosen} (columns: {', '.join(schema.names)})")
+    kind = schema.field(column).type
+    if not (pyarrow.types.is_integer(kind) or pyarrow.types.is_floating(kind)):
+        raise DataError(f"{name}: column {column!r} is not numeric (Parquet type {kind})")
+    values = pyarrow.parquet.read_table(name, columns=[column]).column(column)
+    if values.null_count:
+        raise DataError(f"{name}: column {column!r} has missing values")
+    data = values.to_numpy().astype(float)
+    if data.size == 0:
+        raise DataError(f"{name}: no data rows")
+    if not numpy.all(numpy.isfinite(data)):
+        raise DataError(f"{name}: column {column!r} has NaN or infinite values")
     return data
 
 

@@ -443,10 +443,15 @@ def test_cdf_prints_true_values_only_with_compare_and_writes_its_release(cli, tm
     out_spec, out_bounds = tmp_path / "spec.json", tmp_path / "bounds.json"
     status, stdout, err = cli("cdf", "bundled:cps1988", "--spec", "specs/cdf_wages.toml",
                               *common, "-o", out_spec)
-    assert status == 0 and err == "" and "true quantile" not in stdout
+    from gpcompiler.curves import read_column
+    wages = read_column("bundled:cps1988", "wage")
+    clipped = f"{numpy.count_nonzero(wages > 2500)} records clipped (not private): outside " \
+              "the public bounds [0, 2500]\n"      # issue 20: the data owner is told
+    assert status == 0 and err == clipped and "true quantile" not in stdout
     status, _, err = cli("cdf", "bundled:cps1988", "--lo", "0", "--hi", "2500", "--degree", "10",
                          *common, "-o", out_bounds, "--compare")
-    assert status == 0 and err.startswith("not private:") and "true quantiles" in err
+    assert status == 0 and err.startswith(clipped + "not private:") and "true quantiles" in err
+    assert cli("cdf", "bundled:cps1988", "--lo", "0", "--hi", "2500", "-q", *common)[2] == ""
     by_spec, by_bounds = (json.loads(p.read_text()) for p in (out_spec, out_bounds))
     assert by_spec["spec"] == "cdf_wages" and len(by_spec["spec_sha256"]) == 64
     for key in ("coefficients", "grid", "cdf", "budget", "lo", "hi", "degree"):

@@ -150,3 +150,22 @@ def test_explain_is_served_from_the_build_cache(cli, tmp_path, monkeypatch):
     path.write_text(path.read_text().replace("exp(t)", "exp(2*t)"))
     status, _, err = cli("explain", path)
     assert status == 3 and "derived again" in err
+
+
+def test_cdf_tells_the_data_owner_how_many_records_were_clipped(cli, tmp_path):
+    """Defect 9: `cdf` clipped records outside the public bounds silently; the count goes to
+    standard error, labelled not private, and never into the release."""
+    data = tmp_path / "x.csv"
+    data.write_text("x,y\n-5,0.5\n0.5,0.5\n0.7,9\n3,0.2\n0.1,0.1\n")
+    out = tmp_path / "release.csv"
+    common = ("--epsilon", "1", "--delta", "1e-6", "--seed", "1", "-o", out)
+    status, _, err = cli("cdf", data, "--column", "x", "--lo", "0", "--hi", "1", *common)
+    assert status == 0
+    assert err == "2 records clipped (not private): outside the public bounds [0, 1]\n"
+    assert "clipped" not in out.read_text()
+    status, _, err = cli("cdf", data, "--column", "x", "--column", "y", "--lo", "0", "--lo", "0",
+                         "--hi", "1", "--hi", "1", *common)
+    assert (status, err) == (0, "3 records clipped (not private): outside the public bounds of "
+                                "some column\n")
+    status, _, err = cli("cdf", data, "--column", "y", "--lo", "0", "--hi", "10", *common)
+    assert (status, err) == (0, "")
