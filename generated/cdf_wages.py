@@ -28,6 +28,7 @@ NAME = 'cdf_wages'
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/cdf_wages.toml'
 SPEC_SHA256 = '3c6d5304fc712eb93431a201518e6e0494fa89c4c28b6f200b7aaaa8e7ac6f44'
+UNITS = {'domain': (None,), 'values': None}  # the spec's domain.units and values.units
 DEGREE = 10
 LO = 0.0  # 0
 HI = 2500.0  # 2500

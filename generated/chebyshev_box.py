@@ -46,6 +46,7 @@ TITLE = (
     'Tensor Legendre polynomials of degrees (5, 5) on [-1, 1]^2 under the Chebyshev '
     'weight 1/sqrt((1 - x^2)(1 - y^2)), singular on the boundary (paper Sec. 3.2)'
 )
+UNITS = {'domain': (None, None), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/chebyshev_box.toml'
 SPEC_SHA256 = '592e893b2c1e491c8aef77bbd7358913fa94ebfd4a3f7095e79c905ca10cbf5a'

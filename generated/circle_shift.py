@@ -38,6 +38,7 @@ TITLE = (
     'Circle with shift: a1*[cos t, sin t] + a2*[1, 0] + a3*[0, 1] on [0, 2*pi] (paper '
     'Example 1, Fig. 2a)'
 )
+UNITS = {'domain': (None,), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/circle_shift.toml'
 SPEC_SHA256 = 'eb18e08fe391e54613b29dfab9b5f305f127741c9c5547c040c4d2bb87241d70'

@@ -37,6 +37,7 @@ TITLE = (
     'Ellipse a1*cos t + a2*sin t + a3 with vector coefficients in R^2 on [0, 2*pi] (paper'
     ' Example 2)'
 )
+UNITS = {'domain': (None,), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/ellipse.toml'
 SPEC_SHA256 = 'bb5a5e3a629921f3bb25c06b5d43becd26a06f358db204c488ab4e445384268f'

@@ -33,6 +33,7 @@ import numpy
 
 NAME = 'fourier8'
 TITLE = 'Fourier basis 1, cos(kt), sin(kt), k = 1..8, on [-pi, pi]'
+UNITS = {'domain': (None,), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/fourier8.toml'
 SPEC_SHA256 = 'eebba6c47e7617ac79cd07c4119c6c3af23f8be90b97a83a1eeb2b784f3ba721'

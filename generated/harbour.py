@@ -42,6 +42,7 @@ TITLE = (
     'Tensor Legendre polynomials of degrees (12, 12) on the harbour box [-L, L]^2 km '
     '(paper Sec. 3.2)'
 )
+UNITS = {'domain': (None, None), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/harbour.toml'
 SPEC_SHA256 = 'ae33ff315fdcfb032ea4ffca40844451b38785aef4904d8aec1b128f8e8df4dc'

@@ -35,6 +35,7 @@ import numpy
 
 NAME = 'legendre10'
 TITLE = 'Legendre polynomials P_0..P_10 on [-1, 1]'
+UNITS = {'domain': (None,), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/legendre10.toml'
 SPEC_SHA256 = 'a056390c2167495b110eaba404e9821bce8606e053ebbc9a9cd39f0dbf25949e'

@@ -43,6 +43,7 @@ TITLE = (
     'Tensor Legendre polynomials of degrees (6, 4) on the box [0, W] x [0, 1] (paper Sec.'
     ' 3.2)'
 )
+UNITS = {'domain': (None, None), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/legendre_box.toml'
 SPEC_SHA256 = '10a481f972a15fd2dfff62c5ac2a7d2f7d3dcfd3e94afeebe65669213a3f5379'

@@ -33,6 +33,7 @@ import numpy
 
 NAME = 'linear'
 TITLE = 'Linear functions a1*t + a2 on [0, T] (paper Sec. 3.1)'
+UNITS = {'domain': (None,), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/linear.toml'
 SPEC_SHA256 = 'fb72affb9a8809184989dc470a0900992e10f60aa44cf1a57129c543ce29d636'

@@ -34,6 +34,7 @@ import numpy
 
 NAME = 'monomial32'
 TITLE = 'Monomials 1, t, ..., t^32 on [0, 100] (paper Sec. 5.2)'
+UNITS = {'domain': (None,), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/monomial32.toml'
 SPEC_SHA256 = '3d030d39a370fce6b56f2d88d66d75dbf0a277739faed803fbfa60f9a83a3459'

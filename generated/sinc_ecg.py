@@ -38,6 +38,7 @@ TITLE = (
     '800 sinc functions sinc(t - k), k = 1..800, on R for curves on [0, 800] (paper Sec. '
     '3.5, 5.1: ECG)'
 )
+UNITS = {'domain': (None,), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/sinc_ecg.toml'
 SPEC_SHA256 = '8b239880ca8dc0e6961c13e8ed10c387b0bc22da0ac6a1b9f46ff1267608a6a5'

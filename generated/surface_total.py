@@ -37,6 +37,7 @@ NAME = 'surface_total'
 TITLE = (
     'Monomials x^i y^j of total degree i + j <= 4 on [-1, 1] x [0, 2] (paper Sec. 3.2)'
 )
+UNITS = {'domain': (None, None), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/surface_total.toml'
 SPEC_SHA256 = '9738a9fde618c40b5921fe24e574ff5e1511313a6b4745b231787c236f44cb78'

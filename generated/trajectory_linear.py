@@ -35,6 +35,7 @@ NAME = 'trajectory_linear'
 TITLE = (
     'Linear 2-D trajectories a1*t + a2 with a_j in R^2 on [0, T] (paper Example 3)'
 )
+UNITS = {'domain': (None,), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/trajectory_linear.toml'
 SPEC_SHA256 = '02333d898a5261c9ef3aa911c14b7a932c8c16dd3f0076c507575f0e982c52d6'

@@ -37,6 +37,7 @@ TITLE = (
     'Vector-valued basis [cos t, sin t], [cos(t/2), sin(t/2)] on [0, 2*pi] (paper Fig. '
     '2b)'
 )
+UNITS = {'domain': (None,), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/two_circles.toml'
 SPEC_SHA256 = 'c5f01679c7e12e621ec7427a9d69b56128940e915e0a89a8ea4e305d922d2874'

@@ -400,6 +400,16 @@ def _metadata(args, **extra):
     return {"gpcompiler": __version__, **extra, "method": args.method, "budget": budget}
 
 
+def _declared_units(units, curve=False):
+    """Release metadata of the spec's declared units: {"units": {"domain": ..., "values":
+    ...}} (a curve's domain unit as one string, a box's as one per variable), or nothing
+    when the spec declares none."""
+    domain = units["domain"][0] if curve else list(units["domain"])
+    declared = {key: value for key, value in (("domain", domain), ("values", units["values"]))
+                if value is not None and value != [None] * len(units["domain"])}
+    return {"units": declared} if declared else {}
+
+
 def _csv_text(metadata, header, rows):
     """A release as CSV: ``#`` lines with the metadata, then the header and the rows."""
     lines = [f"# {key}: {json.dumps(value)}" for key, value in metadata.items()]
@@ -415,7 +425,8 @@ def _number(value):
 def _privatize_file(args, module, curves, releases, grids):
     """The release file: metadata (spec name, sha256, method, budget), and per curve the
     released coefficients (JSON) and the released function on its public grid."""
-    metadata = _metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256)
+    metadata = _metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256,
+                         **_declared_units(module.UNITS, curve=True))
     values = [numpy.asarray(r.evaluate(g)).reshape(len(g), -1) for r, g in zip(releases, grids)]
     if args.output_format == ".json":
         return json.dumps({**metadata, "value_names": list(curves.value_names), "curves": [
@@ -489,7 +500,7 @@ def cmd_privatize(args):
     if args.plot:
         files.append((args.plot, _png(release_figure(curves, releases, grids,
                                                      _title(module, args, params),
-                                                     args.compare))))
+                                                     args.compare, module.UNITS))))
     _write_files(args, files)
     return 0
 
@@ -560,7 +571,8 @@ def _privatize_fields(args, module, params):
             _not_private(f"{field.id}: RMS error of the release at the data "
                          f"{'nodes' if kind == 'linear' else 'cell centres'} "
                          f"{float(numpy.sqrt(numpy.mean(error ** 2))):.4g}")
-    metadata = _metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256, kind=kind)
+    metadata = _metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256, kind=kind,
+                         **_declared_units(module.UNITS))
     values = [module.evaluate(c, points, **params) for c in released]
     if args.output_format == ".json":
         text = json.dumps({**metadata, "variables": list(module.VARIABLES), "fields": [
@@ -610,9 +622,10 @@ def field_figure(module, fields, axes, values, compare, title, shown=4):
         if n == 2:
             _arrows(axis, grid, value, nodal)
         axis.set_title(name)
-        axis.set_xlabel(f"{module.VARIABLES[0]} (spec units)")
-        axis.set_ylabel(f"{module.VARIABLES[1]} (spec units)")
-        figure.colorbar(mesh, ax=axis, label=f"{label} (data units)")
+        domain, values = module.UNITS["domain"], module.UNITS["values"]
+        axis.set_xlabel(f"{module.VARIABLES[0]} ({domain[0] or 'spec units'})")
+        axis.set_ylabel(f"{module.VARIABLES[1]} ({domain[1] or 'spec units'})")
+        figure.colorbar(mesh, ax=axis, label=f"{label} ({values or 'data units'})")
     figure.suptitle("\n".join(textwrap.fill(line, 60 * len(panels))
                                for line in title.splitlines()))
     return figure
@@ -665,7 +678,9 @@ def _png(figure):
 
 
 # One colour per curve: the qualitative palette without grey (grey is the true data).
-PALETTE = ("C1", "C0", "C2", "C3", "C4", "C5", "C6", "C8", "C9")
+PALETTE = ("C1", "C0", "C2", "C3", "C4", "C5", "C6", "C8", "C9", "#8c564b")
+SHARED_AXIS = 5     # up to this many curves share one axis; more are small multiples
+MAX_PANELS = 100    # small multiples of more curves show the first MAX_PANELS
 
 
 def _colours(count):
@@ -675,39 +690,108 @@ def _colours(count):
     return tuple(_pyplot().cm.viridis(numpy.linspace(0, 0.9, count)))
 
 
-def release_figure(curves, releases, grids, title, compare=False):
-    """The releases on their public grids, one colour and legend entry per curve; with
-    ``compare`` the true curves beneath them (then the title says "not private").
-    Two-component curves are paths in the plane."""
-    plane = curves.values[0].ndim == 2
-    figure, axis = _pyplot().subplots(figsize=(7, 6) if plane else (10, 4))
+def _with_unit(name, unit):
+    """An axis label: ``name (unit)``, unless ``name`` already states its unit."""
+    return f"{name} ({unit})" if unit and "(" not in name else name
+
+
+def _curve_labels(curves, units):
+    """(x label, y label) of curve plots: the data's labels, with the spec's declared units
+    (``units``: the module's UNITS) where the data's do not state them."""
     labels = curves.value_labels or curves.value_names
+    values = units.get("values") if units else None
+    if curves.values[0].ndim == 2:
+        return _with_unit(labels[0], values), _with_unit(labels[1], values)
+    domain = (units.get("domain") or (None,))[0] if units else None
+    return _with_unit(curves.time_label, domain), _with_unit(labels[0], values)
+
+
+def release_figure(curves, releases, grids, title, compare=False, units=None):
+    """The releases on their public grids (two-component curves as paths in the plane),
+    axes labelled with their units; with ``compare`` the true curves beneath them (then
+    the title says "not private"). Up to SHARED_AXIS curves share one axis, one colour
+    each (its true curve faded in that colour); more are small multiples on shared axes,
+    one curve per panel (the first MAX_PANELS). The legend is outside the data."""
+    title += "\nnot private: shows the true data" if compare else ""
+    if len(curves.ids) > SHARED_AXIS:
+        return _small_multiples(curves, releases, grids, title, compare, units)
+    plane = curves.values[0].ndim == 2
+    figure, axis = _pyplot().subplots(figsize=(8.5, 6) if plane else (11, 4.5),
+                                      layout="constrained")
     several = len(curves.ids) > 1
-    for number, (key, t, y, release, grid, colour) in enumerate(zip(
-            curves.ids, curves.times, curves.values, releases, grids,
-            _colours(len(curves.ids)))):
-        z = numpy.asarray(release.evaluate(grid))
+    for key, t, y, release, grid, colour in zip(curves.ids, curves.times, curves.values,
+                                                releases, grids, _colours(len(curves.ids))):
         if compare:
-            path = (y[:, 0], y[:, 1]) if plane else (t, y)
-            axis.plot(*path, lw=1.6, color="0.6",
-                      label="original (true data)" if number == 0 else None)
-        path = (z[:, 0], z[:, 1]) if plane else (grid, z)
-        axis.plot(*path, lw=0.8, color=colour,
-                  label=f"private release: {key}" if several else "private release")
+            axis.plot(*_path(t, y, plane), lw=2.4, color=colour if several else "0.6",
+                      alpha=0.35 if several else 1.0, zorder=1)
+        axis.plot(*_path(grid, numpy.asarray(release.evaluate(grid)), plane), lw=0.9,
+                  color=colour, label=f"private release: {key}" if several else
+                  "private release", zorder=2)
+    _label_axes(axis, curves, units, plane)
+    axis.set_title(title, fontsize=9)
+    handles, names = axis.get_legend_handles_labels()
+    if compare:
+        handles.insert(0, _pyplot().Line2D([], [], lw=2.4, color="0.6",
+                                           alpha=0.35 if several else 1.0))
+        names.insert(0, "original (true data)" + (", faded in its release's colour"
+                                                  if several else ""))
+    axis.legend(handles, names, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1),
+                borderaxespad=0)
+    return figure
+
+
+def _path(t, y, plane):
+    return (y[:, 0], y[:, 1]) if plane else (t, y)
+
+
+def _label_axes(axis, curves, units, plane):
+    x_label, y_label = _curve_labels(curves, units)
+    axis.set_xlabel(x_label)
+    axis.set_ylabel(y_label)
     if plane:
-        axis.set_xlabel(labels[0])
-        axis.set_ylabel(labels[1])
         axis.set_aspect("equal", adjustable="datalim")
-    else:
-        axis.set_xlabel(curves.time_label)
-        axis.set_ylabel(labels[0])
-        if curves.seconds_per_unit:
-            scale = curves.seconds_per_unit
-            axis.secondary_xaxis("top", functions=(lambda x: x * scale, lambda s: s / scale)
-                                 ).set_xlabel("time (s)")
-    axis.set_title(title + ("\nnot private: shows the true data" if compare else ""), fontsize=9)
-    axis.legend(fontsize="small", ncol=math.ceil(len(curves.ids) / 15))
-    figure.tight_layout()
+    elif curves.seconds_per_unit:
+        scale = curves.seconds_per_unit
+        axis.secondary_xaxis("top", functions=(lambda x: x * scale, lambda s: s / scale)
+                             ).set_xlabel("time (s)")
+
+
+def _small_multiples(curves, releases, grids, title, compare, units):
+    """One panel per curve (the first MAX_PANELS) on shared axes: the release over its
+    true curve in grey; one legend above the panels."""
+    pyplot = _pyplot()
+    shown = min(len(curves.ids), MAX_PANELS)
+    columns = math.ceil(math.sqrt(shown))
+    rows = math.ceil(shown / columns)
+    plane = curves.values[0].ndim == 2
+    figure, axes = pyplot.subplots(rows, columns, sharex=True, sharey=True, squeeze=False,
+                                   figsize=(min(14, 2.2 * columns + 1.2),
+                                            min(12.5, 1.6 * rows + 1.8)), layout="constrained")
+    for axis, key, t, y, release, grid in zip(axes.flat, curves.ids, curves.times,
+                                              curves.values, releases, grids):
+        if compare:
+            axis.plot(*_path(t, y, plane), lw=1.6, color="0.65", zorder=1)
+        axis.plot(*_path(grid, numpy.asarray(release.evaluate(grid)), plane), lw=0.7,
+                  color="C1", zorder=2)
+        axis.set_title(str(key), fontsize=7, pad=2)
+        axis.tick_params(labelsize=6)
+        if plane:
+            axis.set_aspect("equal", adjustable="box")
+    for axis in axes.flat[shown:]:
+        axis.set_visible(False)
+    x_label, y_label = _curve_labels(curves, units)
+    figure.supxlabel(x_label, fontsize=9)
+    figure.supylabel(y_label, fontsize=9)
+    if len(curves.ids) > shown:
+        title += f"\n(the first {shown} of {len(curves.ids)} curves)"
+    figure.suptitle(title, fontsize=9)
+    handles = [pyplot.Line2D([], [], lw=0.7, color="C1")]
+    names = ["private release (one curve per panel)"]
+    if compare:
+        handles.append(pyplot.Line2D([], [], lw=1.6, color="0.65"))
+        names.append("original (true data)")
+    figure.legend(handles, names, loc="outside right center", fontsize="small",
+                  frameon=False)
     return figure
 
 
@@ -772,7 +856,8 @@ def cmd_cdf(args):
             _csv_text(metadata, ["x", "cdf"],
                       ([repr(float(x)), _number(v)] for x, v in zip(grid, values)))))
     if args.plot:
-        files.append((args.plot, _png(_cdf_figure(args, result, data, lo, hi, degree))))
+        unit = spec.get("units", {}).get("domain")
+        files.append((args.plot, _png(_cdf_figure(args, result, data, lo, hi, degree, unit))))
     _write_files(args, files)
     return 0
 
@@ -942,11 +1027,13 @@ def _cdf_bounds(args):
         if value is not None and value != declared:
             raise UserError(f"{option} {value:g} differs from {declared:g} in {args.spec}")
     return module.LO, module.HI, module.DEGREE, {"spec": module.NAME,
-                                                  "spec_sha256": module.SPEC_SHA256}
+                                                  "spec_sha256": module.SPEC_SHA256,
+                                                  **_declared_units(module.UNITS, curve=True)}
 
 
-def _cdf_figure(args, result, data, lo, hi, degree):
-    """The private CDF; with --compare the empirical CDF beneath it ("not private")."""
+def _cdf_figure(args, result, data, lo, hi, degree, unit=None):
+    """The private CDF, its axis in ``unit`` (from --spec); with --compare the empirical
+    CDF beneath it ("not private")."""
     figure, axis = _pyplot().subplots(figsize=(8, 4))
     x = numpy.linspace(lo, hi, 2000)
     if args.compare:
@@ -956,7 +1043,8 @@ def _cdf_figure(args, result, data, lo, hi, degree):
     axis.plot(x, result.cdf(x), color="C1", lw=1,
               label=f"private ({args.method}"
               + (f", K={degree})" if args.method in LEGENDRE_METHODS else ")"))
-    axis.set_xlabel(args.column + (" (USD per week)" if args.file == "bundled:cps1988" else ""))
+    unit = unit or ("USD per week" if args.file == "bundled:cps1988" else None)
+    axis.set_xlabel(_with_unit(args.column, unit))
     axis.set_ylabel("cumulative probability")
     axis.set_title(f"(ε, δ) = ({args.epsilon:g}, {args.delta:g}), N = {data.size}"
                    + ("\nnot private: shows the true data" if args.compare else ""), fontsize=9)

@@ -28,9 +28,9 @@ MAX_BASIS_SIZE = 2000
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _TOP_KEYS = {"name", "title", "kind", "domain", "basis", "values", "metric"}
 _SECTION_KEYS = {
-    "domain": {"variables", "intervals", "parameters", "curve_interval"},
+    "domain": {"variables", "intervals", "parameters", "curve_interval", "units"},
     "basis": {"functions", "family"},
-    "values": {"dimension"},
+    "values": {"dimension", "units"},
     "metric": {"inner_product", "weight", "sobolev"},
 }
 
@@ -78,6 +78,8 @@ class Spec:
     metric: Metric
     variables: tuple = ()      # every variable (paper Sec. 3.2, "Multivariate functions")
     intervals: tuple = ()      # the box: one exact (lo, hi) per variable
+    domain_units: tuple = ()   # one unit name (or None) per variable, for plots and releases
+    value_units: str = None    # the unit of the values, for plots and releases
 
     @property
     def dimension(self):
@@ -165,6 +167,8 @@ def _build(document, problems, path, sha256):
                       if curve is not None else None)
     values = _section(document, "values", problems)
     value_dim = _positive_int(values.get("dimension", 1), "values.dimension", problems)
+    domain_units = _domain_units(domain.get("units"), len(variables), problems)
+    value_units = _unit(values.get("units"), "values.units", problems)
     basis = _section(document, "basis", problems)
     family = _family(basis, intervals, problems)
     functions, vector_basis = _functions(basis, family, variables, intervals, symbols,
@@ -176,7 +180,31 @@ def _build(document, problems, path, sha256):
                 variable=variable, parameters=parameters, interval=interval,
                 curve_interval=curve_interval, functions=functions,
                 vector_basis=vector_basis, value_dim=value_dim, family=family, metric=metric,
-                variables=variables, intervals=intervals)
+                variables=variables, intervals=intervals, domain_units=domain_units,
+                value_units=value_units)
+
+
+def _domain_units(raw, count, problems):
+    """``domain.units``: one unit for a curve's variable; over several variables one per
+    variable (a list), or one string for all."""
+    if isinstance(raw, list):
+        if len(raw) != count:
+            problems.add("domain.units", f"expected one unit per variable ({count}), got "
+                                         f"{len(raw)}")
+            return (None,) * count
+        return tuple(_unit(u, f"domain.units[{i}]", problems) for i, u in enumerate(raw))
+    return (_unit(raw, "domain.units", problems),) * count
+
+
+def _unit(raw, key, problems):
+    """An optional unit name: a short non-empty string on one line."""
+    if raw is None:
+        return None
+    if not (isinstance(raw, str) and raw.strip() and "\n" not in raw and len(raw) <= 40):
+        problems.add(key, f"expected a unit name (a string of 1 to 40 characters on one "
+                          f"line, e.g. \"s\" or \"mV\"), got {raw!r}")
+        return None
+    return raw.strip()
 
 
 def _check_keys(document, problems):

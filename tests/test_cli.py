@@ -375,9 +375,10 @@ def test_plot_labels_units_epsilon_and_the_original_beneath(cli, tmp_path, monke
     seconds = [axis for axis in figures[0].axes[0].child_axes]
     assert seconds and seconds[0].get_xlabel() == "time (s)"
     assert "ε = 100" in private.get_title() and "not private" not in private.get_title()
-    assert [line.get_label() for line in private.lines] == ["private release"]
-    assert [line.get_label() for line in compared.lines] == ["original (true data)",
-                                                             "private release"]
+    assert [text.get_text() for text in private.get_legend().get_texts()] == [
+        "private release"]
+    assert [text.get_text() for text in compared.get_legend().get_texts()] == [
+        "original (true data)", "private release"]
     assert "not private" in compared.get_title()
     assert compared.lines[0].get_zorder() <= compared.lines[1].get_zorder()
 
@@ -809,7 +810,10 @@ def test_batch_plot_has_a_colour_and_legend_entry_per_curve(cli, tmp_path, monke
                                                        "private release: B"]
     assert releases[0].get_color() != releases[1].get_color()
     assert [text.get_text() for text in axis.get_legend().get_texts()] == [
-        "original (true data)", "private release: A", "private release: B"]
+        "original (true data), faded in its release's colour", "private release: A",
+        "private release: B"]
+    true = [line for line in axis.lines if not line.get_label().startswith("private")]
+    assert [line.get_color() for line in true] == [r.get_color() for r in releases]
     assert "T = 10" in axis.get_title() and "ε = 1" in axis.get_title()
 
 

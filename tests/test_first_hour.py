@@ -169,3 +169,96 @@ def test_cdf_tells_the_data_owner_how_many_records_were_clipped(cli, tmp_path):
                                 "some column\n")
     status, _, err = cli("cdf", data, "--column", "y", "--lo", "0", "--hi", "10", *common)
     assert (status, err) == (0, "")
+
+
+UNITS_SPEC = """name = "seconds"
+title = "Linear functions on [0, 1] s"
+[domain]
+intervals = [["0", "1"]]
+units = "s"
+[basis]
+functions = ["t", "1"]
+[values]
+units = "mV"
+"""
+
+
+def curves_csv(path, count, samples=8):
+    t = [k / (samples - 1) for k in range(samples)]
+    path.write_text("curve,t,y\n" + "".join(f"c{c},{ti!r},{(c % 7) * ti - c % 3!r}\n"
+                                            for c in range(count) for ti in t))
+    return path
+
+
+def overlaps(a, b):
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    shown = []
+    monkeypatch.setattr(cli_module, "_png", lambda figure: shown.append(figure) or b"png")
+    return shown
+
+
+def test_declared_units_label_the_plot_and_the_release(cli, tmp_path, figures):
+    """Items 5 and 7: [domain] units and [values] units go on the plot axes and into the
+    release metadata (JSON and CSV); a curve's own labelled units win on the plot."""
+    import json
+    spec = tmp_path / "seconds.toml"
+    spec.write_text(UNITS_SPEC)
+    data = curves_csv(tmp_path / "one.csv", 1)
+    out = tmp_path / "release.json"
+    status, _, err = cli("privatize", spec, data, "--epsilon", "1", "--seed", "2", "-o", out,
+                         "--plot", tmp_path / "one.png")
+    assert status == 0, err
+    assert json.loads(out.read_text())["units"] == {"domain": "s", "values": "mV"}
+    axis = figures[0].axes[0]
+    assert (axis.get_xlabel(), axis.get_ylabel()) == ("t (s)", "y (mV)")
+    status, _, err = cli("privatize", spec, data, "--epsilon", "1", "-o", tmp_path / "r.csv")
+    assert status == 0 and '# units: {"domain": "s", "values": "mV"}' in \
+        (tmp_path / "r.csv").read_text()
+    status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1", "-o", out)
+    assert status == 0 and "units" not in json.loads(out.read_text())
+    assert cli_module._with_unit("ECG lead MLII (mV)", "V") == "ECG lead MLII (mV)"
+
+
+def test_bad_units_are_spec_errors(cli, tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text(UNITS_SPEC.replace('units = "mV"', "units = 3"))
+    one_line_error(*cli("compile", spec, "-o", tmp_path)[::2], "values.units",
+                   "expected a unit name")
+    spec.write_text(UNITS_SPEC.replace('intervals = [["0", "1"]]\nunits = "s"',
+                                       'variables = ["x", "y"]\nintervals = [["0", "1"], '
+                                       '["0", "1"]]\nunits = ["m"]'))
+    one_line_error(*cli("compile", spec, "-o", tmp_path)[::2], "domain.units",
+                   "one unit per variable (2)")
+
+
+@pytest.mark.parametrize("count", [1, 5, 12])
+def test_the_legend_never_covers_the_data(cli, tmp_path, figures, count, monkeypatch):
+    """Item 5: at 1 and 5 curves one axis, one distinct colour per curve, the legend beside
+    it; more are small multiples (one panel per curve, shared axes, at most MAX_PANELS: 10
+    of 12 here; docs/images has 100) and one figure legend outside every panel."""
+    monkeypatch.setattr(cli_module, "MAX_PANELS", 10)
+    spec = tmp_path / "seconds.toml"
+    spec.write_text(UNITS_SPEC)
+    status, _, err = cli("privatize", spec, curves_csv(tmp_path / "c.csv", count), "--epsilon",
+                         "1", "--seed", "2", "--grid", "20", "--compare",
+                         "--plot", tmp_path / "c.png")
+    assert status == 0, err
+    figure, = figures
+    figure.canvas.draw()
+    panels = [axis for axis in figure.axes if axis.get_visible()]
+    legends = [axis.get_legend() for axis in panels if axis.get_legend()] + figure.legends
+    assert len(legends) == 1
+    box = legends[0].get_window_extent()
+    assert not any(overlaps(box, axis.get_window_extent()) for axis in panels)
+    assert len(panels) == (1 if count <= cli_module.SHARED_AXIS else 10)
+    if count > cli_module.SHARED_AXIS:
+        assert figure.get_supxlabel() == "t (s)" and figure.get_supylabel() == "y (mV)"
+        assert "(the first 10 of 12 curves)" in figure.get_suptitle()
+        assert [axis.get_title() for axis in panels[:2]] == ["c0", "c1"]
+    else:
+        releases = [line for line in panels[0].lines if line.get_label().startswith("private")]
+        assert len({line.get_color() for line in releases}) == count
