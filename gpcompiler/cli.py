@@ -1314,7 +1314,8 @@ def build_parser():
     p = command("privatize", "privatize curves (GP or CGP) and write the release")
     p.add_argument("spec", help="spec file (TOML) of a curve mechanism")
     p.add_argument("input", help="CSV file (optionally gzip): header t,y1[,y2...] (or time,...), "
-                                 "optionally a leading curve/id column, # comments allowed; or "
+                                 "optionally a leading curve/id column, # comments allowed, or "
+                                 "a quoted glob of such files (one batch); or "
                                  "bundled:ecg[:WINDOW] or bundled:ais[:COUNT]. A spec over "
                                  "several variables reads gridded data: an .npy/.npz array or "
                                  "a long-form CSV x,y[,...],value")

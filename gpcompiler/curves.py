@@ -54,8 +54,11 @@ def bundled_ecg(window=0):
 
 def read_curves(source):
     """Curves from ``bundled:ecg[:W]``, ``bundled:ais[:N]`` (the first N vessel
-    trajectories) or a CSV file with columns t,y1..yn, optionally
-    preceded by a curve id column named ``curve`` or ``id`` (long format)."""
+    trajectories), a CSV file with columns t,y1..yn, optionally
+    preceded by a curve id column named ``curve`` or ``id`` (long format), or a glob of
+    such files (their curves in the order of the sorted file names; ids must differ)."""
+    if not source.startswith("bundled:") and glob.has_magic(source):
+        return _read_curve_files(dataset_files(source))
     if source.startswith("bundled:"):
         parts = source.split(":")
         if parts[1] not in ("ecg", "ais") or len(parts) > 3:
@@ -76,6 +79,25 @@ def read_curves(source):
                       *(trajectories.value_names, trajectories.time_label,
                         trajectories.value_labels, trajectories.seconds_per_unit))
     return parse_csv(read_text(source), source)
+
+
+def _read_curve_files(files):
+    """The curves of several CSV files, which must have the same value columns and
+    different curve ids."""
+    parts = [parse_csv(read_text(name), name) for name in files]
+    for name, part in zip(files[1:], parts[1:]):
+        if part.value_names != parts[0].value_names:
+            raise DataError(f"{name}: value columns {', '.join(part.value_names)} differ from "
+                            f"{', '.join(parts[0].value_names)} in {files[0]}")
+    seen = {}
+    for name, part in zip(files, parts):
+        for key in part.ids:
+            if key in seen:
+                raise DataError(f"{name}: curve {key!r} is also in {seen[key]}: give each "
+                                "curve one id across the files")
+            seen[key] = name
+    return Curves(*(tuple(item for part in parts for item in getattr(part, field))
+                    for field in ("ids", "times", "values")), parts[0].value_names)
 
 
 def read_text(source):

@@ -262,3 +262,27 @@ def test_the_legend_never_covers_the_data(cli, tmp_path, figures, count, monkeyp
     else:
         releases = [line for line in panels[0].lines if line.get_label().startswith("private")]
         assert len({line.get_color() for line in releases}) == count
+
+
+def test_privatize_reads_a_glob_of_csv_files_as_one_batch(cli, tmp_path):
+    """Item 6: a dataset as a glob; the release equals that of one file with the same
+    curves in the order of the sorted file names; an id in two files is refused."""
+    rows = {name: [f"{name}{k},{t / 4!r},{k * t / 4 - 1!r}" for k in range(2) for t in range(5)]
+            for name in ("a", "b")}
+    (tmp_path / "parts").mkdir()
+    for name, lines in rows.items():
+        (tmp_path / "parts" / f"{name}.csv").write_text("curve,t,y\n" + "\n".join(lines))
+    (tmp_path / "all.csv").write_text("curve,t,y\n" + "\n".join(rows["a"] + rows["b"]))
+    releases = []
+    for source in (tmp_path / "all.csv", tmp_path / "parts" / "*.csv"):
+        out = tmp_path / f"release{len(releases)}.json"
+        status, _, err = cli("privatize", "specs/linear.toml", source, "--epsilon", "1",
+                             "--seed", "5", "-q", "-o", out)
+        assert status == 0, err
+        releases.append(out.read_bytes())
+    assert releases[0] == releases[1] and releases[0].count(b'"curve"') == 4
+    (tmp_path / "parts" / "c.csv").write_text("curve,t,y\nb1,0,1\nb1,1,1\n")
+    one_line_error(*cli("privatize", "specs/linear.toml", tmp_path / "parts" / "*.csv",
+                        "--epsilon", "1")[::2], "c.csv: curve 'b1' is also in", "b.csv")
+    one_line_error(*cli("privatize", "specs/linear.toml", tmp_path / "none" / "*.csv",
+                        "--epsilon", "1")[::2], "no file matches this pattern")
