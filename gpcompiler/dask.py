@@ -120,8 +120,9 @@ def _counts(name, column, lo, hi):
 def project_batch(module, curves, params, block=64):
     """Project-and-Privatize's projections (paper Alg. 2, the step that reads the samples)
     of every curve of ``curves`` on the workers, ``block`` curves per task; a list of
-    coefficient arrays (or the error of a curve) in the order of the curves. The noise is drawn by the caller, in
-    that order, so the release equals the one computed in memory for the same seed."""
+    coefficient arrays (or the error of a curve) in the order of the curves. The noise is
+    drawn by the caller, in that order, so the release equals the one computed in memory
+    for the same seed."""
     source = Path(module.__file__).read_text()
     tasks = [delayed(_project_block)(module.__name__, source, curves.times[i:i + block],
                                      curves.values[i:i + block], params)
