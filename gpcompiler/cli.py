@@ -677,17 +677,10 @@ def _png(figure):
     return buffer.getvalue()
 
 
-# One colour per curve: the qualitative palette without grey (grey is the true data).
-PALETTE = ("C1", "C0", "C2", "C3", "C4", "C5", "C6", "C8", "C9", "#8c564b")
-SHARED_AXIS = 5     # up to this many curves share one axis; more are small multiples
+# One colour per curve sharing an axis: qualitative colours, no grey (grey is the true data).
+PALETTE = ("C1", "C0", "C2", "C3", "C4")
+SHARED_AXIS = len(PALETTE)  # up to this many curves share one axis; more: small multiples
 MAX_PANELS = 100    # small multiples of more curves show the first MAX_PANELS
-
-
-def _colours(count):
-    """``count`` distinct colours: PALETTE, or a sequential colour map for more curves."""
-    if count <= len(PALETTE):
-        return PALETTE[:count]
-    return tuple(_pyplot().cm.viridis(numpy.linspace(0, 0.9, count)))
 
 
 def _with_unit(name, unit):
@@ -720,7 +713,7 @@ def release_figure(curves, releases, grids, title, compare=False, units=None):
                                       layout="constrained")
     several = len(curves.ids) > 1
     for key, t, y, release, grid, colour in zip(curves.ids, curves.times, curves.values,
-                                                releases, grids, _colours(len(curves.ids))):
+                                                releases, grids, PALETTE):
         if compare:
             axis.plot(*_path(t, y, plane), lw=2.4, color=colour if several else "0.6",
                       alpha=0.35 if several else 1.0, zorder=1)
@@ -758,7 +751,7 @@ def _label_axes(axis, curves, units, plane):
 
 def _small_multiples(curves, releases, grids, title, compare, units):
     """One panel per curve (the first MAX_PANELS) on shared axes: the release over its
-    true curve in grey; one legend above the panels."""
+    true curve in grey; one legend to the right of the panels."""
     pyplot = _pyplot()
     shown = min(len(curves.ids), MAX_PANELS)
     columns = math.ceil(math.sqrt(shown))
