@@ -38,6 +38,7 @@ TITLE = (
     'Ellipse a1*cos t + a2*sin t + a3 with vector coefficients in R^2 on [0, 2*pi] (paper'
     ' Example 2)'
 )
+UNITS = {'domain': (None,), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/ellipse.toml'
 SPEC_SHA256 = 'bb5a5e3a629921f3bb25c06b5d43becd26a06f358db204c488ab4e445384268f'
@@ -434,7 +435,7 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py sha256 25824587c79ca3640d86db9d39c2f2e26990e22e911149a97e37d23057c474b0
+# ---- runtime/exact.py sha256 57ab42de60a392fb06bc002d0cd6f48ba59d000af98fd418bf92d45a5795d71e
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -447,8 +448,8 @@ _LEVELS = 64  # refinement levels before giving up (probability < 2^-4000 per co
 def lattice(scale):
     """The public lattice step gamma of a noise scale: the largest power of two <= scale,
     times 2^-LATTICE_BITS (a function of public values only)."""
-    if not (math.isfinite(scale) and scale >= 2.0 ** (LATTICE_BITS - 1021)):
-        raise ValueError(f"a noise scale must be finite and at least 2^{LATTICE_BITS - 1021} "
+    if not (math.isfinite(scale) and scale >= 2.0 ** (LATTICE_BITS - 1022)):
+        raise ValueError(f"a noise scale must be finite and at least 2^{LATTICE_BITS - 1022} "
                          f"(its lattice step a normal float), got {scale!r}")
     return math.ldexp(1.0, math.frexp(scale)[1] - 1 - LATTICE_BITS)
 

@@ -34,6 +34,7 @@ import numpy
 
 NAME = 'linear'
 TITLE = 'Linear functions a1*t + a2 on [0, T] (paper Sec. 3.1)'
+UNITS = {'domain': (None,), 'values': None}  # the spec's domain.units and values.units
 TOOL_VERSION = '0.1.0'
 SPEC_PATH = 'specs/linear.toml'
 SPEC_SHA256 = 'fb72affb9a8809184989dc470a0900992e10f60aa44cf1a57129c543ce29d636'
@@ -422,7 +423,7 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py sha256 25824587c79ca3640d86db9d39c2f2e26990e22e911149a97e37d23057c474b0
+# ---- runtime/exact.py sha256 57ab42de60a392fb06bc002d0cd6f48ba59d000af98fd418bf92d45a5795d71e
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -435,8 +436,8 @@ _LEVELS = 64  # refinement levels before giving up (probability < 2^-4000 per co
 def lattice(scale):
     """The public lattice step gamma of a noise scale: the largest power of two <= scale,
     times 2^-LATTICE_BITS (a function of public values only)."""
-    if not (math.isfinite(scale) and scale >= 2.0 ** (LATTICE_BITS - 1021)):
-        raise ValueError(f"a noise scale must be finite and at least 2^{LATTICE_BITS - 1021} "
+    if not (math.isfinite(scale) and scale >= 2.0 ** (LATTICE_BITS - 1022)):
+        raise ValueError(f"a noise scale must be finite and at least 2^{LATTICE_BITS - 1022} "
                          f"(its lattice step a normal float), got {scale!r}")
     return math.ldexp(1.0, math.frexp(scale)[1] - 1 - LATTICE_BITS)
 

@@ -23,14 +23,17 @@ import numpy
 import sympy
 
 from .errors import NotPositiveDefiniteError, SpecError, SymbolicLimitError
-from .symbolic import (DIGITS, ExactMatrix, condition_number, exact_ldl, matrix_field,
-                       rational_float, simplify_entry, time_limit, unit_lower_inverse)
+from .symbolic import (DIGITS, ExactMatrix, combination_text, condition_number,
+                       dependent_row, exact_ldl, matrix_field, rational_float, simplify_entry,
+                       time_limit, unit_lower_inverse)
 
 INTEGRATION_SECONDS = 30
 AT_DEFAULTS = "exact at the default parameters only"
 CHECK_DIGITS = 12   # symbolic Gram entries agree with mpmath to 1e-12 of their scale
 INTEGRATION = "symbolic integration of the Gram matrix"
 NUMERICAL_DIGITS = DIGITS - 10
+PROOF_SECONDS = 10
+PROOF = "a symbolic proof of a linear dependence"
 EIGENSOLVER_LIMIT = 40
 PROGRESS_AFTER = 2.0
 
@@ -167,8 +170,16 @@ def _factorize(spec, gram, method, atoms, mapping, stage):
     else:
         field, elements = matrix_field([gram[j, k] for j in range(m) for k in range(m)])
         rows = [elements[j * m:(j + 1) * m] for j in range(m)]
-    lower, pivots = exact_ldl(rows, field, _names(spec), NUMERICAL_DIGITS if numerical else None)
+    try:
+        lower, pivots = exact_ldl(rows, field, _names(spec),
+                                  NUMERICAL_DIGITS if numerical else None)
+    except NotPositiveDefiniteError as error:
+        if not numerical:
+            raise       # an exactly zero pivot: the dependence is proven
+        raise _dependence(spec, error.coefficients) from None
     pivots = tuple(simplify_entry(field.to_sympy(p)) for p in pivots)
+    if not numerical:
+        _hidden_dependence(spec, lower, field, pivots, rows)
     certificate = _certificate(spec, pivots, numerical)
     stage("orthonormal basis")
     roots = [sympy.sqrt(p) for p in pivots]
@@ -187,6 +198,53 @@ def _factorize(spec, gram, method, atoms, mapping, stage):
                     cholesky=_sparse(m, m, cholesky), transform=_sparse(m, size, transform),
                     atoms=atoms, quadrature=_quadrature(spec, atoms),
                     condition_number=_condition(gram, spec), numerical=numerical)
+
+
+def _hidden_dependence(spec, lower, field, pivots, rows):
+    """Refuse a pivot that is nonzero in ``field`` but vanishes at the defaults to
+    NUMERICAL_DIGITS digits of G_jj: the functions obey an identity the field does not know
+    (sin(2) = 2 sin(1) cos(1) is lost in ZZ(sin(1), sin(2), ...), so sin^2 + cos^2 - 1
+    has a nonzero pivot there)."""
+    tiny = sympy.Float(10, DIGITS) ** -NUMERICAL_DIGITS
+    for j, pivot in enumerate(pivots):
+        value = sympy.N(pivot.subs(spec.defaults), DIGITS)
+        if abs(value) <= tiny * abs(sympy.N(field.to_sympy(rows[j][j]).subs(spec.defaults),
+                                            DIGITS)):
+            raise _dependence(spec, dependent_row(lower, j, field))
+
+
+def _dependence(spec, coefficients):
+    """The dependence sum_k c_k phi_k = 0 found by LDL^T (row j of L^-1), as an error:
+    with coefficients for which SymPy simplifies the combination to 0 ("proven by SymPy"),
+    else with the coefficients at the defaults ("numerically")."""
+    at_defaults = [sympy.N(sympy.sympify(c).subs(spec.defaults), DIGITS) for c in coefficients]
+    scale = max(abs(v) for v in at_defaults)
+    rounded = [sympy.nsimplify(v / scale, rational=True, tolerance=1e-30) for v in at_defaults]
+    start = "the Gram matrix is singular: the basis is linearly dependent, "
+    for candidate in (rounded, coefficients):
+        if _simplifies_to_zero(spec, candidate):
+            return NotPositiveDefiniteError(
+                f"{start}{combination_text(candidate, _names(spec))} = 0 on the domain "
+                "(proven by SymPy)")
+    shown = [sympy.Float(v / scale, 6) for v in at_defaults]
+    return NotPositiveDefiniteError(
+        f"{start}{combination_text(shown, _names(spec))} = 0 on the domain numerically (its "
+        f"norm vanishes to {NUMERICAL_DIGITS} digits at the default parameters; SymPy could "
+        "not prove it exactly)")
+
+
+def _simplifies_to_zero(spec, coefficients):
+    """True when SymPy simplifies sum_k c_k phi_k to 0 in every component (within
+    PROOF_SECONDS); False when it cannot."""
+    try:
+        with time_limit(PROOF_SECONDS, PROOF):
+            return all(sympy.simplify(sum(c * f[r] for c, f in zip(coefficients,
+                                                                   spec.functions))) == 0
+                       for r in range(len(spec.functions[0])))
+    except SymbolicLimitError as error:
+        if error.limit != PROOF:
+            raise
+        return False
 
 
 def _row_times(row, mapping):
@@ -413,7 +471,7 @@ def _polynomial_space(spec, stage):
     size = atoms.size
     change = _change_of_basis(field, rows, norms, constant, (m, size))
     formulas = [("gram", formula)] if formula else []
-    if not (size == m and all(max(row) == j and row[j] for j, row in enumerate(rows))):
+    if not (size == m and all(row and max(row) == j and row[j] for j, row in enumerate(rows))):
         analysis = _factorize(spec, gram.to_sympy(), "exact: Legendre expansion of the basis",
                               atoms, change.to_sympy(), stage)
         return _with(analysis, formulas=tuple(formulas))

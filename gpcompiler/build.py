@@ -59,8 +59,10 @@ def compile_spec(path, root=None, progress=None, emit=True):
             stage.close()
 
 
-def compile_files(paths, out_dir, root=None, progress=None):
-    """Compile spec files into ``out_dir``; nothing is written unless all compile."""
+def compile_files(paths, out_dir, root=None, progress=None, stages=None):
+    """Compile spec files into ``out_dir``; nothing is written unless all compile.
+    ``progress`` hears "compiling PATH" before each spec, ``stages`` (default: progress)
+    each stage of a compile longer than about 2 s."""
     names = {}
     for path in paths:   # reading the specs is cheap: clashes are found before any work
         names.setdefault(load_spec(path, root).name, []).append(str(path))
@@ -72,7 +74,7 @@ def compile_files(paths, out_dir, root=None, progress=None):
     for path in paths:
         if progress:
             progress(f"compiling {path}")
-        compiled.append(compile_spec(path, root, progress))
+        compiled.append(compile_spec(path, root, stages or progress))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
@@ -83,15 +85,16 @@ def compile_files(paths, out_dir, root=None, progress=None):
     return written
 
 
-def check(spec_dir="specs", generated_dir="generated", progress=None):
-    """Regenerate every spec of ``spec_dir``; return unified diffs against ``generated_dir``."""
+def check(spec_dir="specs", generated_dir="generated", progress=None, stages=None):
+    """Regenerate every spec of ``spec_dir``; return unified diffs against ``generated_dir``
+    (``progress`` and ``stages`` as in :func:`compile_files`)."""
     spec_dir, generated_dir = Path(spec_dir), Path(generated_dir)
     root = spec_dir.resolve().parent
     problems = []
     for path in sorted(spec_dir.glob("*.toml")):
         if progress:
             progress(f"checking {path}")
-        item = compile_spec(path, root, progress)
+        item = compile_spec(path, root, stages or progress)
         target = generated_dir / f"{item.spec.name}.py"
         current = target.read_text() if target.exists() else ""
         if current != item.source:
@@ -119,20 +122,41 @@ def compiler_digest():
     return digest.hexdigest()
 
 
-def load(spec_path, *, cache=None):
-    """Compile ``spec_path`` (reusing a cached build when the spec bytes and the compiler
-    are unchanged) and return the generated module, imported."""
+def _cached(spec_path, cache, suffix, salt=b""):
+    """(key, path in the build cache) of a spec's build: the key hashes the spec bytes,
+    ``salt`` and the compiler (:func:`compiler_digest`)."""
     spec_path = Path(spec_path)
     try:
         raw = spec_path.read_bytes()
     except OSError as error:
         raise SpecError([("", f"cannot read spec file: {error.strerror}")], spec_path) from None
-    key = hashlib.sha256(raw + b"\0" + compiler_digest().encode()).hexdigest()[:20]
+    key = hashlib.sha256(raw + b"\0" + salt + compiler_digest().encode()).hexdigest()[:20]
     directory = Path(cache) if cache is not None else cache_dir()
-    target = directory / f"{spec_path.stem}-{key}.py"
+    return key, directory / f"{spec_path.stem}-{key}{suffix}"
+
+
+def explained(spec_path, *, cache=None):
+    """The `gpcompiler explain` text of ``spec_path``, from the build cache when the spec
+    bytes, its path (which the text names) and the compiler are unchanged; derived (and
+    cached) otherwise."""
+    from .explain import explain
+    _, target = _cached(spec_path, cache, ".explain.md", str(spec_path).encode() + b"\0")
+    if target.exists():
+        return target.read_text()
+    text = explain(compile_spec(spec_path, emit=False))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomically(target, text)
+    return text
+
+
+def load(spec_path, *, cache=None):
+    """Compile ``spec_path`` (reusing a cached build when the spec bytes and the compiler
+    are unchanged) and return the generated module, imported."""
+    spec_path = Path(spec_path)
+    key, target = _cached(spec_path, cache, ".py")
     if not target.exists():
         compiled = compile_spec(spec_path)
-        directory.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomically(target, compiled.source)
     return import_module_file(target, f"gpcompiler_generated_{spec_path.stem}_{key}")
 

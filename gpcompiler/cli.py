@@ -6,6 +6,7 @@ half-written. Releases contain only what the mechanism released (docs/design.md,
 error and say "not private".
 """
 import argparse
+import contextlib
 import io
 import json
 import math
@@ -60,8 +61,9 @@ def _bar(args, total, unit):
 
 
 class _Steps:
-    """Progress callback of the pipeline (called once per spec, before its work): advances a
-    progress bar and remembers the spec at work, so that an error can name it."""
+    """Progress callback of the pipeline (called once per spec, before its work): counts
+    the specs done on a progress bar and remembers the spec at work, so that an error can
+    name it; :meth:`stage` shows the stage of a long compile without counting it."""
 
     def __init__(self, args, total):
         self.bar = _bar(args, total, "spec")
@@ -72,6 +74,10 @@ class _Steps:
             self.bar.update()
         self.current = message.split(" ", 1)[-1]
         self.bar.set_postfix_str(self.current)
+
+    def stage(self, message):
+        """A stage of the spec at work ("PATH: STAGE (N s)"): shown, not counted."""
+        self.bar.set_postfix_str(message)
 
     def named(self, error):
         """``error`` as a UserError whose message names the spec at work."""
@@ -92,7 +98,7 @@ def cmd_compile(args):
     check_writable(args.output, directory=True)
     steps = _Steps(args, len(args.specs))
     try:
-        written = compile_files(args.specs, args.output, progress=steps)
+        written = compile_files(args.specs, args.output, progress=steps, stages=steps.stage)
     except UserError as error:
         raise steps.named(error) from None
     finally:
@@ -115,7 +121,7 @@ def cmd_check(args):
         raise UserError(f"no spec (*.toml) in {spec_dir}")
     steps = _Steps(args, len(specs))
     try:
-        problems = check(spec_dir, generated, progress=steps)
+        problems = check(spec_dir, generated, progress=steps, stages=steps.stage)
         names = {load_spec(path).name for path in specs}
     except UserError as error:
         raise steps.named(error) from None
@@ -136,14 +142,14 @@ def cmd_check(args):
 
 
 def cmd_explain(args):
-    """`gpcompiler explain SPEC`: the exact derivation as Markdown with LaTeX."""
-    from .build import compile_spec
+    """`gpcompiler explain SPEC`: the exact derivation as Markdown with LaTeX (served from
+    the build cache when the spec and the compiler are unchanged)."""
+    from .build import explained
     from .curves import check_writable, write_text_atomically
-    from .explain import explain
     if args.output:
         check_writable(args.output)
     try:
-        text = explain(compile_spec(args.spec, emit=False))
+        text = explained(args.spec)
     except UserError as error:
         raise _named(args.spec, error) from None
     if args.output:
@@ -300,15 +306,21 @@ def _ledger_facts(ledger):
     return {"bound": last.bound, "slack": last.slack, "lattice": last.lattice}
 
 
-def _release(module, args, params, t, y, rng, bound):
+def _release(module, args, params, t, y, rng, bound, projection=None):
     """One curve, clipped to ``bound``, through the chosen method (paper Alg. 2/6, 3/7, 4/8,
-    Sec. 4.3, LY23)."""
+    Sec. 4.3, LY23); ``projection``: its projection computed elsewhere (--scheduler; its
+    coefficients are clipped to ``bound``), or the error it gave."""
     from . import adaptive
     budget = _budget(args)
     domain = module.curve_interval(**params)
+    if isinstance(projection, Exception):
+        raise projection
     if args.method == "project":
-        private = module.project_and_privatize(t, y, rng=rng, bound=bound,
-                                               cache=not args.no_cache, **budget, **params)
+        if projection is None:
+            private = module.project_and_privatize(t, y, rng=rng, bound=bound,
+                                                   cache=not args.no_cache, **budget, **params)
+        else:
+            private = module.privatize(projection, rng=rng, bound=bound, **budget)
         return _Release(lambda x: module.evaluate(private, x, **params),
                         {"coefficients": private},
                         f"{module.COEF_DIM} orthonormal coefficients, expected "
@@ -403,6 +415,16 @@ def _metadata(args, **extra):
     return {"gpcompiler": __version__, **extra, "method": args.method, "budget": budget}
 
 
+def _declared_units(units, curve=False):
+    """Release metadata of the spec's declared units: {"units": {"domain": ..., "values":
+    ...}} (a curve's domain unit as one string, a box's as one per variable), or nothing
+    when the spec declares none."""
+    domain = units["domain"][0] if curve else list(units["domain"])
+    declared = {key: value for key, value in (("domain", domain), ("values", units["values"]))
+                if value is not None and value != [None] * len(units["domain"])}
+    return {"units": declared} if declared else {}
+
+
 def _csv_text(metadata, header, rows):
     """A release as CSV: ``#`` lines with the metadata, then the header and the rows."""
     lines = [f"# {key}: {json.dumps(value)}" for key, value in metadata.items()]
@@ -435,7 +457,8 @@ def _privatize_file(args, module, curves, releases, grids):
     """The release file: metadata (spec name, sha256, method, budget), and per curve the
     released coefficients (JSON) and the released function on its public grid."""
     metadata = _metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256,
-                         **_facts_metadata(curves.ids, [r.facts for r in releases]))
+                         **_facts_metadata(curves.ids, [r.facts for r in releases]),
+                         **_declared_units(module.UNITS, curve=True))
     values = [numpy.asarray(r.evaluate(g)).reshape(len(g), -1) for r, g in zip(releases, grids)]
     if args.output_format == ".json":
         return json.dumps({**metadata, "value_names": list(curves.value_names), "curves": [
@@ -458,6 +481,10 @@ def cmd_privatize(args):
     _check_plot(args.plot)
     module = _mechanism(args.spec)
     params = _parameters(args.param, module, args.method)
+    if args.scheduler is not None and (args.method != "project" or hasattr(module, "DIMENSION")):
+        raise UserError("--scheduler distributes the projections of curves (--method project); "
+                        + (f"{args.spec} is over several variables" if hasattr(module, "DIMENSION")
+                           else f"--method {args.method} runs in this process"))
     if hasattr(module, "DIMENSION"):
         return _privatize_fields(args, module, params)
     if args.kind is not None:
@@ -473,11 +500,14 @@ def cmd_privatize(args):
     bound = _release_bound(module, args)
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     releases, grids, clipped = [], [], 0
+    engine = _engine(args)
+    projections = ([None] * len(curves.ids) if engine is None
+                   else engine.project_batch(module, curves, params))
     bar = _bar(args, len(curves.ids), "curve")
-    for key, t, y in zip(curves.ids, curves.times, curves.values):
+    for key, t, y, projection in zip(curves.ids, curves.times, curves.values, projections):
         where = f"{args.input}: curve {key!r}"
         try:
-            release = _release(module, args, params, t, y, rng, bound)
+            release = _release(module, args, params, t, y, rng, bound, projection)
             grid = _grid(args, release.support)
         except (ValueError, TypeError) as error:
             raise DataError(f"{where}: {error}"
@@ -500,7 +530,7 @@ def cmd_privatize(args):
     if args.plot:
         files.append((args.plot, _png(release_figure(curves, releases, grids,
                                                      _title(module, args, params),
-                                                     args.compare))))
+                                                     args.compare, module.UNITS))))
     _write_files(args, files)
     return 0
 
@@ -572,7 +602,8 @@ def _privatize_fields(args, module, params):
                          f"{'nodes' if kind == 'linear' else 'cell centres'} "
                          f"{float(numpy.sqrt(numpy.mean(error ** 2))):.4g}")
     metadata = _metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256, kind=kind,
-                         **module.release_facts(bound=bound, **budget))
+                         **module.release_facts(bound=bound, **budget),
+                         **_declared_units(module.UNITS))
     values = [module.evaluate(c, points, **params) for c in released]
     if args.output_format == ".json":
         text = json.dumps({**metadata, "variables": list(module.VARIABLES), "fields": [
@@ -622,9 +653,10 @@ def field_figure(module, fields, axes, values, compare, title, shown=4):
         if n == 2:
             _arrows(axis, grid, value, nodal)
         axis.set_title(name)
-        axis.set_xlabel(f"{module.VARIABLES[0]} (spec units)")
-        axis.set_ylabel(f"{module.VARIABLES[1]} (spec units)")
-        figure.colorbar(mesh, ax=axis, label=f"{label} (data units)")
+        domain, values = module.UNITS["domain"], module.UNITS["values"]
+        axis.set_xlabel(f"{module.VARIABLES[0]} ({domain[0] or 'spec units'})")
+        axis.set_ylabel(f"{module.VARIABLES[1]} ({domain[1] or 'spec units'})")
+        figure.colorbar(mesh, ax=axis, label=f"{label} ({values or 'data units'})")
     figure.suptitle("\n".join(textwrap.fill(line, 60 * len(panels))
                                for line in title.splitlines()))
     return figure
@@ -676,64 +708,120 @@ def _png(figure):
     return buffer.getvalue()
 
 
-# One colour per curve: the qualitative palette without grey (grey is the true data).
-PALETTE = ("C1", "C0", "C2", "C3", "C4", "C5", "C6", "C8", "C9")
+# One colour per curve sharing an axis: qualitative colours, no grey (grey is the true data).
+PALETTE = ("C1", "C0", "C2", "C3", "C4")
+SHARED_AXIS = len(PALETTE)  # up to this many curves share one axis; more: small multiples
+MAX_PANELS = 100    # small multiples of more curves show the first MAX_PANELS
 
 
-def _colours(count):
-    """``count`` distinct colours: PALETTE, or a sequential colour map for more curves."""
-    if count <= len(PALETTE):
-        return PALETTE[:count]
-    return tuple(_pyplot().cm.viridis(numpy.linspace(0, 0.9, count)))
+def _with_unit(name, unit):
+    """An axis label: ``name (unit)``, unless ``name`` already states its unit."""
+    return f"{name} ({unit})" if unit and "(" not in name else name
 
 
-def release_figure(curves, releases, grids, title, compare=False):
-    """The releases on their public grids, one colour and legend entry per curve; with
-    ``compare`` the true curves beneath them (then the title says "not private").
-    Two-component curves are paths in the plane."""
-    plane = curves.values[0].ndim == 2
-    figure, axis = _pyplot().subplots(figsize=(7, 6) if plane else (10, 4))
+def _curve_labels(curves, units):
+    """(x label, y label) of curve plots: the data's labels, with the spec's declared units
+    (``units``: the module's UNITS) where the data's do not state them."""
     labels = curves.value_labels or curves.value_names
+    values = units.get("values") if units else None
+    if curves.values[0].ndim == 2:
+        return _with_unit(labels[0], values), _with_unit(labels[1], values)
+    domain = (units.get("domain") or (None,))[0] if units else None
+    return _with_unit(curves.time_label, domain), _with_unit(labels[0], values)
+
+
+def release_figure(curves, releases, grids, title, compare=False, units=None):
+    """The releases on their public grids (two-component curves as paths in the plane),
+    axes labelled with their units; with ``compare`` the true curves beneath them (then
+    the title says "not private"). Up to SHARED_AXIS curves share one axis, one colour
+    each (its true curve faded in that colour); more are small multiples on shared axes,
+    one curve per panel (the first MAX_PANELS). The legend is outside the data."""
+    title += "\nnot private: shows the true data" if compare else ""
+    if len(curves.ids) > SHARED_AXIS:
+        return _small_multiples(curves, releases, grids, title, compare, units)
+    plane = curves.values[0].ndim == 2
+    figure, axis = _pyplot().subplots(figsize=(8.5, 6) if plane else (11, 4.5),
+                                      layout="constrained")
     several = len(curves.ids) > 1
-    for number, (key, t, y, release, grid, colour) in enumerate(zip(
-            curves.ids, curves.times, curves.values, releases, grids,
-            _colours(len(curves.ids)))):
-        z = numpy.asarray(release.evaluate(grid))
+    for key, t, y, release, grid, colour in zip(curves.ids, curves.times, curves.values,
+                                                releases, grids, PALETTE):
         if compare:
-            path = (y[:, 0], y[:, 1]) if plane else (t, y)
-            axis.plot(*path, lw=1.6, color="0.6",
-                      label="original (true data)" if number == 0 else None)
-        path = (z[:, 0], z[:, 1]) if plane else (grid, z)
-        axis.plot(*path, lw=0.8, color=colour,
-                  label=f"private release: {key}" if several else "private release")
+            axis.plot(*_path(t, y, plane), lw=2.4, color=colour if several else "0.6",
+                      alpha=0.35 if several else 1.0, zorder=1)
+        axis.plot(*_path(grid, numpy.asarray(release.evaluate(grid)), plane), lw=0.9,
+                  color=colour, label=f"private release: {key}" if several else
+                  "private release", zorder=2)
+    _label_axes(axis, curves, units, plane)
+    axis.set_title(title, fontsize=9)
+    handles, names = axis.get_legend_handles_labels()
+    if compare:
+        handles.insert(0, _pyplot().Line2D([], [], lw=2.4, color="0.6",
+                                           alpha=0.35 if several else 1.0))
+        names.insert(0, "original (true data)" + (", faded in its release's colour"
+                                                  if several else ""))
+    axis.legend(handles, names, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1),
+                borderaxespad=0)
+    return figure
+
+
+def _path(t, y, plane):
+    return (y[:, 0], y[:, 1]) if plane else (t, y)
+
+
+def _label_axes(axis, curves, units, plane):
+    x_label, y_label = _curve_labels(curves, units)
+    axis.set_xlabel(x_label)
+    axis.set_ylabel(y_label)
     if plane:
-        axis.set_xlabel(labels[0])
-        axis.set_ylabel(labels[1])
         axis.set_aspect("equal", adjustable="datalim")
-    else:
-        axis.set_xlabel(curves.time_label)
-        axis.set_ylabel(labels[0])
-        if curves.seconds_per_unit:
-            scale = curves.seconds_per_unit
-            axis.secondary_xaxis("top", functions=(lambda x: x * scale, lambda s: s / scale)
-                                 ).set_xlabel("time (s)")
-    axis.set_title(title + ("\nnot private: shows the true data" if compare else ""), fontsize=9)
-    axis.legend(fontsize="small", ncol=math.ceil(len(curves.ids) / 15))
-    figure.tight_layout()
+    elif curves.seconds_per_unit:
+        scale = curves.seconds_per_unit
+        axis.secondary_xaxis("top", functions=(lambda x: x * scale, lambda s: s / scale)
+                             ).set_xlabel("time (s)")
+
+
+def _small_multiples(curves, releases, grids, title, compare, units):
+    """One panel per curve (the first MAX_PANELS) on shared axes: the release over its
+    true curve in grey; one legend to the right of the panels."""
+    pyplot = _pyplot()
+    shown = min(len(curves.ids), MAX_PANELS)
+    columns = math.ceil(math.sqrt(shown))
+    rows = math.ceil(shown / columns)
+    plane = curves.values[0].ndim == 2
+    figure, axes = pyplot.subplots(rows, columns, sharex=True, sharey=True, squeeze=False,
+                                   figsize=(min(14, 2.2 * columns + 1.2),
+                                            min(12.5, 1.6 * rows + 1.8)), layout="constrained")
+    for axis, key, t, y, release, grid in zip(axes.flat, curves.ids, curves.times,
+                                              curves.values, releases, grids):
+        if compare:
+            axis.plot(*_path(t, y, plane), lw=1.6, color="0.65", zorder=1)
+        axis.plot(*_path(grid, numpy.asarray(release.evaluate(grid)), plane), lw=0.7,
+                  color="C1", zorder=2)
+        axis.set_title(str(key), fontsize=7, pad=2)
+        axis.tick_params(labelsize=6)
+        if plane:
+            axis.set_aspect("equal", adjustable="box")
+    for axis in axes.flat[shown:]:
+        axis.set_visible(False)
+    x_label, y_label = _curve_labels(curves, units)
+    figure.supxlabel(x_label, fontsize=9)
+    figure.supylabel(y_label, fontsize=9)
+    if len(curves.ids) > shown:
+        title += f"\n(the first {shown} of {len(curves.ids)} curves)"
+    figure.suptitle(title, fontsize=9)
+    handles = [pyplot.Line2D([], [], lw=0.7, color="C1")]
+    names = ["private release (one curve per panel)"]
+    if compare:
+        handles.append(pyplot.Line2D([], [], lw=1.6, color="0.65"))
+        names.append("original (true data)")
+    figure.legend(handles, names, loc="outside right center", fontsize="small",
+                  frameon=False)
     return figure
 
 
 def cmd_cdf(args):
     """`gpcompiler cdf FILE ...`: (epsilon, delta)-DP CDF of one column (second paper)."""
     from . import cdf
-    from .cdf.gaussian import DELTA_RANGE, EPSILON_RANGE
-    from .curves import read_column
-    for name, value, (low, high) in (("--epsilon", args.epsilon, EPSILON_RANGE),
-                                     ("--delta", args.delta, DELTA_RANGE)):
-        if not low <= value <= high or (name == "--delta" and value == high):
-            raise UserError(f"{name} {value:g}: expected a value in [{low:g}, {high:g}"
-                            f"{')' if name == '--delta' else ']'}, where the analytic Gaussian "
-                            "mechanism is calibrated")
     columns = (args.column or []) + (args.columns or [])
     if len(columns) > 1:
         return _joint_cdf(args, columns)
@@ -746,7 +834,7 @@ def cmd_cdf(args):
     _check_plot(args.plot)
     lo, hi, degree, spec = _cdf_setup(args)
     args.column = args.column or ("wage" if args.file == "bundled:cps1988" else None)
-    data = read_column(args.file, args.column)
+    data = _cdf_column(args, lo, hi)
     # The estimators clip to [lo, hi] after mapping to [-1, 1]; clipping first gives the same
     # numbers and keeps 2 (x - lo) finite (see _check_bounds).
     clipped = numpy.clip(data, lo, hi)
@@ -775,6 +863,7 @@ def cmd_cdf(args):
     for p in probabilities:
         _say(args, f"  {p:5.2f}   {float(result.quantile(p)):16.4f}")
     if args.compare:
+        data = numpy.asarray(data)      # from the workers, with --scheduler
         kolmogorov, l2 = cdf.distances(result, data)
         _not_private("true quantiles " + ", ".join(
             f"{p:g}: {numpy.quantile(data, p):.4f}" for p in probabilities)
@@ -791,7 +880,8 @@ def cmd_cdf(args):
             _csv_text(metadata, ["x", "cdf"],
                       ([repr(float(x)), _number(v)] for x, v in zip(grid, values)))))
     if args.plot:
-        files.append((args.plot, _png(_cdf_figure(args, result, data, lo, hi, degree))))
+        unit = spec.get("units", {}).get("domain")
+        files.append((args.plot, _png(_cdf_figure(args, result, data, lo, hi, degree, unit))))
     _write_files(args, files)
     return 0
 
@@ -800,7 +890,7 @@ def _joint_cdf(args, columns):
     """`gpcompiler cdf --column a --column b ...`: the (epsilon, delta)-DP joint CDF of
     several columns (docs/design.md, "CDF estimation"), released on a public grid."""
     from .cdf import joint
-    from .curves import read_column
+    from .curves import dataset_files, read_dataset_column
     k = len(columns)
     problems = [(len(set(columns)) < k, f"--column: a column is named twice ({', '.join(columns)})"),
                 (args.spec is not None, "--spec gives the bounds of one column; give --lo and "
@@ -811,7 +901,9 @@ def _joint_cdf(args, columns):
                  f"--degree does not apply to --method {args.method}"),
                 (args.at is not None, "--at gives times of one column; a joint CDF is released "
                                       "on --grid N points (N^(1/k) per column)"),
-                (args.plot is not None, "--plot draws the CDF of one column")]
+                (args.plot is not None, "--plot draws the CDF of one column"),
+                (args.scheduler is not None, "--scheduler: a joint CDF of several columns is "
+                                             "computed in memory (without --scheduler)")]
     problems += [(len(given or ()) != k, f"{name}: give one public bound per column ({k} for "
                   f"{', '.join(columns)}), got {len(given or ())}")
                  for name, given in (("--lo", args.lo), ("--hi", args.hi))]
@@ -821,7 +913,10 @@ def _joint_cdf(args, columns):
     for lo, hi in zip(args.lo, args.hi):
         _check_bounds(lo, hi)
     args.output_format = _release_format(args.output) if args.output else None
-    data = numpy.stack([read_column(args.file, column) for column in columns], axis=1)
+    files = dataset_files(args.file)
+    data = numpy.stack([read_dataset_column(files, column) for column in columns], axis=1)
+    _clipped(args, int(numpy.count_nonzero(numpy.any((data < args.lo) | (data > args.hi),
+                                                     axis=1))), "of some column")
     degree = 8 if args.degree is None else args.degree
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     try:
@@ -863,6 +958,54 @@ def _joint_cdf_file(args, columns, result, degree, records):
     return _csv_text(metadata, columns + ["cdf"], (
         [repr(float(x)) for x in point] + [_number(v)]
         for point, v in zip(mesh.reshape(-1, k), values.ravel())))
+
+
+def _cdf_column(args, lo, hi):
+    """The column of `cdf`: in memory, or a Dask array with --scheduler (the same values,
+    read on the workers); says how many records lie outside [lo, hi]."""
+    from .curves import dataset_files, read_dataset_column
+    files = dataset_files(args.file)
+    engine = _engine(args)
+    if engine is None:
+        data = read_dataset_column(files, args.column)
+        outside = int(numpy.count_nonzero((data < lo) | (data > hi)))
+    else:
+        data, outside = engine.dataset_column(files, args.column, lo, hi)
+    _clipped(args, outside, f"[{lo:g}, {hi:g}]")
+    return data
+
+
+def _clipped(args, count, bounds):
+    """The data owner's count of records clipped to the public ``bounds`` (standard error;
+    it is not released)."""
+    if count and not args.quiet:
+        print(f"{count} record{'s' if count > 1 else ''} clipped (not private): outside the "
+              f"public bounds {bounds}", file=sys.stderr)
+
+
+def _scheduled(command):
+    """``command`` with the lifetime of a --scheduler client: connected on first use
+    (:func:`_engine`), closed when the command ends."""
+    def run(args):
+        with contextlib.ExitStack() as stack:
+            args.scheduler_stack = stack
+            return command(args)
+    run.__doc__ = command.__doc__
+    return run
+
+
+def _engine(args):
+    """gpcompiler.dask with a client of --scheduler connected, or None without it."""
+    if args.scheduler is None:
+        return None
+    try:
+        from . import dask as engine
+    except ImportError:
+        raise UserError("--scheduler needs Dask: pip install 'gpcompiler[dask]'") from None
+    if not getattr(args, "connected", False):
+        args.scheduler_stack.enter_context(engine.connected(args.scheduler))
+        args.connected = True
+    return engine
 
 
 def _check_bounds(lo, hi):
@@ -908,11 +1051,13 @@ def _cdf_bounds(args):
         if value is not None and value != declared:
             raise UserError(f"{option} {value:g} differs from {declared:g} in {args.spec}")
     return module.LO, module.HI, module.DEGREE, {"spec": module.NAME,
-                                                  "spec_sha256": module.SPEC_SHA256}
+                                                  "spec_sha256": module.SPEC_SHA256,
+                                                  **_declared_units(module.UNITS, curve=True)}
 
 
-def _cdf_figure(args, result, data, lo, hi, degree):
-    """The private CDF; with --compare the empirical CDF beneath it ("not private")."""
+def _cdf_figure(args, result, data, lo, hi, degree, unit=None):
+    """The private CDF, its axis in ``unit`` (from --spec); with --compare the empirical
+    CDF beneath it ("not private")."""
     figure, axis = _pyplot().subplots(figsize=(8, 4))
     x = numpy.linspace(lo, hi, 2000)
     if args.compare:
@@ -922,7 +1067,8 @@ def _cdf_figure(args, result, data, lo, hi, degree):
     axis.plot(x, result.cdf(x), color="C1", lw=1,
               label=f"private ({args.method}"
               + (f", K={degree})" if args.method in LEGENDRE_METHODS else ")"))
-    axis.set_xlabel(args.column + (" (USD per week)" if args.file == "bundled:cps1988" else ""))
+    unit = unit or ("USD per week" if args.file == "bundled:cps1988" else None)
+    axis.set_xlabel(_with_unit(args.column, unit))
     axis.set_ylabel("cumulative probability")
     axis.set_title(f"(ε, δ) = ({args.epsilon:g}, {args.delta:g}), N = {data.size}"
                    + ("\nnot private: shows the true data" if args.compare else ""), fontsize=9)
@@ -1039,11 +1185,12 @@ def _audit_bar(args, total):
 
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit 2), and negative numbers in any float
-    notation (-5e3, -.5, -1E-3) taken as option values, not options."""
+    notation (-5e3, -.5, -1E-3, -inf) taken as option values, not options."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+        self._negative_number_matcher = re.compile(
+            r"^-((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf|infinity)$", re.IGNORECASE)
 
     def error(self, message):
         self.exit(2, f"gpcompiler: error: {message} (see `{self.prog} --help`)\n")
@@ -1082,6 +1229,25 @@ def _count(low, high=None):
     if high is None:
         return _typed(int, lambda v: v >= low, f"an integer >= {low}")
     return _typed(int, lambda v: low <= v <= high, f"an integer in {low}..{high}")
+
+
+def _calibrated(name):
+    """argparse type of cdf's --epsilon/--delta: a number in the one range where the analytic
+    Gaussian mechanism is calibrated (epsilon in [0.01, 50], delta in [1e-12, 0.5))."""
+    def parse(text):
+        from .cdf.gaussian import DELTA_RANGE, EPSILON_RANGE
+        low, high = EPSILON_RANGE if name == "epsilon" else DELTA_RANGE
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (low <= value <= high and (name == "epsilon" or value < high)):
+            raise argparse.ArgumentTypeError(
+                f"expected a number in [{low:g}, {high:g}{']' if name == 'epsilon' else ')'}, "
+                f"where the analytic Gaussian mechanism is calibrated, got {text!r}")
+        return value
+    parse.__name__ = name
+    return parse
 
 
 def _budget_value(name):
@@ -1132,6 +1298,14 @@ def _common(parser, grid_help, output, at_help="curves only: evaluate the releas
                         help="NOT PRIVATE: compare with the true data on stderr and in the plot")
 
 
+def _scheduler_option(parser, what):
+    parser.add_argument("--scheduler", metavar="ADDRESS|local",
+                        help=f"compute on Dask ({what}): a scheduler address such as "
+                             "tcp://HOST:8786, or local (a local cluster started here); the "
+                             "release file is the one made without it for the same seed "
+                             "(default: none, in this process)")
+
+
 def build_parser():
     """The argparse parser of every subcommand."""
     parser = _Parser(prog="gpcompiler", description=__doc__, formatter_class=_Help)
@@ -1141,6 +1315,7 @@ def build_parser():
     quiet = _Parser(add_help=False)
     quiet.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
                        help="print errors only (no progress, no summaries)")
+    quiet.add_argument("--version", action="version", version=f"gpcompiler {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     def command(name, text):
@@ -1163,7 +1338,8 @@ def build_parser():
     p = command("privatize", "privatize curves (GP or CGP) and write the release")
     p.add_argument("spec", help="spec file (TOML) of a curve mechanism")
     p.add_argument("input", help="CSV file (optionally gzip): header t,y1[,y2...] (or time,...), "
-                                 "optionally a leading curve/id column, # comments allowed; or "
+                                 "optionally a leading curve/id column, # comments allowed, or "
+                                 "a quoted glob of such files (one batch); or "
                                  "bundled:ecg[:WINDOW] or bundled:ais[:COUNT]. A spec over "
                                  "several variables reads gridded data: an .npy/.npz array or "
                                  "a long-form CSV x,y[,...],value")
@@ -1205,7 +1381,8 @@ def build_parser():
     _common(p, "evaluate the release at N evenly spaced points of the spec's curve domain "
                "(unbounded: of the released support; over k variables: N^(1/k) per "
                "variable)", STDOUT)
-    p.set_defaults(run=cmd_privatize)
+    _scheduler_option(p, "curves with --method project: their projections")
+    p.set_defaults(run=_scheduled(cmd_privatize))
     p = command("audit", "privacy audit: black box and white-box noise conformance")
     p.add_argument("spec", nargs="?", help="a spec file or a generated module (.py)")
     p.add_argument("--suite", action="store_true",
@@ -1235,8 +1412,9 @@ def build_parser():
     p = command("cdf", "(epsilon, delta)-DP CDF of one column, or the joint CDF of several, "
                        "of a CSV file")
     p.add_argument("file", nargs="?", default="bundled:cps1988",
-                   help="CSV or CSV.gz file with a header, or bundled:cps1988 (CPS 1988 weekly "
-                        "wages, USD) (default: bundled:cps1988)")
+                   help="CSV or CSV.gz file with a header, a Parquet file or directory, a "
+                        "quoted glob of either ('data/*.csv'), or bundled:cps1988 (CPS 1988 "
+                        "weekly wages, USD) (default: bundled:cps1988)")
     p.add_argument("--column", action="append",
                    help="column to estimate; repeat it (or use --columns) for the joint CDF of "
                         "several columns (default: wage for bundled:cps1988; required for "
@@ -1249,10 +1427,10 @@ def build_parser():
                    help="public lower bound, once per column (default: from --spec)")
     p.add_argument("--hi", type=float, action="append",
                    help="public upper bound, once per column (default: from --spec)")
-    p.add_argument("--epsilon", type=_positive, required=True,
+    p.add_argument("--epsilon", type=_calibrated("epsilon"), required=True,
                    help="DP epsilon in [0.01, 50], where the analytic Gaussian mechanism is "
                         "calibrated (required; no default)")
-    p.add_argument("--delta", type=_probability, required=True,
+    p.add_argument("--delta", type=_calibrated("delta"), required=True,
                    help="DP delta in [1e-12, 0.5) (required; no default)")
     p.add_argument("--degree", type=_count(1),
                    help="Legendre degree K, moments and direct only (default: from --spec, "
@@ -1263,7 +1441,8 @@ def build_parser():
     _common(p, "evaluate the private CDF at N evenly spaced points of [lo, hi]", None,
             "one column only: evaluate the private CDF at the public values in FILE (one per "
             "line; default: use --grid)")
-    p.set_defaults(run=cmd_cdf)
+    _scheduler_option(p, "one column: its statistics")
+    p.set_defaults(run=_scheduled(cmd_cdf))
     p = command("experiment", "the paper's evaluation (Sec. 5) under its protocol")
     p.add_argument("name", choices=["ecg", "select", "trajectories", "segments", "cdf"],
                    help="ecg (Sec. 5.1), select (Sec. 5.2), trajectories (Sec. 5.3), "

@@ -1,5 +1,6 @@
 """Reading curves: CSV files (wide or long format) and the bundled real ECG record."""
 import csv
+import glob
 import gzip
 import io
 import os
@@ -7,6 +8,7 @@ import tempfile
 from datetime import datetime
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 import numpy
 
@@ -52,8 +54,11 @@ def bundled_ecg(window=0):
 
 def read_curves(source):
     """Curves from ``bundled:ecg[:W]``, ``bundled:ais[:N]`` (the first N vessel
-    trajectories) or a CSV file with columns t,y1..yn, optionally
-    preceded by a curve id column named ``curve`` or ``id`` (long format)."""
+    trajectories), a CSV file with columns t,y1..yn, optionally
+    preceded by a curve id column named ``curve`` or ``id`` (long format), or a glob of
+    such files (their curves in the order of the sorted file names; ids must differ)."""
+    if not source.startswith("bundled:") and glob.has_magic(source):
+        return _read_curve_files(dataset_files(source))
     if source.startswith("bundled:"):
         parts = source.split(":")
         if parts[1] not in ("ecg", "ais") or len(parts) > 3:
@@ -74,6 +79,25 @@ def read_curves(source):
                       *(trajectories.value_names, trajectories.time_label,
                         trajectories.value_labels, trajectories.seconds_per_unit))
     return parse_csv(read_text(source), source)
+
+
+def _read_curve_files(files):
+    """The curves of several CSV files, which must have the same value columns and
+    different curve ids."""
+    parts = [parse_csv(read_text(name), name) for name in files]
+    for name, part in zip(files[1:], parts[1:]):
+        if part.value_names != parts[0].value_names:
+            raise DataError(f"{name}: value columns {', '.join(part.value_names)} differ from "
+                            f"{', '.join(parts[0].value_names)} in {files[0]}")
+    seen = {}
+    for name, part in zip(files, parts):
+        for key in part.ids:
+            if key in seen:
+                raise DataError(f"{name}: curve {key!r} is also in {seen[key]}: give each "
+                                "curve one id across the files")
+            seen[key] = name
+    return Curves(*(tuple(item for part in parts for item in getattr(part, field))
+                    for field in ("ids", "times", "values")), parts[0].value_names)
 
 
 def read_text(source):
@@ -256,6 +280,71 @@ def read_column(source, column):
         raise DataError(f"{source_name}: no data rows")
     if not numpy.all(numpy.isfinite(data)):
         raise DataError(f"{source_name}: column {column!r} has NaN or infinite values")
+    return data
+
+
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+def dataset_files(source):
+    """The files of a dataset, sorted: ``bundled:cps1988``, a CSV (optionally gzip) or
+    Parquet file, a directory of Parquet files, or a glob of either kind (one kind only)."""
+    if source == "bundled:cps1988":
+        return [source]
+    path = Path(source)
+    if path.is_dir():
+        files = sorted(str(p) for p in path.rglob("*") if p.suffix.lower() in PARQUET_SUFFIXES)
+        what = f"{source}: a directory without Parquet files (*.parquet)"
+    elif glob.has_magic(source):
+        files = sorted(p for p in glob.glob(source) if not Path(p).is_dir())
+        what = f"{source}: no file matches this pattern"
+    else:
+        files, what = [source], None
+    if not files:
+        raise DataError(what)
+    if len({is_parquet(name) for name in files}) > 1:
+        raise DataError(f"{source}: mixes Parquet and CSV files")
+    return files
+
+
+def is_parquet(name):
+    """A Parquet file, by its name (``.parquet`` or ``.pq``)."""
+    return Path(name).suffix.lower() in PARQUET_SUFFIXES
+
+
+def read_dataset_column(files, column):
+    """One numeric column of every file of :func:`dataset_files`, concatenated in order."""
+    return numpy.concatenate([read_file_column(name, column) for name in files])
+
+
+def read_file_column(name, column):
+    """One numeric column of one CSV (:func:`read_column`) or Parquet file, checked alike:
+    the column exists, is numeric, finite, and has rows."""
+    if not is_parquet(name):
+        return read_column(name, column)
+    try:
+        import pyarrow.parquet
+    except ImportError:
+        raise DataError(f"{name}: reading Parquet needs pyarrow: pip install "
+                        "'gpcompiler[dask]'") from None
+    try:
+        schema = pyarrow.parquet.read_schema(name)
+    except OSError as error:
+        raise DataError(f"cannot read {name}: {str(error).splitlines()[0]}") from None
+    if column is None or column not in schema.names:
+        chosen = "no column chosen" if column is None else f"no column {column!r}"
+        raise DataError(f"{name}: {chosen} (columns: {', '.join(schema.names)})")
+    kind = schema.field(column).type
+    if not (pyarrow.types.is_integer(kind) or pyarrow.types.is_floating(kind)):
+        raise DataError(f"{name}: column {column!r} is not numeric (Parquet type {kind})")
+    values = pyarrow.parquet.read_table(name, columns=[column]).column(column)
+    if values.null_count:
+        raise DataError(f"{name}: column {column!r} has missing values")
+    data = values.to_numpy().astype(float)
+    if data.size == 0:
+        raise DataError(f"{name}: no data rows")
+    if not numpy.all(numpy.isfinite(data)):
+        raise DataError(f"{name}: column {column!r} has NaN or infinite values")
     return data
 
 

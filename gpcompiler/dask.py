@@ -11,24 +11,33 @@ Batch Project-and-Privatize: a generated module's ``project_and_privatize`` mapp
 blocks of a (B, S) Dask array on a shared grid; every curve gets independent noise (OS
 entropy on each worker by default, or a seeded stream per block for tests).
 
-Command line, the same on a laptop (a local cluster) and on a cluster (its address):
-    python -m gpcompiler.dask DATA.parquet --column wage --lo 0 --hi 2500 \\
-        --epsilon 1 --delta 1e-5 [--scheduler tcp://HOST:8786]
+Command line: ``gpcompiler cdf ... --scheduler ADDRESS|local`` and ``gpcompiler privatize
+... --scheduler ADDRESS|local`` (:func:`dataset_column`, :func:`project_batch`), the same
+on a laptop (a local cluster) and on a cluster (its address), with the same release file
+as without Dask for the same seed.
 """
-import argparse
+import logging
 import sys
+import types
+from contextlib import contextmanager
+from pathlib import Path
 
 import dask
 import dask.array
 import numpy
 from dask import delayed
+from distributed import Client, LocalCluster
 from numpy.random import SeedSequence
 
 from .adaptive.select import load_module
 from .build import import_module_file
-from .cdf.streaming import partial_sums
+from .cdf.streaming import CHUNK, partial_sums
+from .curves import read_file_column
+from .errors import DataError, UserError
 
 SPLIT_EVERY = 8
+ALIGNED = 64 * CHUNK    # records per block of a dataset column: a multiple of CHUNK
+CONNECT_SECONDS = 10
 
 
 def dask_partial(data, lo, hi, method, size):
@@ -81,53 +90,111 @@ def _privatize_block(path, t, block, epsilon, rho, stream, params):
     return module.project_and_privatize(t, block, epsilon=epsilon, rho=rho, rng=rng, **params)
 
 
-def _read(path, column):
-    import dask.dataframe
-    if str(path).endswith((".csv", ".csv.gz")):
-        return dask.dataframe.read_csv(path, usecols=[column])[column]
-    return dask.dataframe.read_parquet(path, columns=[column])[column]
+def dataset_column(files, column, lo, hi):
+    """(Dask array, records outside [lo, hi]) of one numeric column of a dataset's files
+    (:func:`gpcompiler.curves.dataset_files`) on the current scheduler. Each file is read
+    and checked on a worker as in memory (:func:`gpcompiler.curves.read_file_column`: the
+    same errors), first to count its records, then to sum; the array is cut into blocks of
+    ALIGNED records, so the chunks of the partial sums (cdf/streaming.py) are those of the
+    data in memory and the statistics, hence the release, are the same bits."""
+    counts = dask.compute(*[delayed(_counts)(name, column, lo, hi) for name in files])
+    for count in counts:       # the first bad file, in order, as in memory
+        if isinstance(count, DataError):
+            raise count
+    parts = [dask.array.from_delayed(delayed(read_file_column)(name, column), shape=(rows,),
+                                     dtype=float)
+             for name, (rows, _) in zip(files, counts)]
+    data = dask.array.concatenate(parts).rechunk(ALIGNED)
+    return data, sum(outside for _, outside in counts)
 
 
-def main(argv=None):
-    """(epsilon, delta)-DP CDF of one column of a Parquet dataset or CSV files on Dask."""
-    from distributed import Client, LocalCluster
-
-    from . import cdf
-    parser = argparse.ArgumentParser(prog="python -m gpcompiler.dask", description=main.__doc__,
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("data", help="Parquet file or directory, or CSV file(s) (glob)")
-    parser.add_argument("--column", required=True, help="numeric column")
-    parser.add_argument("--lo", type=float, required=True, help="public lower bound")
-    parser.add_argument("--hi", type=float, required=True, help="public upper bound")
-    parser.add_argument("--epsilon", type=float, required=True)
-    parser.add_argument("--delta", type=float, required=True)
-    parser.add_argument("--degree", type=int, default=10, help="Legendre degree K")
-    parser.add_argument("--method", default="direct", choices=cdf.METHODS)
-    parser.add_argument("--scheduler", default=None,
-                        help="address of a Dask scheduler (default: a local cluster)")
-    parser.add_argument("--workers", type=int, default=2, help="local cluster workers")
-    parser.add_argument("--memory-limit", default="2GB", help="per local worker")
-    args = parser.parse_args(argv)
-    cluster = None if args.scheduler else LocalCluster(
-        n_workers=args.workers, threads_per_worker=1, memory_limit=args.memory_limit)
+def _counts(name, column, lo, hi):
+    """(records, records outside [lo, hi]) of one file, or its DataError."""
     try:
-        with Client(args.scheduler or cluster):
-            result = cdf.estimate(_read(args.data, args.column), lo=args.lo, hi=args.hi,
-                                  epsilon=args.epsilon, delta=args.delta, degree=args.degree,
-                                  method=args.method)
-    except (ValueError, KeyError, OSError) as error:
-        print(f"error: {args.data}: {error}", file=sys.stderr)
-        return 2
+        data = read_file_column(name, column)
+    except DataError as error:
+        return error
+    return data.size, int(numpy.count_nonzero((data < lo) | (data > hi)))
+
+
+def project_batch(module, curves, params, block=64):
+    """Project-and-Privatize's projections (paper Alg. 2, the step that reads the samples)
+    of every curve of ``curves`` on the workers, ``block`` curves per task; a list of
+    coefficient arrays (or the error of a curve) in the order of the curves. The noise is
+    drawn by the caller, in that order, so the release equals the one computed in memory
+    for the same seed."""
+    source = Path(module.__file__).read_text()
+    tasks = [delayed(_project_block)(module.__name__, source, curves.times[i:i + block],
+                                     curves.values[i:i + block], params)
+             for i in range(0, len(curves.ids), block)]
+    return [c for part in dask.compute(*tasks) for c in part]
+
+
+def _project_block(name, source, times, values, params):
+    """The projections of some curves by the generated module ``name`` (its source is
+    shipped: a worker need not see the client's files); a curve that cannot be projected
+    gives its error (raised by the caller when it reaches that curve, as in memory)."""
+    module = sys.modules.get(name) or _module_from_source(name, source)
+    return [_projection(module, t, y, params) for t, y in zip(times, values)]
+
+
+def _module_from_source(name, source):
+    module = types.ModuleType(name)
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+    sys.modules[name] = module
+    return module
+
+
+def _projection(module, t, y, params):
+    try:
+        return module.project(t, y, **params)
+    except (ValueError, TypeError) as error:
+        return error
+
+
+@contextmanager
+def connected(address, workers=2):
+    """A Dask client of ``address``: a scheduler address (tcp://HOST:8786), or "local", a
+    LocalCluster of ``workers`` threads started here and closed at the end. A scheduler
+    that cannot be reached is a :class:`UserError`; Dask's own logs are silenced (errors
+    reach the command line as one line)."""
+    with _silenced("distributed"), _cluster(address, workers) as cluster:
+        try:
+            client = Client(cluster or address, timeout=CONNECT_SECONDS)
+        except (OSError, ValueError, TypeError) as error:
+            text = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise UserError(f"--scheduler {address}: cannot connect to a Dask scheduler "
+                            f"({text})") from None
+        with client:
+            yield client
+
+
+@contextmanager
+def _cluster(address, workers):
+    """A LocalCluster for "local" (closed at the end), else None."""
+    if address != "local":
+        yield None
+        return
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=False,
+                           dashboard_address=":0")
+    try:
+        yield cluster
     finally:
-        if cluster is not None:
-            cluster.close()
-    print(f"{args.method}: N = {result.spent[0][2]}, sigma = {result.sigma:.4g}, budget "
-          f"(epsilon, delta) = ({args.epsilon}, {args.delta})")
-    print("      p   private quantile")
-    for p in (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95):
-        print(f"  {p:5.2f}   {float(result.quantile(p)):16.4f}")
-    return 0
+        cluster.close()
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@contextmanager
+def _silenced(name):
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+if __name__ == "__main__":     # the command line of issue 14, folded into the main CLI
+    print("gpcompiler: error: the Dask command line is `gpcompiler cdf ... --scheduler "
+          "ADDRESS|local` (and `gpcompiler privatize ... --scheduler ...`)", file=sys.stderr)
+    sys.exit(2)

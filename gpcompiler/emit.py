@@ -89,6 +89,7 @@ def emit_cdf_module(ir):
         "title": "\n".join(textwrap.wrap(ir.title, 96)), "tool_version": ir.tool_version,
         "spec_path": ir.spec_path,
         "spec_sha256": ir.spec_sha256, "name_repr": repr(ir.name),
+        "units_repr": repr(ir.units),
         "tool_version_repr": repr(ir.tool_version), "spec_path_repr": repr(ir.spec_path),
         "spec_sha256_repr": repr(ir.spec_sha256), "degree": str(ir.degree),
         "size": str(ir.degree + 1), "lo": ir.lo[0], "hi": ir.hi[0], "lo_exact": ir.lo[1],
@@ -184,6 +185,7 @@ def _common_placeholders(ir):
         "summary": "\n".join(textwrap.fill(line, 99, subsequent_indent="    ")
                               for line in ir.summary),
         "name_repr": repr(ir.name), "title_repr": _string(ir.title),
+        "units_repr": repr(ir.units),
         "tool_version_repr": repr(ir.tool_version), "spec_path_repr": repr(ir.spec_path),
         "spec_sha256_repr": repr(ir.spec_sha256), "basis_size": str(ir.basis_size),
         "value_dim": str(ir.value_dim), "coef_dim": str(ir.coef_dim),

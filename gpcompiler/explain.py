@@ -164,6 +164,8 @@ def _orthonormal(analysis):
         "expression": "the user's functions $\\varphi_k$",
         "sinc": "$\\operatorname{sinc}(t-k)$, orthonormal on $\\mathbb{R}$ (paper Fact B.9)",
         "hermite": "the Hermite functions, orthonormal on $\\mathbb{R}$",
+        "fourier": "$1, \\cos(k\\omega t), \\sin(k\\omega t)$ for $k = 1.."
+                   f"{analysis.atoms.size // 2}$, $\\omega = 2\\pi/(b-a)$, evaluated as is",
     }["tensor" if index and kind == "legendre" else kind]
     text = (f"$e = R^{{-1}}\\varphi = K\\,\\psi$ with atoms $\\psi$ = {atoms}. "
             "Float64 constants are rounded once from the exact values.\n\n")

@@ -55,6 +55,7 @@ class ModuleIR:
     tool_version: str
     spec_path: str
     spec_sha256: str
+    units: dict                # {"domain": (unit or None per variable), "values": unit}
     parameters: tuple          # (name, default float repr, exact)
     parameters_fixed: bool
     domain: tuple              # ((code, exact), (code, exact))
@@ -162,7 +163,7 @@ def lower(analysis):
     kappa = analysis.condition_number
     return ModuleIR(
         name=spec.name, title=spec.title, tool_version=__version__, spec_path=spec.path,
-        spec_sha256=spec.sha256,
+        spec_sha256=spec.sha256, units=units(spec),
         parameters=tuple((str(s), repr(to_float(v)), str(v)) for s, v in spec.parameters),
         parameters_fixed=analysis.parameters_fixed and bool(spec.parameters),
         domain=(tuple(tuple(lower_value(e) for e in i) for i in spec.intervals) if box
@@ -389,6 +390,7 @@ class CDFModuleIR:
     tool_version: str
     spec_path: str
     spec_sha256: str
+    units: dict
     degree: int
     lo: tuple
     hi: tuple
@@ -397,6 +399,12 @@ class CDFModuleIR:
     moment_matrix: tuple
     offset: tuple
     moment_sensitivity_squared: str
+
+
+def units(spec):
+    """The declared units of a spec (``domain.units``, ``values.units``; None where not
+    declared), as the generated module's UNITS."""
+    return {"domain": tuple(spec.domain_units), "values": spec.value_units}
 
 
 def lower_cdf(spec, tables):
@@ -408,7 +416,7 @@ def lower_cdf(spec, tables):
         return tuple(Entry(*index, *lower_value(v)) for index, v in values if v != 0)
     return CDFModuleIR(
         name=spec.name, title=spec.title, tool_version=__version__, spec_path=spec.path,
-        spec_sha256=spec.sha256, degree=tables.degree,
+        spec_sha256=spec.sha256, units=units(spec), degree=tables.degree,
         lo=lower_value(spec.interval[0]), hi=lower_value(spec.interval[1]),
         alpha=entries(((k, None), a) for k, a in enumerate(tables.alpha)),
         beta=entries(((k, i), b) for k in range(size) for i, b in enumerate(tables.beta[k])),

@@ -31,9 +31,9 @@ _TOP_KEYS = {"name", "title", "kind", "domain", "basis", "values", "metric", "pr
 OUTSIDE = ("zero", "hold")   # [curve] outside: the curve before its first, after its last sample
 KEYWORDS = {"epsilon", "rho", "rng", "cache", "kind", "bound"}   # keywords of a generated module's API
 _SECTION_KEYS = {
-    "domain": {"variables", "intervals", "parameters", "curve_interval"},
+    "domain": {"variables", "intervals", "parameters", "curve_interval", "units"},
     "basis": {"functions", "family"},
-    "values": {"dimension"},
+    "values": {"dimension", "units"},
     "metric": {"inner_product", "weight", "sobolev"},
     "privacy": {"bound"},
     "curve": {"outside"},
@@ -87,6 +87,8 @@ class Spec:
     intervals: tuple = ()      # the box: one exact (lo, hi) per variable
     bound: float = None        # [privacy] bound: the public norm bound B, or None (default)
     outside: str = "zero"      # [curve] outside: "zero" or "hold" (docs/design.md)
+    domain_units: tuple = ()   # one unit name (or None) per variable, for plots and releases
+    value_units: str = None    # the unit of the values, for plots and releases
 
     @property
     def dimension(self):
@@ -174,6 +176,8 @@ def _build(document, problems, path, sha256):
                       if curve is not None else None)
     values = _section(document, "values", problems)
     value_dim = _positive_int(values.get("dimension", 1), "values.dimension", problems)
+    domain_units = _domain_units(domain.get("units"), len(variables), problems)
+    value_units = _unit(values.get("units"), "values.units", problems)
     basis = _section(document, "basis", problems)
     family = _family(basis, intervals, problems)
     functions, vector_basis = _functions(basis, family, variables, intervals, symbols,
@@ -187,7 +191,8 @@ def _build(document, problems, path, sha256):
                 variable=variable, parameters=parameters, interval=interval,
                 curve_interval=curve_interval, functions=functions,
                 vector_basis=vector_basis, value_dim=value_dim, family=family, metric=metric,
-                variables=variables, intervals=intervals, bound=bound, outside=outside)
+                variables=variables, intervals=intervals, bound=bound, outside=outside,
+                domain_units=domain_units, value_units=value_units)
 
 
 def _outside(curve, not_a_curve, problems):
@@ -200,6 +205,29 @@ def _outside(curve, not_a_curve, problems):
         problems.add("curve.outside", "expected no outside: it applies to curves (one variable, "
                                       "kind = \"mechanism\")")
     return value
+
+
+def _domain_units(raw, count, problems):
+    """``domain.units``: one unit for a curve's variable; over several variables one per
+    variable (a list), or one string for all."""
+    if isinstance(raw, list):
+        if len(raw) != count:
+            problems.add("domain.units", f"expected one unit per variable ({count}), got "
+                                         f"{len(raw)}")
+            return (None,) * count
+        return tuple(_unit(u, f"domain.units[{i}]", problems) for i, u in enumerate(raw))
+    return (_unit(raw, "domain.units", problems),) * count
+
+
+def _unit(raw, key, problems):
+    """An optional unit name: a short non-empty string on one line."""
+    if raw is None:
+        return None
+    if not (isinstance(raw, str) and raw.strip() and "\n" not in raw and len(raw) <= 40):
+        problems.add(key, f"expected a unit name (a string of 1 to 40 characters on one "
+                          f"line, e.g. \"s\" or \"mV\"), got {raw!r}")
+        return None
+    return raw.strip()
 
 
 def _check_keys(document, problems):
@@ -418,6 +446,10 @@ def _functions(basis, family, variables, intervals, symbols, value_dim, problems
             continue
         if any(not p.is_finite and p.is_number for p in parsed):
             problems.add(where, "expected a finite function")
+            continue
+        if all(p == 0 for p in parsed):
+            problems.add(where, f"{item!r} is identically zero: a basis function must not be "
+                                "(it has norm 0, so the basis is linearly dependent)")
             continue
         functions.append(tuple(parsed))
     return tuple(functions), vector_basis

@@ -102,10 +102,13 @@ def exact_ldl(gram, field, function_names, numerical_digits=None):
         lower[j][j] = field.one
         pivot = gram[j][j] - sum((lower[j][k] ** 2 * pivots[k] for k in range(j)), field.zero)
         if _vanishes(pivot, gram[j][j], field, numerical_digits):
-            raise NotPositiveDefiniteError(
+            coefficients = dependent_row(lower, j, field)
+            error = NotPositiveDefiniteError(
                 "the Gram matrix is singular: the basis is linearly dependent, "
-                f"{dependent_combination(lower, j, field, function_names)} = 0 on the domain"
+                f"{combination_text(coefficients, function_names)} = 0 on the domain"
                 + (f" (to {numerical_digits} digits)" if numerical_digits else ""))
+            error.coefficients = coefficients
+            raise error
         pivots.append(pivot)
         for i in range(j + 1, m):
             lower[i][j] = (gram[i][j] - sum((lower[i][k] * lower[j][k] * pivots[k]
@@ -122,19 +125,22 @@ def _vanishes(pivot, diagonal, field, numerical_digits):
     return not pivot
 
 
-def dependent_combination(lower, j, field, function_names):
-    """Row j of L^{-1} (forward substitution): the combination of functions 0..j with zero norm."""
+def dependent_row(lower, j, field):
+    """Row j of L^{-1} (forward substitution), as SymPy numbers: the coefficients of
+    functions 0..j of the combination whose norm is pivot j."""
     row = [field.zero] * (j + 1)
     row[j] = field.one
     for k in range(j - 1, -1, -1):
         row[k] = -sum((row[i] * lower[i][k] for i in range(k + 1, j + 1)), field.zero)
-    terms = []
-    for k, value in enumerate(row):
-        coefficient = field.to_sympy(value)
-        coefficient = sympy.nsimplify(coefficient) if coefficient.is_Float else simplify_entry(coefficient)
-        if coefficient != 0:
-            terms.append(f"({coefficient})*[{function_names[k]}]")
-    return " + ".join(terms)
+    coefficients = (field.to_sympy(value) for value in row)
+    return [sympy.nsimplify(c) if c.is_Float else simplify_entry(c) for c in coefficients]
+
+
+def combination_text(coefficients, function_names):
+    """``(c_0)*[phi_0] + ...`` over the nonzero coefficients."""
+    return " + ".join(f"({c})*[{name}]" for c, name in zip(coefficients, function_names)
+                      if c != 0)
+
 
 
 def matrix_field(entries):

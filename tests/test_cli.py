@@ -385,9 +385,10 @@ def test_plot_labels_units_epsilon_and_the_original_beneath(cli, tmp_path, monke
     seconds = [axis for axis in figures[0].axes[0].child_axes]
     assert seconds and seconds[0].get_xlabel() == "time (s)"
     assert "ε = 100" in private.get_title() and "not private" not in private.get_title()
-    assert [line.get_label() for line in private.lines] == ["private release"]
-    assert [line.get_label() for line in compared.lines] == ["original (true data)",
-                                                             "private release"]
+    assert [text.get_text() for text in private.get_legend().get_texts()] == [
+        "private release"]
+    assert [text.get_text() for text in compared.get_legend().get_texts()] == [
+        "original (true data)", "private release"]
     assert "not private" in compared.get_title()
     assert compared.lines[0].get_zorder() <= compared.lines[1].get_zorder()
 
@@ -453,10 +454,15 @@ def test_cdf_prints_true_values_only_with_compare_and_writes_its_release(cli, tm
     out_spec, out_bounds = tmp_path / "spec.json", tmp_path / "bounds.json"
     status, stdout, err = cli("cdf", "bundled:cps1988", "--spec", "specs/cdf_wages.toml",
                               *common, "-o", out_spec)
-    assert status == 0 and err == "" and "true quantile" not in stdout
+    from gpcompiler.curves import read_column
+    wages = read_column("bundled:cps1988", "wage")
+    clipped = f"{numpy.count_nonzero(wages > 2500)} records clipped (not private): outside " \
+              "the public bounds [0, 2500]\n"      # issue 20: the data owner is told
+    assert status == 0 and err == clipped and "true quantile" not in stdout
     status, _, err = cli("cdf", "bundled:cps1988", "--lo", "0", "--hi", "2500", "--degree", "10",
                          *common, "-o", out_bounds, "--compare")
-    assert status == 0 and err.startswith("not private:") and "true quantiles" in err
+    assert status == 0 and err.startswith(clipped + "not private:") and "true quantiles" in err
+    assert cli("cdf", "bundled:cps1988", "--lo", "0", "--hi", "2500", "-q", *common)[2] == ""
     by_spec, by_bounds = (json.loads(p.read_text()) for p in (out_spec, out_bounds))
     assert by_spec["spec"] == "cdf_wages" and len(by_spec["spec_sha256"]) == 64
     for key in ("coefficients", "grid", "cdf", "budget", "lo", "hi", "degree"):
@@ -814,7 +820,10 @@ def test_batch_plot_has_a_colour_and_legend_entry_per_curve(cli, tmp_path, monke
                                                        "private release: B"]
     assert releases[0].get_color() != releases[1].get_color()
     assert [text.get_text() for text in axis.get_legend().get_texts()] == [
-        "original (true data)", "private release: A", "private release: B"]
+        "original (true data), faded in its release's colour", "private release: A",
+        "private release: B"]
+    true = [line for line in axis.lines if not line.get_label().startswith("private")]
+    assert [line.get_color() for line in true] == [r.get_color() for r in releases]
     assert "T = 10" in axis.get_title() and "ε = 1" in axis.get_title()
 
 
@@ -836,15 +845,20 @@ def test_a_plot_that_cannot_be_written_leaves_no_release(cli, tmp_path, monkeypa
 
 def test_cdf_budget_range_is_checked_first_and_stated_in_help(cli, tmp_path):
     """--epsilon and --delta outside the analytic Gaussian mechanism's calibrated range are
-    one-line errors naming the flag; --help states the same range as the code."""
+    one-line errors naming the flag, against one range each (issue 20: --delta 0.7 and 1.5
+    were refused with two different ranges); --help states the same range as the code."""
     from gpcompiler.cdf.gaussian import DELTA_RANGE, EPSILON_RANGE
     data = tmp_path / "x.csv"
     data.write_text("x\n1\n2\n3\n")
-    for flag, value in (("--epsilon", "1e-5"), ("--epsilon", "51"), ("--delta", "0.5")):
+    ranges = {"--epsilon": f"[{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}]",
+              "--delta": f"[{DELTA_RANGE[0]:g}, {DELTA_RANGE[1]:g})"}
+    for flag, value in (("--epsilon", "1e-5"), ("--epsilon", "51"), ("--epsilon", "-1"),
+                        ("--delta", "0.5"), ("--delta", "0.7"), ("--delta", "1.5")):
         budget = {"--epsilon": "1", "--delta": "1e-6", flag: value}
         status, _, err = cli("cdf", data, "--lo", 0, "--hi", 4,
                              *[item for pair in budget.items() for item in pair])
-        assert status == 2 and err.startswith(f"gpcompiler: error: {flag} ") and \
+        assert status == 2 and err.startswith(f"gpcompiler: error: argument {flag}: ") and \
+            f"expected a number in {ranges[flag]}, where the analytic Gaussian mechanism is " \
             "calibrated" in err and err.count("\n") == 1, err
     status, out, _ = cli("cdf", "--help")
     text = " ".join(out.split())

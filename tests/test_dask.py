@@ -1,5 +1,8 @@
 """Dask engine (issue 14): CDF statistics reduced over partitions equal the in-memory ones;
-batch Project-and-Privatize over row blocks with independent, reproducible noise."""
+batch Project-and-Privatize over row blocks with independent, reproducible noise; the
+command line's --scheduler (issue 20) gives the same release files and errors."""
+import os
+
 import numpy
 import pytest
 
@@ -10,7 +13,8 @@ from gpcompiler.cdf import streaming
 dask_array = pytest.importorskip("dask.array")
 dask_dataframe = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
-from gpcompiler.dask import main, privatize_batch  # noqa: E402
+from gpcompiler.curves import dataset_files, read_dataset_column  # noqa: E402
+from gpcompiler.dask import dataset_column, privatize_batch  # noqa: E402
 
 METHODS = ("moments", "direct", "histogram", "adaptive-quantiles")
 KWARGS = dict(lo=-2.0, hi=3.0, degree=12, bins=20, steps=15)
@@ -87,18 +91,109 @@ def test_batch_privatization_per_block_streams(client):
     assert numpy.abs(secure - module.project(t, y)).max() < 100
 
 
-def test_command_line_on_a_scheduler_address(client, data, tmp_path, capsys):
-    """Last: the command's own client replaces the fixture's as the default."""
+# ----- the command line (issue 20 item 6): last, since each command's client closes ------
+
+def cdf_release(cli, source, *options, column="x"):
+    """(status, release bytes or None, stderr) of `gpcompiler cdf SOURCE ... -o FILE`."""
+    out = source.parent / "release.csv" if hasattr(source, "parent") else None
+    out = out or os.path.join(os.path.dirname(str(source)), "release.csv")
+    if os.path.exists(out):
+        os.remove(out)
+    status, _, err = cli("cdf", source, "--column", column, "--lo", "-1", "--hi", "2",
+                         "--epsilon", "1", "--delta", "1e-6", "--seed", "7", "-q", "-o", out,
+                         *options)
+    return status, (open(out, "rb").read() if os.path.exists(out) else None), err
+
+
+def test_cdf_scheduler_gives_the_same_release_file(client, data, tmp_path, cli):
+    """Parquet files of 70000, 50000 and 777 records (partitions that are not whole
+    chunks), given as a glob and as their directory, and CSV files by a glob: the release
+    file is the same bytes on a scheduler as in memory, for the same seed."""
     pandas = pytest.importorskip("pandas")
-    pandas.DataFrame({"x": data[:5000]}).to_parquet(tmp_path / "x.parquet")
-    assert main([str(tmp_path / "x.parquet"), "--column", "x", "--lo", "-2", "--hi", "3",
-                 "--epsilon", "1", "--delta", "1e-5", "--scheduler", client.scheduler.address]) == 0
-    assert "N = 5000" in capsys.readouterr().out
-    assert main([str(tmp_path / "x.parquet"), "--column", "nope", "--lo", "-2", "--hi", "3",
-                 "--epsilon", "1", "--delta", "1e-5", "--scheduler", client.scheduler.address]) == 2
-    assert "nope" in capsys.readouterr().err
-    rows = "".join(f"{v!r},1\n" for v in data[:5000].tolist())
-    (tmp_path / "x.csv").write_text("x,y\n" + rows)
-    assert main([str(tmp_path / "x.csv"), "--column", "x", "--lo", "-2", "--hi", "3",
-                 "--epsilon", "1", "--delta", "1e-5", "--scheduler", client.scheduler.address]) == 0
-    assert "N = 5000" in capsys.readouterr().out
+    address = client.scheduler.address
+    pieces = numpy.split(data[:120777], [70000, 120000])
+    (tmp_path / "csv").mkdir()
+    for i, piece in enumerate(pieces):
+        pandas.DataFrame({"x": piece, "g": i}).to_parquet(tmp_path / f"part{i}.parquet")
+        (tmp_path / "csv" / f"part{i}.csv").write_text(
+            "x,g\n" + "".join(f"{v!r},{i}\n" for v in piece[:400].tolist()))
+    glob = str(tmp_path / "part*.parquet")
+    files = dataset_files(glob)
+    column, _ = dataset_column(files, "x", -1.0, 2.0)
+    assert column.chunks == ((120777,),)      # blocks of whole chunks, as in memory
+    for method in ("direct", "moments"):      # the same bits
+        assert numpy.array_equal(
+            cdf.Statistics.from_data(column, lo=-1.0, hi=2.0, method=method).sums,
+            cdf.Statistics.from_data(read_dataset_column(files, "x"), lo=-1.0, hi=2.0,
+                                     method=method).sums)
+    for method in ("direct", "histogram"):
+        plain = cdf_release(cli, glob, "--method", method)
+        assert plain[0] == 0 and plain[1], plain[2]
+        assert cdf_release(cli, glob, "--method", method, "--scheduler", address) == plain
+        assert cdf_release(cli, tmp_path, "--method", method, "--scheduler", address)[1] == \
+            plain[1]
+    assert f"N = {120777}" in cli("cdf", tmp_path, "--column", "x", "--lo", "-1", "--hi", "2",
+                                  "--epsilon", "1", "--delta", "1e-6")[1]
+    outside = int(numpy.count_nonzero((data[:120777] < -1) | (data[:120777] > 2)))
+    status, _, err = cli("cdf", tmp_path, "--column", "x", "--lo", "-1", "--hi", "2",
+                         "--epsilon", "1", "--delta", "1e-6", "--scheduler", address)
+    assert status == 0 and f"{outside} records clipped (not private)" in err
+    csv = str(tmp_path / "csv" / "*.csv")
+    plain = cdf_release(cli, csv)
+    assert plain[0] == 0 and cdf_release(cli, csv, "--scheduler", address) == plain
+
+
+def test_cdf_scheduler_gives_the_same_errors(client, tmp_path, cli):
+    """A missing column, a non-numeric value (the first bad file in order), no matching
+    file, an unreachable scheduler: one line, exit 2, the same text as in memory."""
+    address = client.scheduler.address
+    (tmp_path / "a.csv").write_text("x,g\n1,0\n")
+    (tmp_path / "b.csv").write_text("x,g\n2,0\nseven,0\n")
+    (tmp_path / "c.csv").write_text("x,g\nnan,0\n")
+    for source, column in ((tmp_path / "*.csv", "y"), (tmp_path / "*.csv", "x"),
+                           (tmp_path / "none*.csv", "x"), (tmp_path / "c.csv", "x")):
+        plain = cdf_release(cli, str(source), column=column)
+        assert plain[0] == 2 and plain[2].count("\n") == 1, plain
+        assert cdf_release(cli, str(source), "--scheduler", address, column=column) == plain
+    assert "b.csv: line 3: x='seven' is not a number" in \
+        cdf_release(cli, str(tmp_path / "*.csv"))[2]
+    status, _, err = cli("cdf", tmp_path / "a.csv", "--column", "x", "--column", "g", "--lo",
+                         "0", "--lo", "0", "--hi", "1", "--hi", "1", "--epsilon", "1",
+                         "--delta", "1e-6", "--scheduler", address)
+    assert status == 2 and "--scheduler: a joint CDF" in err
+
+
+def test_privatize_scheduler_gives_the_same_release_file(client, tmp_path, cli):
+    """Batch Project-and-Privatize: projections on the workers, noise drawn here in the
+    curves' order, so the same file for the same seed; other methods are refused; a curve
+    outside the domain is the same one-line error."""
+    address = client.scheduler.address
+    t = numpy.linspace(0, 1, 20)
+    rows = "".join(f"c{k},{float(ti)!r},{float(numpy.sin((k + 1) * ti))!r}\n"
+                   for k in range(70) for ti in t)
+    (tmp_path / "curves.csv").write_text("curve,t,y\n" + rows)
+    files = []
+    for options in ((), ("--scheduler", address)):
+        out = tmp_path / f"release{len(files)}.json"
+        status, _, err = cli("privatize", "specs/linear.toml", tmp_path / "curves.csv",
+                             "--epsilon", "1", "--seed", "3", "-q", "-o", out, *options)
+        assert status == 0, err
+        files.append(out.read_bytes())
+    assert files[0] == files[1] and files[0].count(b'"curve"') == 70
+    status, _, err = cli("privatize", "specs/linear.toml", tmp_path / "curves.csv",
+                         "--epsilon", "1", "--method", "seg", "--scheduler", address)
+    assert status == 2 and "--method seg runs in this process" in err
+    (tmp_path / "far.csv").write_text("curve,t,y\na,0,1\na,0.5,1\nb,0,1\nb,7,2\n")
+    errors = [cli("privatize", "specs/linear.toml", tmp_path / "far.csv", "--epsilon", "1",
+                  *options)[::2] for options in ((), ("--scheduler", address))]
+    assert errors[0] == errors[1] and errors[0][0] == 2 and "curve 'b'" in errors[0][1]
+
+
+def test_scheduler_local_starts_a_cluster_and_a_bad_address_is_one_line(tmp_path, cli):
+    (tmp_path / "x.csv").write_text("x\n" + "".join(f"{v / 100}\n" for v in range(300)))
+    plain = cdf_release(cli, tmp_path / "x.csv")
+    assert plain[0] == 0 and cdf_release(cli, tmp_path / "x.csv", "--scheduler", "local") == plain
+    status, _, err = cli("cdf", tmp_path / "x.csv", "--column", "x", "--lo", "0", "--hi", "1",
+                         "--epsilon", "1", "--delta", "1e-6", "--scheduler", "nonsense://x")
+    assert status == 2 and err.startswith("gpcompiler: error: --scheduler nonsense://x: cannot "
+                                          "connect") and err.count("\n") == 1, err
