@@ -15,6 +15,7 @@ import sys
 import textwrap
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy
@@ -213,8 +214,9 @@ def _parameters(items, module, method):
 
 # The methods each method-specific option applies to (anything else is an error).
 METHOD_OPTIONS = {"beta": ("select", "seg", "unbounded"), "continuous": ("seg", "unbounded"),
-                  "k": ("baseline",), "window": ("baseline",)}
+                  "k": ("baseline",), "window": ("baseline",), "split": ("select",)}
 DEFAULT_BETA, DEFAULT_K = 0.1, 100
+DEFAULT_SPLIT = (Fraction(1, 4), Fraction(0), Fraction(0), Fraction(3, 4))   # = select's
 
 
 def _method_options(args):
@@ -285,7 +287,7 @@ def _release(module, args, params, t, y, rng):
                                           rng=rng, **budget)
     elif args.method == "select":
         result = adaptive.priv_func_select(t, y, module, beta=args.beta, rng=rng,
-                                           **budget, **params)
+                                           split=args.split or DEFAULT_SPLIT, **budget, **params)
     elif args.method == "seg":
         result = adaptive.priv_func_seg(t, y, module, beta=args.beta,
                                         continuous=args.continuous, rng=rng, **budget, **params)
@@ -1055,6 +1057,15 @@ def _count(low, high=None):
     return _typed(int, lambda v: low <= v <= high, f"an integer in {low}..{high}")
 
 
+def _split(text):
+    """argparse type of --split: four fractions of the budget (select.check_split)."""
+    from .adaptive.select import check_split
+    try:
+        return check_split(text.split(","))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("split: ")) from None
+
+
 def _budget_value(name):
     """argparse type of --epsilon/--rho: positive, finite, with a noise scale (1/epsilon,
     1/sqrt(2 rho)) that float64 can carry (checked before any data is read)."""
@@ -1155,6 +1166,11 @@ def build_parser():
     p.add_argument("--beta", type=_probability,
                    help=f"failure probability (select, seg, unbounded only; "
                         f"default: {DEFAULT_BETA})")
+    p.add_argument("--split", type=_split, metavar="S1,F1,S2,F2",
+                   help="PrivFuncSelect's budget shares: size SVT, first release, pruning "
+                        "SVT, final release, summing to 1, e.g. 1/4,1/4,1/4,1/4 for the "
+                        "paper's (select only; default: "
+                        f"{','.join(str(v) for v in DEFAULT_SPLIT)}, no pruning)")
     p.add_argument("--continuous", action="store_true",
                    help="continuous output (seg, unbounded only; default: piecewise)")
     p.add_argument("--k", type=_count(2),
