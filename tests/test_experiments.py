@@ -75,7 +75,8 @@ def test_bundled_quick_run_has_the_papers_shape_and_direction(tmp_path, name):
 def test_ecg_is_in_microvolts_at_100_hz_and_the_sinc_projection_is_close():
     from gpcompiler.experiments import ecg
     _, t, windows = ecg.bundled_windows()
-    assert len(windows) == 30 and t.size == 1000 and t[1] == pytest.approx(0.8)
+    assert len(windows) == 30 and t.size == 1000 and t[1] - t[0] == pytest.approx(0.8)
+    assert t[-1] == 800.0 and t[0] == pytest.approx(0.8)   # ends on the last sinc centre
     assert 200 < numpy.ptp(windows[0]) < 5000          # an ECG in µV, not mV
     results = ecg.simulate(0, t, windows[0], (0.0, 800.0), "GP", [1e6], 1, True)
     projection = results["extras"]["projection_error"]
