@@ -725,7 +725,12 @@ def cmd_cdf(args):
     clipped = numpy.clip(data, lo, hi)
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     try:
-        if args.method in LEGENDRE_METHODS:
+        if degree == "auto":
+            result = cdf.estimate(clipped, lo=lo, hi=hi, epsilon=args.epsilon, delta=args.delta,
+                                  degree=degree, method=args.method, rng=rng)
+            released = {"points": result.grid, "point_values": result.values}
+            degree = result.degree
+        elif args.method in LEGENDRE_METHODS:
             noisy = cdf.Statistics.from_data(clipped, lo=lo, hi=hi, degree=degree,
                                              method=args.method
                                              ).privatize(epsilon=args.epsilon, delta=args.delta,
@@ -743,7 +748,7 @@ def cmd_cdf(args):
     probabilities = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
     _say(args, f"{args.method}: N = {data.size}, sigma = {result.sigma:.4g}, sensitivity = "
                f"{result.sensitivity:.4g}, budget (epsilon, delta) = "
-               f"({args.epsilon}, {args.delta})")
+               f"({args.epsilon}, {args.delta})" + _auto_note(result, args))
     _say(args, "      p   private quantile")
     for p in probabilities:
         _say(args, f"  {p:5.2f}   {float(result.quantile(p)):16.4f}")
@@ -756,6 +761,8 @@ def cmd_cdf(args):
     files = []
     if args.output:
         smooth = {"degree": degree} if args.method in LEGENDRE_METHODS else {}
+        if len(result.spent) == 2:
+            smooth["degree_selection_epsilon"] = result.spent[0][0]
         metadata = _metadata(args, **spec, lo=lo, hi=hi, **smooth, records=int(data.size))
         values = result.cdf(grid)
         files.append((args.output, json.dumps(
@@ -803,9 +810,11 @@ def _joint_cdf(args, columns):
                                       rng=rng)
     except ValueError as error:
         raise DataError(str(error)) from None
+    degree = list(result.degree) if result.degree is not None else degree
     _say(args, f"{args.method}: N = {data.shape[0]}, {k} columns, sigma = {result.sigma:.4g}, "
                f"sensitivity = {result.sensitivity:.4g}, budget (epsilon, delta) = "
-               f"({args.epsilon}, {args.delta})")
+               f"({args.epsilon}, {args.delta})"
+               + (f"; degrees {degree} chosen privately" if args.degree == "auto" else ""))
     _say(args, "      p   " + "".join(f"{c[:16]:>18}" for c in columns) + "  (private marginal "
                                                                            "quantiles)")
     for p in (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95):
@@ -818,6 +827,15 @@ def _joint_cdf(args, columns):
         _write_files(args, [(args.output, _joint_cdf_file(args, columns, result, degree,
                                                           data.shape[0]))])
     return 0
+
+
+def _auto_note(result, args):
+    """The degree and the budget split of a release with --degree auto (else "")."""
+    if args.degree != "auto":
+        return ""
+    (selection, _, _), (release, _, _) = result.spent
+    return (f"; degree K = {result.degree} chosen privately with epsilon {selection:.4g}, "
+            f"released with epsilon {release:.4g}")
 
 
 def _joint_cdf_file(args, columns, result, degree, records):
@@ -853,9 +871,12 @@ def _cdf_setup(args):
     if args.degree is not None and args.method not in LEGENDRE_METHODS:
         raise UserError(f"--degree does not apply to --method {args.method} "
                         f"(only to {', '.join(LEGENDRE_METHODS)})")
+    if args.degree == "auto" and (args.method != "direct" or args.spec is not None):
+        raise UserError("--degree auto needs --method direct and --lo/--hi (a --spec declares "
+                        "its degree)")
     lo, hi, degree, spec = _cdf_bounds(args)
     _check_bounds(lo, hi)
-    if args.method in LEGENDRE_METHODS and degree < 1:
+    if args.method in LEGENDRE_METHODS and degree != "auto" and degree < 1:
         raise UserError(f"the {args.method} method needs a Legendre degree K >= 1, got {degree}"
                         + (f" from {args.spec}" if args.spec else ""))
     return lo, hi, degree, spec
@@ -1057,6 +1078,11 @@ def _count(low, high=None):
     return _typed(int, lambda v: low <= v <= high, f"an integer in {low}..{high}")
 
 
+def _degree(text):
+    """argparse type of --degree: an integer >= 1 or "auto"."""
+    return "auto" if text == "auto" else _count(1)(text)
+
+
 def _split(text):
     """argparse type of --split: four fractions of the budget (select.check_split)."""
     from .adaptive.select import check_split
@@ -1230,9 +1256,10 @@ def build_parser():
                         "calibrated (required; no default)")
     p.add_argument("--delta", type=_probability, required=True,
                    help="DP delta in [1e-12, 0.5) (required; no default)")
-    p.add_argument("--degree", type=_count(1),
-                   help="Legendre degree K, moments and direct only (default: from --spec, "
-                        "else 10; 8 per column for a joint CDF)")
+    p.add_argument("--degree", type=_degree,
+                   help="Legendre degree K, moments and direct only, or auto (direct: K "
+                        "chosen privately with 1/5 of epsilon, docs/choosing.md) (default: "
+                        "from --spec, else 10; 8 per column for a joint CDF)")
     p.add_argument("--method", default="direct",
                    choices=["moments", "direct", "histogram", "adaptive-quantiles"],
                    help="estimator (docs/design.md, \"CDF estimation\")")
