@@ -217,6 +217,42 @@ def _cdf_end_to_end(method, claim, s, alpha, seed, name):
     return AuditReport(name, claim, (pair,), alpha)
 
 
+def cdf_auto_pair():
+    """Two neighbouring data sets of 200 records on [0, 1] whose noiseless best degree with
+    the whole epsilon = 1 differs (12 against 8; tests/test_cdf_degree.py checks it): 95
+    records at 0.125 and 105 at 0.75, and the same with one record moved from 0.125 to 0."""
+    data = numpy.repeat([0.125, 0.75], [95, 105])
+    moved = data.copy()
+    moved[0] = 0.0
+    return data, moved
+
+
+def cdf_auto_audit(mutant=False, mode="full", alpha=ALPHA, seed=52):
+    """degree="auto" end to end (docs/design.md, "CDF degree chosen privately"): black box
+    on the released degree and the CDF on 32 public points, for ``cdf_auto_pair``; with
+    ``mutant`` the selection is the noiseless best score, uncharged."""
+    claim, s = Claim("DP", 1.0, 1e-5), SETTINGS[mode]
+    name = "CDF direct, degree auto" + (": degree chosen without charge" if mutant else "")
+    grid = numpy.linspace(0, 1, 32)
+
+    def sampler(values):
+        def sample(count, g):
+            found = [cdf.estimate(values, lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5,
+                                  degree="auto", rng=g) for _ in range(count)]
+            return numpy.array([[e.degree, *e.cdf(grid)] for e in found])
+        return sample
+
+    def run():
+        with mutants.cdf_degree_uncharged() if mutant else contextlib.nullcontext():
+            data, moved = cdf_auto_pair()
+            samples = s["end_to_end"] * 2
+            pair = audit_pair(sampler(data), sampler(moved), claim, 1.0, label=name,
+                              samples=samples, alpha=alpha,
+                              rng=numpy.random.default_rng(seed), pilot=samples // 4)
+            return AuditReport(name, claim, (pair,), alpha), None
+    return _timed(name, claim.describe(1.0), run)
+
+
 # -- adaptive algorithms (end to end) -----------------------------------------------------
 
 ADAPTIVE = {
@@ -418,6 +454,8 @@ def suite_tasks(mode="full", end_to_end=True):
     for method in estimators.METHODS:
         if method in ("moments", "direct") or end_to_end:
             tasks.append((False, cdf_audit, (method, 1.0, mode)))
+    if end_to_end:
+        tasks.append((False, cdf_auto_audit, (False, mode)))
     for algorithm in ADAPTIVE:
         for model in ("GP", "CGP") if end_to_end else ("GP",):
             tasks.append((False, adaptive_audit, (algorithm, model, None, mode)))
@@ -451,6 +489,8 @@ def power_tasks(mode="full", specs=None, end_to_end=True):
         for factor in (1.0,) + mutants.SCALES:
             tasks.append((f"CDF {method}", cdf_audit, (method, factor, mode)))
     if end_to_end:
+        for mutant in (False, True):
+            tasks.append(("CDF direct, degree auto", cdf_auto_audit, (mutant, mode)))
         for algorithm, mutated in ADAPTIVE_POWER:
             for mutant in (None,) + mutated:
                 tasks.append((f"{algorithm} (GP)", adaptive_audit,

@@ -41,6 +41,7 @@ from .adaptive.curve import Curve, prepare_run
 from .adaptive.noise import clip
 from .runtime import exact
 from .mutants import patched
+from .rounding import floor_float
 
 
 @dataclass(frozen=True)
@@ -164,29 +165,41 @@ def release_noise(model, rng, count, size, scale):
 
 class SelectRuns:
     """Batched PrivFuncSelect (Alg. 3 / 7) on one curve, with priv_func_select's arguments;
-    ``sample(count, rng, grid)`` returns Runs (details: first_size k0, final size)."""
+    ``sample(count, rng, grid)`` returns Runs (details: first_size k0, final size). Two
+    ledgers: runs without pruning (k0 = 1 or a split without it) and runs with it."""
 
-    def __init__(self, t, y, spec, *, epsilon=None, rho=None, beta=0.1, bound=None, **params):
+    def __init__(self, t, y, spec, *, epsilon=None, rho=None, beta=0.1,
+                 split=select.DEFAULT_SPLIT, bound=None, **params):
         module = select.load_module(spec)
+        split = select.check_split(split)
         bound = select.release_bound(module, bound, epsilon, rho)
         curve, ledger, _ = prepare_run(t, y, module.curve_interval(**params), epsilon, rho,
                                        beta, _Probe(), bound, module.OUTSIDE)
         select._check_module(module, curve.value_dim)
-        self.module, self.params, self.ledger = module, params, ledger
+        self.module, self.params, self.split = module, params, split
         self.c, self.residual, tails = select.prefix_distances(module, curve, params)
         m, n = self.c.shape
         self.energy = (self.c ** 2).sum(axis=1)
-        threshold, tau = select._svt_targets(ledger.model, ledger.budget, n)
-        self.tau = numpy.array([tau(r) for r in range(1, m + 1)])
-        release = ledger.share(Fraction(1, 4))
-        pair = select.svt_split(ledger, Fraction(ledger.budget) / 4)[:2]
-        self.size = (-tails, threshold,
-                     probe_svt(select.svt, ledger, "select: size", threshold, 1.0, *pair))
-        self.first = probe_release(select.privatize_vector, ledger, "select: first release",
-                                   release, m * n)
-        self.pruning = probe_svt(select.svt, ledger, "select: pruning", 0.0, 1.0, *pair)
-        self.final = probe_release(select.privatize_vector, ledger, "select: final release",
-                                   release, m * n)
+        tau = select.noise_target(ledger.model, ledger.share(split[3]), n)
+        values = numpy.array([tau(j + 1) for j in range(m)]) - tails
+        self.size = (values, 0.0, probe_svt(select.svt, ledger, "select: size", 0.0, 1.0,
+                                            *select._svt_pair(ledger, split[0])))
+        plain = copy.deepcopy(ledger)
+        self.final = probe_release(select.privatize_vector, plain, "select: final release",
+                                   floor_float(plain.remaining), m * n)
+        self.ledgers = (plain,)
+        if split[1] > 0:
+            share = ledger.share(split[1])
+            tau1 = select.noise_target(ledger.model, share, n)
+            self.tau = numpy.array([tau1(r) for r in range(1, m + 1)])
+            self.first = probe_release(select.privatize_vector, ledger, "select: first release",
+                                       share, m * n)
+            self.pruning = probe_svt(select.svt, ledger, "select: pruning", 0.0, 1.0,
+                                     *select._svt_pair(ledger, split[2]))
+            self.pruned_final = probe_release(select.privatize_vector, ledger,
+                                              "select: final release",
+                                              floor_float(ledger.remaining), m * n)
+            self.ledgers = (plain, ledger)
 
     def sample(self, count, rng, grid):
         m, n = self.c.shape
@@ -194,19 +207,25 @@ class SelectRuns:
         k0 = numpy.minimum(first_crossing(numpy.broadcast_to(values, (count, m)), threshold,
                                           scales, rng) + 1, m)
         coefficients, size = numpy.zeros((count, m, n)), numpy.empty(count, dtype=int)
+        pruned = (k0 > 1) & (self.split[1] > 0)
         for k in numpy.unique(k0):
             rows = numpy.flatnonzero(k0 == k)
-            size[rows] = self._prune(rows, k, coefficients, rng)
+            if pruned[rows[0]]:
+                size[rows] = self._prune(rows, k, coefficients, rng)
+            else:
+                size[rows] = k
+                noise = release_noise(self.ledgers[0].model, rng, rows.size, k * n,
+                                      self.final).reshape(-1, k, n)
+                coefficients[rows, :k] = self.c[:k] + noise
         basis = self.module.orthonormal_basis(numpy.asarray(grid, dtype=float), **self.params)
         return Runs(numpy.einsum("tm,imn->itn", basis, coefficients),
-                    {"first_size": k0, "size": size}, (self.ledger,),
-                    numpy.zeros(count, dtype=int))
+                    {"first_size": k0, "size": size}, self.ledgers, pruned.astype(int))
 
     def _prune(self, rows, k, coefficients, rng):
         """Steps 3-5 for the runs ``rows`` whose first SVT kept k0 = k: first release,
         ordering by noisy norm, the pruning SVT (tau(r) - dist2, by Pythagoras), final
         release of the chosen coordinates into ``coefficients``; returns the sizes."""
-        n, model = self.c.shape[1], self.ledger.model
+        n, model = self.c.shape[1], self.ledgers[-1].model
         c = self.c[:k]
         noisy = c + release_noise(model, rng, rows.size, k * n, self.first).reshape(-1, k, n)
         order = numpy.argsort(-numpy.linalg.norm(noisy, axis=2), axis=1, kind="stable")
@@ -219,7 +238,8 @@ class SelectRuns:
         for s in numpy.unique(size):
             kept = rows[size == s]
             chosen_rows = numpy.sort(order[size == s, :s], axis=1)
-            noise = release_noise(model, rng, kept.size, s * n, self.final).reshape(-1, s, n)
+            noise = release_noise(model, rng, kept.size, s * n, self.pruned_final)
+            noise = noise.reshape(-1, s, n)
             coefficients[kept[:, None], chosen_rows] = self.c[chosen_rows] + noise
         return size
 

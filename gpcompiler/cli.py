@@ -16,6 +16,7 @@ import sys
 import textwrap
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy
@@ -214,8 +215,9 @@ def _parameters(items, module, method):
 
 # The methods each method-specific option applies to (anything else is an error).
 METHOD_OPTIONS = {"beta": ("select", "seg", "unbounded"), "continuous": ("seg", "unbounded"),
-                  "k": ("baseline",), "window": ("baseline",)}
+                  "k": ("baseline",), "window": ("baseline",), "split": ("select",)}
 DEFAULT_BETA, DEFAULT_K = 0.1, 100
+DEFAULT_SPLIT = (Fraction(1, 4), Fraction(0), Fraction(0), Fraction(3, 4))   # = select's
 
 
 def _method_options(args):
@@ -332,7 +334,7 @@ def _release(module, args, params, t, y, rng, bound, projection=None):
                                           **budget)
     elif args.method == "select":
         result = adaptive.priv_func_select(t, y, module, beta=args.beta, rng=rng, bound=bound,
-                                           **budget, **params)
+                                           split=args.split or DEFAULT_SPLIT, **budget, **params)
     elif args.method == "seg":
         result = adaptive.priv_func_seg(t, y, module, beta=args.beta, bound=bound,
                                         continuous=args.continuous, rng=rng, **budget, **params)
@@ -840,7 +842,12 @@ def cmd_cdf(args):
     clipped = numpy.clip(data, lo, hi)
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     try:
-        if args.method in LEGENDRE_METHODS:
+        if degree == "auto":
+            result = cdf.estimate(clipped, lo=lo, hi=hi, epsilon=args.epsilon, delta=args.delta,
+                                  degree=degree, method=args.method, rng=rng)
+            released = {"points": result.grid, "point_values": result.values}
+            degree = result.degree
+        elif args.method in LEGENDRE_METHODS:
             noisy = cdf.Statistics.from_data(clipped, lo=lo, hi=hi, degree=degree,
                                              method=args.method
                                              ).privatize(epsilon=args.epsilon, delta=args.delta,
@@ -858,7 +865,7 @@ def cmd_cdf(args):
     probabilities = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
     _say(args, f"{args.method}: N = {data.size}, sigma = {result.sigma:.4g}, sensitivity = "
                f"{result.sensitivity:.4g}, budget (epsilon, delta) = "
-               f"({args.epsilon}, {args.delta})")
+               f"({args.epsilon}, {args.delta})" + _auto_note(result, args))
     _say(args, "      p   private quantile")
     for p in probabilities:
         _say(args, f"  {p:5.2f}   {float(result.quantile(p)):16.4f}")
@@ -872,6 +879,8 @@ def cmd_cdf(args):
     files = []
     if args.output:
         smooth = {"degree": degree} if args.method in LEGENDRE_METHODS else {}
+        if len(result.spent) == 2:
+            smooth["degree_selection_epsilon"] = result.spent[0][0]
         metadata = _metadata(args, **spec, lo=lo, hi=hi, **smooth, records=int(data.size))
         values = result.cdf(grid)
         files.append((args.output, json.dumps(
@@ -925,9 +934,11 @@ def _joint_cdf(args, columns):
                                       rng=rng)
     except ValueError as error:
         raise DataError(str(error)) from None
+    degree = list(result.degree) if result.degree is not None else degree
     _say(args, f"{args.method}: N = {data.shape[0]}, {k} columns, sigma = {result.sigma:.4g}, "
                f"sensitivity = {result.sensitivity:.4g}, budget (epsilon, delta) = "
-               f"({args.epsilon}, {args.delta})")
+               f"({args.epsilon}, {args.delta})"
+               + (f"; degrees {degree} chosen privately" if args.degree == "auto" else ""))
     _say(args, "      p   " + "".join(f"{c[:16]:>18}" for c in columns) + "  (private marginal "
                                                                            "quantiles)")
     for p in (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95):
@@ -940,6 +951,15 @@ def _joint_cdf(args, columns):
         _write_files(args, [(args.output, _joint_cdf_file(args, columns, result, degree,
                                                           data.shape[0]))])
     return 0
+
+
+def _auto_note(result, args):
+    """The degree and the budget split of a release with --degree auto (else "")."""
+    if args.degree != "auto":
+        return ""
+    (selection, _, _), (release, _, _) = result.spent
+    return (f"; degree K = {result.degree} chosen privately with epsilon {selection:.4g}, "
+            f"released with epsilon {release:.4g}")
 
 
 def _joint_cdf_file(args, columns, result, degree, records):
@@ -1023,9 +1043,12 @@ def _cdf_setup(args):
     if args.degree is not None and args.method not in LEGENDRE_METHODS:
         raise UserError(f"--degree does not apply to --method {args.method} "
                         f"(only to {', '.join(LEGENDRE_METHODS)})")
+    if args.degree == "auto" and (args.method != "direct" or args.spec is not None):
+        raise UserError("--degree auto needs --method direct and --lo/--hi (a --spec declares "
+                        "its degree)")
     lo, hi, degree, spec = _cdf_bounds(args)
     _check_bounds(lo, hi)
-    if args.method in LEGENDRE_METHODS and degree < 1:
+    if args.method in LEGENDRE_METHODS and degree != "auto" and degree < 1:
         raise UserError(f"the {args.method} method needs a Legendre degree K >= 1, got {degree}"
                         + (f" from {args.spec}" if args.spec else ""))
     return lo, hi, degree, spec
@@ -1250,6 +1273,20 @@ def _calibrated(name):
     return parse
 
 
+def _degree(text):
+    """argparse type of --degree: an integer >= 1 or "auto"."""
+    return "auto" if text == "auto" else _count(1)(text)
+
+
+def _split(text):
+    """argparse type of --split: four fractions of the budget (select.check_split)."""
+    from .adaptive.select import check_split
+    try:
+        return check_split(text.split(","))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("split: ")) from None
+
+
 def _budget_value(name):
     """argparse type of --epsilon/--rho: positive, finite, with a noise scale (1/epsilon,
     1/sqrt(2 rho)) that float64 can carry (checked before any data is read)."""
@@ -1360,6 +1397,11 @@ def build_parser():
     p.add_argument("--beta", type=_probability,
                    help=f"failure probability (select, seg, unbounded only; "
                         f"default: {DEFAULT_BETA})")
+    p.add_argument("--split", type=_split, metavar="S1,F1,S2,F2",
+                   help="PrivFuncSelect's budget shares: size SVT, first release, pruning "
+                        "SVT, final release, summing to 1, e.g. 1/4,1/4,1/4,1/4 for the "
+                        "paper's (select only; default: "
+                        f"{','.join(str(v) for v in DEFAULT_SPLIT)}, no pruning)")
     p.add_argument("--continuous", action="store_true",
                    help="continuous output (seg, unbounded only; default: piecewise)")
     p.add_argument("--bound", type=_positive, metavar="B",
@@ -1432,9 +1474,10 @@ def build_parser():
                         "calibrated (required; no default)")
     p.add_argument("--delta", type=_calibrated("delta"), required=True,
                    help="DP delta in [1e-12, 0.5) (required; no default)")
-    p.add_argument("--degree", type=_count(1),
-                   help="Legendre degree K, moments and direct only (default: from --spec, "
-                        "else 10; 8 per column for a joint CDF)")
+    p.add_argument("--degree", type=_degree,
+                   help="Legendre degree K, moments and direct only, or auto (direct: K "
+                        "chosen privately with 1/5 of epsilon, docs/choosing.md) (default: "
+                        "from --spec, else 10; 8 per column for a joint CDF)")
     p.add_argument("--method", default="direct",
                    choices=["moments", "direct", "histogram", "adaptive-quantiles"],
                    help="estimator (docs/design.md, \"CDF estimation\")")

@@ -124,6 +124,24 @@ def cdf_sigma_scaled(factor):
         estimators.analytic_gaussian_sigma = shipped
 
 
+@contextlib.contextmanager
+def cdf_degree_uncharged():
+    """degree="auto" choosing K as the noiseless best score (no exponential mechanism) and
+    charging nothing for it: the release gets the whole epsilon and K is a deterministic
+    function of the data."""
+    from .cdf import degree
+    shipped = degree.choose_degree
+
+    def mutated(coefficients, count, epsilon, delta, rng, candidates=degree.CANDIDATES):
+        values = degree.scores(coefficients, count, epsilon, delta, candidates)
+        return candidates[int(numpy.argmax(values))], 0.0, epsilon
+    degree.choose_degree = mutated
+    try:
+        yield
+    finally:
+        degree.choose_degree = shipped
+
+
 class ScaledGenerator:
     """A generator proxy whose Laplace, Gamma and normal variates are multiplied by
     ``laplace``, ``gamma`` and ``normal`` (the noise of whichever step draws from it)."""

@@ -14,6 +14,7 @@ from gpcompiler import batched
 from gpcompiler.adaptive import seg, select
 from gpcompiler.rounding import ceil_float, ceil_sqrt
 
+PAPER_SPLIT = (Fraction(1, 4),) * 4    # with the pruning steps (the paper's Alg. 3 split)
 LEVEL = 1e-4       # a correct sampler fails one of these comparisons w.p. < 1e-4 per test
 
 
@@ -80,6 +81,7 @@ GRID = {"select": numpy.linspace(-1, 1, 9), "seg": numpy.linspace(0, 1, 9),
 
 @pytest.mark.parametrize("case, keyword", [
     ("select", {"epsilon": 1.0}), ("select", {"rho": 0.5}),
+    ("select", {"epsilon": 1.0, "split": PAPER_SPLIT}),
     ("seg", {"epsilon": 1.0}), ("seg", {"rho": 0.5}),
     ("unbounded", {"epsilon": 2.0}),
 ])
@@ -137,16 +139,21 @@ class _ScaleRecorder:
 def test_select_scales_are_the_ones_the_algorithm_draws_and_its_ledger_charges(keyword):
     t, y = CASES["select"][0]()
     module = audit_suite.generated("legendre10")
+    keyword = dict(keyword, split=PAPER_SPLIT)
     recorder = _ScaleRecorder(numpy.random.default_rng(3))
     real = adaptive.priv_func_select(t, y, module, rng=recorder, **keyword)
     plan = batched.SelectRuns(t, y, module, **keyword)
     assert plan.size[2] == plan.pruning == tuple(recorder.scales[:2])
     assert set(recorder.scales) == set(plan.pruning)
-    assert _signature(plan.ledger) == _signature(real.ledger)
+    assert _signature(real.ledger) in {_signature(ledger) for ledger in plan.ledgers}
+    pruned = dict(real.details)["first_size"] > 1
     share = next(s.parameter for s in real.ledger.spends if s.label == "select: final release")
     expected = ceil_float(1 / Fraction(share)) if "epsilon" in keyword else \
         ceil_sqrt(1 / (2 * Fraction(share)))
-    assert plan.first == plan.final == expected
+    assert (plan.pruned_final if pruned else plan.final) == expected
+    assert plan.first == plan.pruned_final          # both a quarter: the paper's split
+    assert sum(s.cost for s in plan.ledgers[1].spends) <= Fraction(real.ledger.budget)
+    assert 0 <= plan.ledgers[0].remaining < Fraction(plan.ledgers[0].budget) / 2 ** 50  # all used
     with mutants.first_svt_noise_halved(select):
         halved = batched.SelectRuns(t, y, module, **keyword)
     assert halved.size[2] == tuple(s / 2 for s in plan.size[2]) and halved.pruning == plan.pruning

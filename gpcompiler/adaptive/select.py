@@ -13,6 +13,7 @@ import numpy
 from numpy.polynomial import legendre
 
 from ..build import load
+from ..rounding import floor_float
 from .curve import prepare_run
 from .noise import privatize_vector
 from .results import PrivateFunction
@@ -101,25 +102,62 @@ def prefix_distances(module, curve, params):
     return c, residual, numpy.sqrt(residual + numpy.append(numpy.cumsum(energy[::-1])[::-1][1:], 0.0))
 
 
-def _svt_targets(model, budget, n):
-    """Step-1 threshold and the step-4 target tau(r): GP -4/eps and n r/(eps/4);
-    CGP -1/eps0 and sqrt(n r)/eps0 with eps0 = sqrt(rho/2) (Alg. 7)."""
+DEFAULT_SPLIT = (Fraction(1, 4), Fraction(0), Fraction(0), Fraction(3, 4))
+SPLIT_STEPS = ("size SVT", "first release", "pruning SVT", "final release")
+
+
+def check_split(split):
+    """The budget split (size SVT, first release, pruning SVT, final release) as exact
+    fractions of the budget: non-negative, summing to exactly 1, the size SVT and the final
+    release positive, the first release and the pruning SVT both zero (no pruning) or both
+    positive. Floats are taken exactly, strings as fractions ("1/8")."""
+    try:
+        values = tuple(Fraction(v) for v in split)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise ValueError(f"split: expected four fractions of the budget, got {split!r}") from None
+    if len(values) != 4 or any(isinstance(v, bool) for v in split):
+        raise ValueError(f"split: expected four fractions ({', '.join(SPLIT_STEPS)}), "
+                         f"got {split!r}")
+    if min(values) < 0 or sum(values) != 1:
+        raise ValueError(f"split: the four shares must be >= 0 and sum to exactly 1, got "
+                         f"{', '.join(str(v) for v in values)}")
+    if values[0] == 0 or values[3] == 0 or (values[1] == 0) != (values[2] == 0):
+        raise ValueError("split: the size SVT and the final release need a positive share, and "
+                         "the first release and the pruning SVT are both zero or both positive")
+    return values
+
+
+def noise_target(model, share, n):
+    """tau(r): the expected norm of the final release's noise on r functions with n values
+    each at the planned final ``share`` (GP: E||Z||/eps_f = n r/eps_f, ||Z|| ~ Gamma(n r);
+    CGP: sqrt(E||N||^2) = sqrt(n r/(2 rho_f))). Both SVTs stop where the distance to q
+    falls below it: approximation error below the noise that one more function adds."""
     if model == "GP":
-        return -4 / budget, lambda size: n * size / (budget / 4)
-    epsilon0 = math.sqrt(budget / 2)
-    return -1 / epsilon0, lambda size: math.sqrt(n * size) / epsilon0
+        return lambda size: n * size / share
+    return lambda size: math.sqrt(n * size / (2 * share))
 
 
-def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None, bound=None,
-                     **params):
-    """Private basis selection then Project-and-Privatize (Alg. 3 / Alg. 7).
+def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, split=DEFAULT_SPLIT,
+                     rng=None, bound=None, **params):
+    """Private basis selection then Project-and-Privatize (paper Alg. 3 / Alg. 7).
 
-    The domain is the spec's (at the public parameter values ``params``), never the
-    samples'. Budget: two SVTs and two releases, a quarter each. If an SVT finds no
-    crossing the largest candidate is used (post-processing of the same noisy outcome).
-    The curve is first clipped to the public L2 bound B (``bound``, default the module's
-    default_bound at the budget; docs/clipping.md), so every curve is released.
+    Candidates are prefixes of the spec's orthonormalised basis e (Gram-Schmidt of the
+    spec's functions in order: for monomials, the normalized Legendre polynomials, which
+    span the same prefixes), then single orthonormal functions e_i. The domain is the
+    spec's (at the public parameter values ``params``), never the samples'.
+
+    ``split``: the public shares of the budget (size SVT, first release, pruning SVT, final
+    release), default (1/8, 1/4, 1/8, 1/2) (docs/design.md, "PrivFuncSelect's budget").
+    Step 1, an SVT on tau(j) - dist2(P_j q, q) with threshold 0 (``noise_target``), picks
+    the prefix size k0; when k0 > 1 the first release orders the k0 coefficients and the
+    pruning SVT on tau(r) - dist2(f_b(r), q) keeps the r largest; the final release gets
+    everything not spent (all of the first release's and pruning's shares when k0 = 1).
+    Any split composes to epsilon (rho). If an SVT finds no crossing the largest candidate
+    is used (post-processing of the same noisy outcome). The curve is first clipped to the
+    public L2 bound B (``bound``, default the module's default_bound at the budget;
+    docs/clipping.md), so every curve is released.
     """
+    split = check_split(split)
     module = load_module(spec)
     domain = module.curve_interval(**params)
     if not all(math.isfinite(v) for v in domain):
@@ -128,30 +166,44 @@ def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, rng=None, 
     curve, ledger, rng = prepare_run(t, y, domain, epsilon, rho, beta, rng, bound, module.OUTSIDE)
     _check_module(module, curve.value_dim)
     c, residual, tails = prefix_distances(module, curve, params)
-    n, m = c.shape[1], c.shape[0]
+    tau = noise_target(ledger.model, ledger.share(split[3]), c.shape[1])
+    k0 = svt((tau(j + 1) - tails[j] for j in range(c.shape[0])), 0.0, 1.0,
+             *_svt_pair(ledger, split[0]), rng=rng, ledger=ledger, label="select: size")
+    k0 = c.shape[0] if k0 is None else k0 + 1
+    chosen = numpy.arange(k0)
+    if k0 > 1 and split[1] > 0:
+        chosen = _pruned(c, residual, k0, ledger, split, rng, bound, module.ETA)
+    final = privatize_vector(c[chosen], ledger, "select: final release",
+                             floor_float(ledger.remaining), rng=rng, bound=bound, eta=module.ETA)
+    return _selected(module, chosen, final, ledger, c.shape[1], k0, params)
+
+
+def _svt_pair(ledger, fraction):
+    """(epsilon1, epsilon2) of an SVT costing at most ``fraction`` of the budget."""
+    return svt_split(ledger, Fraction(ledger.budget) * fraction)[:2]
+
+
+def _pruned(c, residual, k0, ledger, split, rng, bound, eta):
+    """Steps 2-4: release the first k0 coordinates, order them by noisy norm, keep the r
+    largest for the first r whose query tau1(r) - dist2(q, sum of the r chosen b_i e_i)
+    crosses (Pythagoras: residual + missed noise + energy left out); tau1 is the noise
+    target of the first release's own share, whose noise those distances carry."""
     energy = (c ** 2).sum(axis=1)
-    threshold, tau = _svt_targets(ledger.model, ledger.budget, n)
-    release = ledger.share(Fraction(1, 4))
-    svt_pair = svt_split(ledger, Fraction(ledger.budget) / 4)[:2]
-    k0 = svt((-tails[j] for j in range(m)), threshold, 1.0, *svt_pair,
-             rng=rng, ledger=ledger, label="select: size")
-    k0 = m if k0 is None else k0 + 1
-    noisy = privatize_vector(c[:k0], ledger, "select: first release", release, rng=rng,
-                             bound=bound, eta=module.ETA)
+    share = ledger.share(split[1])
+    tau = noise_target(ledger.model, share, c.shape[1])
+    noisy = privatize_vector(c[:k0], ledger, "select: first release", share, rng=rng,
+                             bound=bound, eta=eta)
     order = numpy.argsort(-numpy.linalg.norm(noisy, axis=1), kind="stable")
 
     def query(r):
-        """tau(r) - dist2(q, sum over the r chosen of b_i e_i), by Pythagoras."""
-        chosen = numpy.zeros(m, dtype=bool)
+        chosen = numpy.zeros(c.shape[0], dtype=bool)
         chosen[order[:r]] = True
         missed = (c[:k0] - noisy)[chosen[:k0]]
-        return tau(r) - math.sqrt(residual + float((missed ** 2).sum()) + float(energy[~chosen].sum()))
-    k1 = svt((query(r) for r in range(1, k0 + 1)), 0.0, 1.0, *svt_pair,
+        return tau(r) - math.sqrt(residual + float((missed ** 2).sum())
+                                  + float(energy[~chosen].sum()))
+    k1 = svt((query(r) for r in range(1, k0 + 1)), 0.0, 1.0, *_svt_pair(ledger, split[2]),
              rng=rng, ledger=ledger, label="select: pruning")
-    chosen = numpy.sort(order[:(k0 if k1 is None else k1 + 1)])
-    final = privatize_vector(c[chosen], ledger, "select: final release", release, rng=rng,
-                             bound=bound, eta=module.ETA)
-    return _selected(module, chosen, final, ledger, n, k0, params)
+    return numpy.sort(order[:(k0 if k1 is None else k1 + 1)])
 
 
 def _selected(module, chosen, coefficients, ledger, n, k0, params):

@@ -5,6 +5,7 @@ Every estimator maps data in public bounds [lo, hi] affinely to [-1, 1] (clippin
 Gaussian noise calibrated by the analytic Gaussian mechanism, and post-processes to a
 non-decreasing CDF in [0, 1].
 """
+import dataclasses
 import hashlib
 import hmac
 import math
@@ -26,6 +27,7 @@ from .streaming import direct_terms, partial_sums, quantile_points, to_reference
 from .tables import COEFFICIENT_SENSITIVITY_SQUARED, cdf_tables, moment_sensitivity_squared
 
 METHODS = ("moments", "direct", "histogram", "adaptive-quantiles")
+AUTO = "auto"     # degree chosen privately (gpcompiler.cdf.degree)
 GRID_SIZE = 2001
 
 
@@ -337,6 +339,8 @@ def estimate(data, *, lo, hi, epsilon, delta, degree=10, method="direct", rng=No
                               total_degree=total_degree, method=method, bins=bins, rng=rng)
     if total_degree is not None:
         raise ValueError("total_degree applies to data of several columns (N, k)")
+    if degree == AUTO:
+        return _auto_estimate(data, lo, hi, epsilon, delta, method, default_generator(rng))
     _size(method, degree, bins, steps)
     _size("moments" if method == "moments" else "direct", degree, bins, steps)
     _check_budget(epsilon, delta)
@@ -344,6 +348,24 @@ def estimate(data, *, lo, hi, epsilon, delta, degree=10, method="direct", rng=No
     statistics = Statistics.from_data(data, lo=lo, hi=hi, degree=degree, method=method,
                                       bins=bins, steps=steps)
     return statistics.privatize(epsilon=epsilon, delta=delta, rng=rng).estimate()
+
+
+def _auto_estimate(data, lo, hi, epsilon, delta, method, rng):
+    """degree="auto" (gpcompiler.cdf.degree): the exponential mechanism with a public share
+    of epsilon chooses K from the public candidates on the coefficients up to the largest,
+    then the direct release at K with the rest; ``spent`` lists both steps."""
+    from .degree import CANDIDATES, choose_degree
+    if method != "direct":
+        raise ValueError(f"degree='auto' needs the direct method, got {method!r}")
+    _check_budget(epsilon, delta)
+    top = Statistics.from_data(data, lo=lo, hi=hi, degree=max(CANDIDATES), method="direct")
+    degree, selection, release = choose_degree(top.sums / top.count, top.count, epsilon,
+                                               delta, rng)
+    chosen = Statistics("direct", degree, lo, hi, top.count, top.sums[:degree + 1], None,
+                        top.batches)
+    found = chosen.privatize(epsilon=release, delta=delta, rng=rng).estimate()
+    return dataclasses.replace(found, epsilon=epsilon, spent=(
+        (selection, 0.0, top.count), (release, delta, top.count)))
 
 
 def expected_l2_errors(degree, n, epsilon, delta):

@@ -10,16 +10,18 @@ projection onto the span is non-expansive, so the l2 sensitivity of the sums is 
 (of c: sqrt(2^k)/N). It is attained for every degree: x = (1, ..., 1), x' = (-1, ..., -1)
 turns 1_Q from a null set into the box, sqrt(2^k) e_0, in the span.
 """
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy
 from numpy.polynomial import legendre
 from scipy.interpolate import RegularGridInterpolator
 from scipy.optimize import isotonic_regression
 
-from ..rounding import ceil_sqrt
+from ..rounding import ceil_sqrt, floor_float
 from ..runtime import exact
 from ..secure import default_generator
 from .estimators import CDFEstimate, _check_budget, record_contributions
@@ -140,7 +142,15 @@ def joint_estimate(data, *, lo, hi, epsilon, delta, degree=8, total_degree=None,
     rng = default_generator(rng)
     if method == "histogram":
         return _histogram(x, lo, hi, epsilon, delta, bins, rng)
-    degrees = _degrees(degree, k, total_degree)
+    if isinstance(degree, str) and degree == "auto":
+        return _auto_joint(x, lo, hi, epsilon, delta, total_degree, rng)
+    return _direct(x, lo, hi, epsilon, delta, _degrees(degree, k, total_degree), total_degree,
+                   rng)
+
+
+def _direct(x, lo, hi, epsilon, delta, degrees, total_degree, rng):
+    """The direct release of mapped data x (N, k) at per-column ``degrees``."""
+    n, k = x.shape
     noisy, sigma = private_coefficients(x, degrees, total_degree, epsilon, delta, rng)
     reference = numpy.linspace(-1, 1, GRID_POINTS.get(k, 17))
     values = numpy.zeros((reference.size,) * k)
@@ -151,6 +161,33 @@ def joint_estimate(data, *, lo, hi, epsilon, delta, degree=8, total_degree=None,
     grids = tuple(l + (reference + 1) * (h - l) / 2 for l, h in zip(lo, hi))
     return JointCDFEstimate("direct", lo, hi, grids, monotone(values), sigma,
                             sum_sensitivity(k) / n, epsilon, delta, degrees)
+
+
+def _auto_joint(x, lo, hi, epsilon, delta, total_degree, rng):
+    """degree="auto" per column (gpcompiler.cdf.degree): column i's degree is chosen by
+    the exponential mechanism with epsilon_s/k on its marginal's coefficients, the score's
+    noise energy that of a tensor release of degree K in every column, (K + 1)^k sigma^2
+    (sensitivity 1/(sqrt(2) N) per column as in 1-D: a record's move changes column i's
+    marginal coefficients as one 1-D record's); candidates with (K + 1)^k above
+    MAX_COEFFICIENTS are left out (public). The k selections compose to epsilon_s; the
+    tensor release takes epsilon_r: (epsilon, delta)-DP."""
+    from . import degree as auto
+    n, k = x.shape
+    candidates = tuple(c for c in auto.CANDIDATES if (c + 1) ** k <= MAX_COEFFICIENTS
+                       and c <= 200)
+    selection, release = auto.split_budget(epsilon)
+    share = floor_float(Fraction(selection) / k)
+    sigma = analytic_gaussian_sigma(release, delta, sum_sensitivity(k)) / n
+    degrees = []
+    for i in range(k):
+        coefficients = record_contributions(x[:, i], max(candidates), "direct").sum(axis=0) / n
+        values = auto.tail_scores(coefficients, candidates,
+                                  [(c + 1.0) ** k * sigma ** 2 for c in candidates])
+        index = auto.exponential_mechanism(values, auto.score_sensitivity(n), share, rng)
+        degrees.append(candidates[index])
+    found = _direct(x, lo, hi, release, delta, _degrees(tuple(degrees), k, total_degree),
+                    total_degree, rng)
+    return dataclasses.replace(found, epsilon=epsilon)
 
 
 def _per_column(name, value, k, dtype=None):

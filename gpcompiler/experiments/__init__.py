@@ -54,6 +54,10 @@ def run(name, *, data=None, quick=False, simulations=None, jobs=1, out=None, cur
         extras = [result.get("extras") for result in per_curve[model] if result.get("extras")]
         if extras:
             results["models"][model]["extras"] = extras
+    published = getattr(experiment, "published", None)
+    published = published and published(dataset, models)
+    if published:
+        results["published"] = {"source": experiment.PUBLISHED_SOURCE, "means": published}
     results["wall_time_seconds"] = time.perf_counter() - start
     if out is not None:
         out = Path(out)

@@ -3,9 +3,10 @@ against the LY23 baseline and its smoothed version.
 
 Data: the bundled MIT-BIH record 208 (lead MLII) in microvolts, resampled from 360 Hz to
 100 Hz (scipy.signal.resample_poly), cut into 10-second windows, time scaled by 80 so a
-window is [0, 800) (the curve interval of specs/sinc_ecg.toml). Baseline: k in
-{100, 200, 800} points, smoothed with s in {k/20, k/10}; k is public (it does not depend
-on the curve). The sinc release lives on R: its error is the L2(R) distance to q (zero
+window's samples are at 0.8, 1.6, ..., 800, ending on the last sinc centre as the
+authors' ECG.py grid does (linspace(0.8, 800, 1000)); the curve interval of
+specs/sinc_ecg.toml is [0, 800]. Baseline: k in {100, 200, 800} points, smoothed with
+s in {k/20, k/10}; k is public (it does not depend on the curve). The sinc release lives on R: its error is the L2(R) distance to q (zero
 outside [0, 800]), by Pythagoras ||f~ - q||^2 = ||c~ - c||^2 + ||q - Pq||^2 with
 ||q - Pq||^2 = ||q||^2 - ||c||^2 (orthonormal basis).
 """
@@ -62,7 +63,7 @@ def bundled_windows():
     microvolts = resample_poly((counts - 1024.0) * 5.0, 5, 18)      # (x - 1024)/200 mV
     size = RATE * WINDOW_SECONDS
     windows = [microvolts[i * size:(i + 1) * size] for i in range(microvolts.size // size)]
-    return raw, numpy.arange(size) * (TIME_SCALE / RATE), windows
+    return raw, numpy.arange(1, size + 1) * (TIME_SCALE / RATE), windows
 
 
 def load(data, quick, curves, options):

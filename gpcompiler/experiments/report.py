@@ -84,7 +84,31 @@ def table(results):
             lines.append(f"Best baseline / {method} (mean): " + ", ".join(f"{r:.2f}×" for r in ratios)
                          + "  ")
         lines.append("")
+        lines += comparison(results, model)
     return "\n".join(lines)
+
+
+def comparison(results, model):
+    """Lines of the side-by-side table against the authors' published means (mean over
+    curves of the mean over runs): ours, theirs, ours/theirs, and the spread over runs
+    (the standard deviation, over simulations j, of the mean over curves of run j)."""
+    published = results.get("published", {}).get("means", {}).get(model)
+    if not published:
+        return []
+    block = results["models"][model]
+    header = " | ".join(f"{block['symbol']} = {b:g}" for b in block["budgets"])
+    lines = [f"Against the authors' published means ({results['published']['source']}); "
+             "cells: ours / theirs = ratio (± spread of our mean over runs):", "",
+             f"| method | {header} |", "|---|" + "---|" * len(block["budgets"])]
+    for method, theirs in published.items():
+        if method not in block["methods"]:
+            continue
+        errors = numpy.array(block["methods"][method]["settings"][""]["errors"])
+        cells = [f"{errors[:, b].mean():.3g} / {t:.3g} = {errors[:, b].mean() / t:.2f}× "
+                 f"(± {errors[:, b].mean(axis=0).std(ddof=1):.2g})"
+                 for b, t in enumerate(theirs)]
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 NOT_PRIVATE = ("Not private: every error here compares a release with the true curve; "

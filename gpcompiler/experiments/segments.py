@@ -12,6 +12,8 @@ TITLE = "Gaussian mixtures: PrivFuncSeg with local degree 1, 4, 8, 16 against th
 PAPER = "Sec. 5.3, Figs. 12, 16 (CGP)"
 DEGREES = (1, 4, 8, 16)
 models = mixtures.models
+published = mixtures.published
+PUBLISHED_SOURCE = mixtures.PUBLISHED_SOURCE
 SPEC_TEXT = """name = "monomial{d}_0_100"
 title = "Monomials 1, t, ..., t^{d} on [0, 100] (paper Fig. 12)"
 

@@ -1,0 +1,170 @@
+"""degree="auto" of the direct CDF estimator (gpcompiler/cdf/degree.py; docs/design.md,
+"CDF degree chosen privately"): the score's sensitivity derived exactly and checked by
+brute force, the exponential mechanism's law, the ledger of a release, the joint CDF, the
+CLI, utility on a real column and the auditor on the mechanism and on an uncharged mutant."""
+import gzip
+import math
+from fractions import Fraction
+from importlib import resources
+
+import numpy
+import pytest
+import sympy
+from scipy import stats
+
+from gpcompiler import audit_suite, cdf, mutants
+from gpcompiler.cdf import degree
+from gpcompiler.cdf.estimators import Statistics, record_contributions
+
+
+def test_the_largest_tail_above_degree_2_of_a_step_is_one_eighth_exactly():
+    """g_2^2 = max over x in [-1, 1] of ||P_(2, oo) 1_[x, 1]||^2 = (1 - x) - sum_{k<=2}
+    (int_x^1 e_k)^2, a polynomial maximised exactly (critical points and ends)."""
+    x, s = sympy.symbols("x s", real=True)
+    tail = (1 - x) - sum(sympy.integrate(sympy.sqrt(sympy.Rational(2 * k + 1, 2))
+                                         * sympy.legendre(k, s), (s, x, 1)) ** 2
+                         for k in range(3))
+    tail = sympy.expand(tail)
+    points = [r for r in sympy.solve(sympy.diff(tail, x), x) if r.is_real and -1 <= r <= 1]
+    values = [sympy.nsimplify(tail.subs(x, p)) for p in points + [-1, 1]]
+    assert max(values) == degree.TAIL_SUP_SQUARED_2 == Fraction(1, 8)
+    assert tail.subs(x, 0) == sympy.Rational(1, 8)
+
+
+def test_score_sensitivity_holds_by_brute_force_and_is_not_loose_by_much():
+    """Every candidate's score moves by at most 1/(sqrt(2) N) when one record moves, over
+    small data sets and every move on a grid; the largest move seen is within 2x of it."""
+    rng = numpy.random.default_rng(4)
+    grid = numpy.linspace(-1, 1, 81)
+    top = max(degree.CANDIDATES)
+    worst = 0.0
+    for n in (3, 7, 20):
+        bound = degree.score_sensitivity(n)
+        assert bound == pytest.approx(1 / (math.sqrt(2) * n), rel=1e-15) and \
+            Fraction(bound) ** 2 * n * n >= Fraction(1, 2)
+        for _ in range(3):
+            x = rng.uniform(-1, 1, n)
+            base = record_contributions(x, top, "direct").sum(axis=0) / n
+            moved = numpy.repeat(x[None], grid.size, axis=0)
+            moved[:, 0] = grid
+            rows = record_contributions(moved.ravel(), top, "direct").reshape(grid.size, n, -1)
+            for coefficients in rows.sum(axis=1) / n:
+                for noise in (0.0, 1e-3):
+                    energy = [noise * (k + 1) for k in degree.CANDIDATES]
+                    change = numpy.abs(
+                        degree.tail_scores(coefficients, degree.CANDIDATES, energy)
+                        - degree.tail_scores(base, degree.CANDIDATES, energy))
+                    assert change.max() <= bound * (1 + 1e-9)
+                    worst = max(worst, change.max() / bound)
+    assert worst > 0.5
+
+
+def test_exponential_mechanism_draws_its_law():
+    values = numpy.array([-0.3, -0.1, -0.2, -0.1001, -5.0])
+    rng = numpy.random.default_rng(8)
+    draws = [degree.exponential_mechanism(values, 0.05, 1.0, rng) for _ in range(20000)]
+    weights = numpy.exp(values / 0.1)
+    expected = weights / weights.sum() * len(draws)
+    counts = numpy.bincount(draws, minlength=values.size)
+    keep = expected > 5
+    assert stats.chisquare(counts[keep], expected[keep] * counts[keep].sum()
+                           / expected[keep].sum()).pvalue > 1e-4
+    assert degree.exponential_mechanism(numpy.array([-1.0, 0.0]), 1e-6, 1.0, rng) == 1
+
+
+def test_auto_release_charges_both_steps_and_uses_the_prefix_of_the_sums():
+    rng = numpy.random.default_rng(1)
+    x = rng.beta(2, 5, 3000)
+    found = cdf.estimate(x, lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5, degree="auto", rng=2)
+    (selection, zero, n1), (release, delta, n2) = found.spent
+    assert found.degree in degree.CANDIDATES and found.epsilon == 1.0 and zero == 0.0
+    assert (n1, n2, delta) == (3000, 3000, 1e-5)
+    assert Fraction(selection) + Fraction(release) <= 1 and selection == pytest.approx(0.2)
+    assert found.sigma == pytest.approx(cdf.analytic_gaussian_sigma(release, 1e-5, math.sqrt(2))
+                                        / 3000, rel=1e-12)
+    top = Statistics.from_data(x, lo=0.0, hi=1.0, degree=max(degree.CANDIDATES))
+    for k in (2, 24):
+        own = Statistics.from_data(x, lo=0.0, hi=1.0, degree=k).sums
+        assert numpy.allclose(top.sums[:k + 1], own, rtol=0, atol=1e-9 * x.size)
+    with pytest.raises(ValueError, match="direct method"):
+        cdf.estimate(x, lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5, degree="auto", method="moments")
+    with pytest.raises(ValueError, match="epsilon >="):
+        cdf.estimate(x, lo=0.0, hi=1.0, epsilon=0.01, delta=1e-5, degree="auto")
+
+
+def test_auto_on_cps_wages_beats_the_64_bin_histogram():
+    """The bundled CPS 1988 wages in [0, 2500] at epsilon = 1 (5 seeds each): mean
+    Kolmogorov distance of auto below the 64-bin histogram's and within 1.25x the best of
+    K = 8, 16 (about the best fixed K here, docs/choosing.md)."""
+    raw = resources.files("gpcompiler").joinpath("data/AER__CPS1988.csv.gz").read_bytes()
+    lines = gzip.decompress(raw).decode().splitlines()
+    column = lines[0].split(",").index('"wage"') if '"wage"' in lines[0] else \
+        lines[0].split(",").index("wage")
+    wages = numpy.array([float(line.split(",")[column]) for line in lines[1:]])
+
+    def ks(**options):
+        return numpy.mean([cdf.distances(cdf.estimate(
+            wages, lo=0.0, hi=2500.0, epsilon=1.0, delta=1e-5, rng=seed, **options), wages)[0]
+            for seed in range(5)])
+    auto = ks(degree="auto")
+    assert auto < ks(method="histogram", bins=64)
+    assert auto < 1.25 * min(ks(degree=8), ks(degree=16))
+
+
+def test_joint_auto_chooses_a_degree_per_column_and_charges_the_whole_epsilon():
+    rng = numpy.random.default_rng(3)
+    smooth, rough = rng.uniform(0, 1, 4000), rng.choice([0.1, 0.2, 0.6, 0.9], 4000)
+    data = numpy.stack([smooth, rough], axis=1)
+    found = cdf.estimate(data, lo=[0, 0], hi=[1, 1], epsilon=1.0, delta=1e-5, degree="auto",
+                         rng=5)
+    assert found.epsilon == 1.0 and len(found.degree) == 2
+    assert all(d in degree.CANDIDATES and (d + 1) ** 2 <= 100_000 for d in found.degree)
+    assert found.sigma == pytest.approx(cdf.analytic_gaussian_sigma(
+        degree.split_budget(1.0)[1], 1e-5, 2.0) / 4000, rel=1e-12)
+
+
+def test_cli_degree_auto(cli, tmp_path):
+    out = tmp_path / "cdf.json"
+    status, said, _ = cli("cdf", "bundled:cps1988", "--lo", "0", "--hi", "2500", "--epsilon",
+                          "1", "--delta", "1e-5", "--degree", "auto", "--seed", "3", "-o",
+                          str(out))
+    assert status == 0 and "chosen privately with epsilon 0.2" in said
+    import json
+    release = json.loads(out.read_text())
+    assert release["degree"] in degree.CANDIDATES
+    assert release["degree_selection_epsilon"] == pytest.approx(0.2)
+    status, _, err = cli("cdf", "bundled:cps1988", "--lo", "0", "--hi", "2500", "--epsilon",
+                         "1", "--delta", "1e-5", "--degree", "auto", "--method", "moments")
+    assert status != 0 and len(err.strip().splitlines()) == 1 and "--degree auto" in err
+
+
+def test_the_audit_pair_separates_the_uncharged_mutant():
+    """The mutant's degree is a function of the data: 12 on one side, 8 on the other (so a
+    black box sees it with certainty); the mechanism's is random on both."""
+    data, moved = audit_suite.cdf_auto_pair()
+    with mutants.cdf_degree_uncharged():
+        chosen = [cdf.estimate(x, lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5, degree="auto",
+                               rng=0) for x in (data, moved)]
+    assert [c.degree for c in chosen] == [12, 8] and chosen[0].spent[1][0] == 1.0
+    spread = {cdf.estimate(data, lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5, degree="auto",
+                           rng=seed).degree for seed in range(20)}
+    assert len(spread) >= 3
+
+
+@pytest.mark.slow
+def test_auditor_passes_auto_and_flags_the_uncharged_mutant():
+    """End to end with the auditor (quick mode, about 10 s each)."""
+    correct = audit_suite.cdf_auto_audit(False, mode="quick", alpha=1e-6)
+    mutant = audit_suite.cdf_auto_audit(True, mode="quick", alpha=1e-6)
+    assert not correct.black_box.violated
+    assert mutant.black_box.violated and mutant.black_box.pairs[0].certified_loss > 1.5
+
+
+@pytest.mark.slow
+def test_auto_degree_table_beats_the_histogram_on_every_column():
+    """docs/choosing.md's table with 3 seeds (about a minute): auto below the 64-bin
+    histogram on every column."""
+    from gpcompiler.experiments import auto_degree
+    rows = auto_degree.table(3).splitlines()[2:]
+    assert len(rows) == len(auto_degree.COLUMNS)
+    assert all(float(row.split("|")[-2]) < 1 for row in rows)
