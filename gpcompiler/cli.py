@@ -294,6 +294,8 @@ def _release_bound(module, args):
 def _was_clipped(module, args, params, t, y, bound):
     """Whether the curve exceeds the bound and was clipped (told to the data owner only)."""
     from .adaptive.curve import Curve
+    if len(t) < 2:
+        return False  # the zero function
     curve = Curve(numpy.asarray(t, dtype=float),
                   numpy.asarray(y, dtype=float).reshape(len(t), -1), None)
     if args.method == "baseline":
@@ -449,10 +451,12 @@ def _facts_metadata(ids, facts):
             "lattice": steps[ids[0]] if len(set(steps.values())) == 1 else steps}
 
 
-def _tell_clipped(count, total, what, bound):
-    """How many curves (fields) were clipped: to the data owner only, labelled."""
-    _not_private(f"{count} of {total} {what} clipped to the bound B = {bound!r} (their norm "
-                 "exceeded it; each was still released)")
+def _tell_clipped(args, count, total, what, bound):
+    """How many curves (fields) were clipped: to the data owner only, labelled, and not
+    with --quiet (a noiseless count: keep it out of logs that others read)."""
+    if not args.quiet:
+        _not_private(f"{count} of {total} {what} clipped to the bound B = {bound!r} (their norm "
+                     "exceeded it; each was still released)")
 
 
 def _privatize_file(args, module, curves, releases, grids):
@@ -492,7 +496,7 @@ def cmd_privatize(args):
     if args.kind is not None:
         raise UserError(f"--kind applies to specs over several variables, not to {args.spec}")
     _check_spec_for_method(args.spec, module, args.method, params)
-    curves = read_curves(args.input)
+    curves = read_curves(args.input, lenient=True)
     dimension = _value_dim(curves)
     if dimension != module.VALUE_DIM:
         raise DataError(f"{args.input}: {len(curves.value_names)} value column(s) "
@@ -506,20 +510,26 @@ def cmd_privatize(args):
     projections = ([None] * len(curves.ids) if engine is None
                    else engine.project_batch(module, curves, params))
     bar = _bar(args, len(curves.ids), "curve")
+    invalid = list(curves.invalid)
     for key, t, y, projection in zip(curves.ids, curves.times, curves.values, projections):
-        where = f"{args.input}: curve {key!r}"
         try:
             release = _release(module, args, params, t, y, rng, bound, projection)
-            grid = _grid(args, release.support)
-        except (ValueError, TypeError) as error:
-            raise DataError(f"{where}: {error}"
-                            f"{_domain_hint(module, args.method, params, error)}") from None
+        except (ValueError, TypeError) as error:  # e.g. times outside the curve interval
+            invalid.append(f"{key} ({error}{_domain_hint(module, args.method, params, error)})")
+            t, y = t[:0], y[:0]
+            release = _release(module, args, params, t, y, rng, bound)
+        grid = _grid(args, release.support)
         clipped += _was_clipped(module, args, params, t, y, bound)
         releases.append(release)
         grids.append(grid)
         bar.update()
     bar.close()
-    _tell_clipped(clipped, len(curves.ids), "curves", bound)
+    _tell_clipped(args, clipped, len(curves.ids), "curves", bound)
+    if invalid and not args.quiet:
+        _not_private(f"{len(invalid)} of {len(curves.ids)} curves are no valid function (a NaN "
+                     "or infinite value, decreasing times, or times outside the curve "
+                     "interval) and were each released as the zero function: "
+                     + "; ".join(map(str, invalid)))
     for key, release in zip(curves.ids, releases):
         _say(args, f"{key}: {args.method}: {release.summary}")
     if args.compare:
@@ -588,7 +598,7 @@ def _privatize_fields(args, module, params):
         grids = [numpy.asarray(g, dtype=float) for g in field.grids]
         clipped += bool(numpy.any(module._clip_fields(grids, field.values, kind, bound)
                                   != field.values))
-    _tell_clipped(clipped, len(fields), "fields", bound)
+    _tell_clipped(args, clipped, len(fields), "fields", bound)
     per_axis = max(2, round(args.grid ** (1 / module.DIMENSION)))
     axes = [numpy.linspace(lo, hi, per_axis) for lo, hi in box]
     points = numpy.stack(numpy.meshgrid(*axes, indexing="ij"), axis=-1)

@@ -34,6 +34,7 @@ class Curves:
     time_label: str = "t"
     value_labels: tuple = None
     seconds_per_unit: float = None
+    invalid: tuple = ()   # ids of curves read leniently that were no valid function
 
 
 def bundled_ecg(window=0):
@@ -52,13 +53,16 @@ def bundled_ecg(window=0):
                   ("ECG lead MLII (mV)",), 1 / ECG_TIME_SCALE)
 
 
-def read_curves(source):
+def read_curves(source, lenient=False):
     """Curves from ``bundled:ecg[:W]``, ``bundled:ais[:N]`` (the first N vessel
     trajectories), a CSV file with columns t,y1..yn, optionally
     preceded by a curve id column named ``curve`` or ``id`` (long format), or a glob of
-    such files (their curves in the order of the sorted file names; ids must differ)."""
+    such files (their curves in the order of the sorted file names; ids must differ).
+    ``lenient``: a curve with a NaN or infinite value or decreasing times is read as the
+    zero function (no samples) and its id listed in ``invalid``, so that one curve's
+    values never decide whether a file is released (see parse_csv)."""
     if not source.startswith("bundled:") and glob.has_magic(source):
-        return _read_curve_files(dataset_files(source))
+        return _read_curve_files(dataset_files(source), lenient)
     if source.startswith("bundled:"):
         parts = source.split(":")
         if parts[1] not in ("ecg", "ais") or len(parts) > 3:
@@ -78,13 +82,13 @@ def read_curves(source):
                                                      trajectories.values)),
                       *(trajectories.value_names, trajectories.time_label,
                         trajectories.value_labels, trajectories.seconds_per_unit))
-    return parse_csv(read_text(source), source)
+    return parse_csv(read_text(source), source, lenient)
 
 
-def _read_curve_files(files):
+def _read_curve_files(files, lenient=False):
     """The curves of several CSV files, which must have the same value columns and
     different curve ids."""
-    parts = [parse_csv(read_text(name), name) for name in files]
+    parts = [parse_csv(read_text(name), name, lenient) for name in files]
     for name, part in zip(files[1:], parts[1:]):
         if part.value_names != parts[0].value_names:
             raise DataError(f"{name}: value columns {', '.join(part.value_names)} differ from "
@@ -97,7 +101,8 @@ def _read_curve_files(files):
                                 "curve one id across the files")
             seen[key] = name
     return Curves(*(tuple(item for part in parts for item in getattr(part, field))
-                    for field in ("ids", "times", "values")), parts[0].value_names)
+                    for field in ("ids", "times", "values")), parts[0].value_names,
+                  invalid=tuple(key for part in parts for key in part.invalid))
 
 
 def read_text(source):
@@ -126,13 +131,15 @@ TIME_NAMES = ("t", "time")
 ID_NAMES = ("curve", "id")
 
 
-def parse_csv(text, source="<csv>"):
+def parse_csv(text, source="<csv>", lenient=False):
     """Parse CSV text into :class:`Curves`, with a message naming any bad row.
 
     The header is ``t,y1[,y2...]`` (``time`` for ``t``), optionally preceded by a curve id
     column ``curve`` or ``id``; lines starting with ``#`` are comments. Times are
     non-decreasing per curve; a curve may have any number of samples (docs/design.md,
     "Privacy model": fewer than two is the zero function, a repeated time is a jump).
+    A NaN or infinite value, or decreasing times, are an error naming the line, unless
+    ``lenient``: then that curve is the zero function and its id is listed in ``invalid``.
     """
     numbered = [(number, row) for number, row in
                 enumerate(csv.reader(io.StringIO(text)), start=1)
@@ -147,26 +154,34 @@ def parse_csv(text, source="<csv>"):
                         f"preceded by curve or id, got {ascii(','.join(header))}")
     # wide format: one curve, which may have no samples (the zero function)
     groups = {} if id_column else {"curve": []}
+    invalid = {}
     for number, row in numbered[1:]:
         if len(row) != len(header):
             raise DataError(f"{source}: line {number} has {len(row)} fields, expected {len(header)}")
         key = row[0] if id_column else "curve"
         numbers = [_number(source, number, name, value)
                    for name, value in zip(names, row[1:] if id_column else row)]
-        if not all(numpy.isfinite(numbers)):
-            raise DataError(f"{source}: line {number} has a NaN or infinite value")
         groups.setdefault(key, []).append(numbers)
+        if not all(numpy.isfinite(numbers)):
+            if not lenient:
+                raise DataError(f"{source}: line {number} has a NaN or infinite value")
+            invalid[key] = True
     if not groups:
         raise DataError(f"{source}: no data rows")
     times, values = [], []
     for key, items in groups.items():
         array = numpy.array(items, dtype=float).reshape(len(items), len(names))
-        if numpy.any(numpy.diff(array[:, 0]) < 0):
-            raise DataError(f"{source}: curve {key!r}: sample times must be non-decreasing "
-                            "(a repeated time is a jump)")
+        if not invalid.get(key) and numpy.any(numpy.diff(array[:, 0]) < 0):
+            if not lenient:
+                raise DataError(f"{source}: curve {key!r}: sample times must be non-decreasing "
+                                "(a repeated time is a jump)")
+            invalid[key] = True
+        if invalid.get(key):
+            array = array[:0]
         times.append(array[:, 0])
         values.append(array[:, 1] if array.shape[1] == 2 else array[:, 1:])
-    return Curves(tuple(groups), tuple(times), tuple(values), tuple(names[1:]))
+    return Curves(tuple(groups), tuple(times), tuple(values), tuple(names[1:]),
+                  invalid=tuple(invalid))
 
 
 def _number(source, line, column, text):

@@ -299,3 +299,25 @@ def test_explain_states_eta_the_bound_rule_and_the_slack(cli):
     assert status == 0 and "## Clipping and the float slack" in out
     assert repr(module.ETA) in out and "`[privacy] bound` B = 256.0" in out
     assert f"| epsilon = 100 | 0.01 | 256.0 | {facts['slack']!r} | {facts['lattice']!r} |" in out
+
+
+def test_one_invalid_curve_never_stops_a_file(cli, tmp_path):
+    """A curve with a NaN, an infinite value, decreasing times or times outside the curve
+    interval is released as the zero function: every curve of the file is released, and
+    the others' releases are those of the file without the bad values (same seed)."""
+    good = "a,0,1\na,0.5,2\na,1,0\n"
+    bad = ["b,0,nan\nb,1,2\n", "b,0,1e309\nb,1,2\n", "b,0.5,1\nb,0.2,3\n", "b,0,1\nb,5,1\n"]
+    zero = tmp_path / "zero.csv"
+    zero.write_text("curve,t,y\n" + good + "b,0,0\nb,1,0\n")
+    status, _, _ = cli("privatize", "specs/linear.toml", zero, "--epsilon", "1", "--seed", "3",
+                       "-o", tmp_path / "zero.json")
+    expected = json.loads((tmp_path / "zero.json").read_text())["curves"]
+    for i, rows in enumerate(bad):
+        data = tmp_path / f"bad{i}.csv"
+        data.write_text("curve,t,y\n" + good + rows)
+        out = tmp_path / f"bad{i}.json"
+        status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1", "--seed",
+                             "3", "-o", out)
+        assert status == 0, err
+        assert "1 of 2 curves are no valid function" in err and "not private" in err
+        assert json.loads(out.read_text())["curves"] == expected
