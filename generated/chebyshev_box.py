@@ -76,7 +76,7 @@ CERTIFICATE = (
     'number; for y: every LDL^T pivot is a positive exact number'
 )
 CONDITION_NUMBER = 158.2478  # of the user-basis Gram matrix, at the defaults
-ETA = 2.5424865542718293e-10  # float error of the projection of a clipped curve per unit of B (docs/clipping.md)
+ETA = 2.5424865542718293e-10  # float error of a clipped curve's projection per unit of B
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-9  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 

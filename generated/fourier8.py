@@ -53,7 +53,7 @@ CERTIFICATE = (
     'G is diagonal with exact positive entries: every LDL^T pivot is a diagonal entry'
 )
 CONDITION_NUMBER = 2.0  # of the user-basis Gram matrix, at the defaults
-ETA = 1.6357464358559165e-12  # float error of the projection of a clipped curve per unit of B (docs/clipping.md)
+ETA = 1.6357464358559165e-12  # float error of a clipped curve's projection per unit of B
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-9  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 

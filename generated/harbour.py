@@ -71,7 +71,7 @@ CERTIFICATE = (
     'parameter values'
 )
 CONDITION_NUMBER = 625.0  # of the user-basis Gram matrix, at the defaults
-ETA = 5.721647685786566e-10  # float error of the projection of a clipped curve per unit of B (docs/clipping.md)
+ETA = 5.721647685786566e-10  # float error of a clipped curve's projection per unit of B
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-9  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 

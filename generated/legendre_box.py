@@ -73,7 +73,7 @@ CERTIFICATE = (
     'C_kk^2 D_k is positive'
 )
 CONDITION_NUMBER = 117.0  # of the user-basis Gram matrix, at the defaults
-ETA = 2.601229908371602e-10  # float error of the projection of a clipped curve per unit of B (docs/clipping.md)
+ETA = 2.601229908371602e-10  # float error of a clipped curve's projection per unit of B
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-9  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 

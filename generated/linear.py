@@ -51,7 +51,7 @@ POLYNOMIAL_DEGREE = 1  # set when the basis spans all polynomials of a degree
 GRAM_METHOD = 'exact: Legendre expansion of the basis'
 CERTIFICATE = 'every LDL^T pivot is positive for all positive parameter values'
 CONDITION_NUMBER = 19.28147  # of the user-basis Gram matrix, at the defaults
-ETA = 5.659435105832988e-13  # float error of the projection of a clipped curve per unit of B (docs/clipping.md)
+ETA = 5.659435105832988e-13  # float error of a clipped curve's projection per unit of B
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-9  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 

@@ -56,7 +56,7 @@ POLYNOMIAL_DEGREE = None  # set when the basis spans all polynomials of a degree
 GRAM_METHOD = 'closed form: {sinc(t-k)} is orthonormal on R (paper Fact B.9)'
 CERTIFICATE = 'G = I: every pivot equals 1'
 CONDITION_NUMBER = 1.0  # of the user-basis Gram matrix, at the defaults
-ETA = 1.1177538820631191e-11  # float error of the projection of a clipped curve per unit of B (docs/clipping.md)
+ETA = 1.1177538820631191e-11  # float error of a clipped curve's projection per unit of B
 BOUND = 256.0  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-9  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 

@@ -61,7 +61,7 @@ CERTIFICATE = (
     'D_k = (b - a)/(2k + 1) > 0: every LDL^T pivot C_kk^2 D_k is positive'
 )
 CONDITION_NUMBER = 383295.7  # of the user-basis Gram matrix, at the defaults
-ETA = 1.7026754712122162e-10  # float error of the projection of a clipped curve per unit of B (docs/clipping.md)
+ETA = 1.7026754712122162e-10  # float error of a clipped curve's projection per unit of B
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-9  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 

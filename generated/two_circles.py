@@ -58,7 +58,7 @@ GRAM_METHOD = (
 )
 CERTIFICATE = 'every LDL^T pivot is a positive exact number'
 CONDITION_NUMBER = 1.0  # of the user-basis Gram matrix, at the defaults
-ETA = 8.44418253471982e-13  # float error of the projection of a clipped curve per unit of B (docs/clipping.md)
+ETA = 8.44418253471982e-13  # float error of a clipped curve's projection per unit of B
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-9  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 

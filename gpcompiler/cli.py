@@ -423,10 +423,12 @@ def _facts_metadata(ids, facts):
             "lattice": steps[ids[0]] if len(set(steps.values())) == 1 else steps}
 
 
-def _tell_clipped(count, total, what, bound):
-    """How many curves (fields) were clipped: to the data owner only, labelled."""
-    _not_private(f"{count} of {total} {what} clipped to the bound B = {bound!r} (their norm "
-                 "exceeded it; each was still released)")
+def _tell_clipped(args, count, total, what, bound):
+    """How many curves (fields) were clipped, if any (unless --quiet): to the data owner
+    only, on standard error, labelled."""
+    if count and not args.quiet:
+        _not_private(f"{count} of {total} {what} clipped to the bound B = {bound!r} (their "
+                     "norm exceeded it; each was still released)")
 
 
 def _privatize_file(args, module, curves, releases, grids):
@@ -485,7 +487,7 @@ def cmd_privatize(args):
         grids.append(grid)
         bar.update()
     bar.close()
-    _tell_clipped(clipped, len(curves.ids), "curves", bound)
+    _tell_clipped(args, clipped, len(curves.ids), "curves", bound)
     for key, release in zip(curves.ids, releases):
         _say(args, f"{key}: {args.method}: {release.summary}")
     if args.compare:
@@ -554,7 +556,7 @@ def _privatize_fields(args, module, params):
         grids = [numpy.asarray(g, dtype=float) for g in field.grids]
         clipped += bool(numpy.any(module._clip_fields(grids, field.values, kind, bound)
                                   != field.values))
-    _tell_clipped(clipped, len(fields), "fields", bound)
+    _tell_clipped(args, clipped, len(fields), "fields", bound)
     per_axis = max(2, round(args.grid ** (1 / module.DIMENSION)))
     axes = [numpy.linspace(lo, hi, per_axis) for lo, hi in box]
     points = numpy.stack(numpy.meshgrid(*axes, indexing="ij"), axis=-1)
