@@ -280,7 +280,8 @@ _VALUES_1D = {
                "contract": 'numpy.einsum("...sr,sm->...mr", y[..., block, :], weights[block])',
                "evaluate_1d": 'numpy.einsum("...mr,tm->...tr", c, e)'},
     "vector_basis": {"weights_shape": "(BASIS_SIZE, VALUE_DIM)",
-                     "contract": 'numpy.einsum("...sr,smr->...m", y[..., block, :], weights[block])',
+                     "contract": 'numpy.einsum("...sr,smr->...m", y[..., block, :], '
+                                 'weights[block])',
                      "evaluate_1d": 'numpy.einsum("...m,tmr->...tr", c, e)'},
 }
 _TO_BATCH = """\
