@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy
 from scipy import stats
 
+from .adaptive.noise import clip
 from .audit import audit_grid, gram_eigh
 
 MAX_AXES = 16
@@ -338,8 +339,8 @@ class StepRecorder:
     def release_spy(self, privatize_vector):
         def spied(vector, ledger, label, share, *, rng, **keywords):
             out = privatize_vector(vector, ledger, label, share, rng=rng, **keywords)
-            noise = numpy.ravel(numpy.asarray(out, dtype=float)
-                                - numpy.asarray(vector, dtype=float))
+            clipped = clip(vector, keywords.get("bound", math.inf))  # what the noise is added to
+            noise = numpy.ravel(numpy.asarray(out, dtype=float) - clipped)
             if ledger.model == "GP":
                 radius = float(numpy.linalg.norm(noise))
                 self.gp.append((radius * float(share), noise.size,
