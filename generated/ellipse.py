@@ -342,15 +342,17 @@ def _partial(y, weights, block):
 def _clip_curves(t, y, bound):
     """Each curve q scaled by min(1, B/||q||): the projection onto the L2 ball of radius B,
     non-expansive, so the float error of its projection is at most ETA B (docs/clipping.md).
-    ||q||^2 = sum over pieces of h (a^2 + ab + b^2)/3, every term >= 0, summed pairwise after
-    scaling by the largest |y| (no overflow); a curve inside the ball is kept exactly."""
+    ||q||^2 = sum over pieces of h (a (a + b) + b^2)/3, every term >= 0, summed pairwise, the
+    values scaled by the largest |y| where their squares could leave the float64 range;
+    a curve inside the ball is kept exactly."""
     batch = y.shape[:y.ndim - 2]
     v = y.reshape(batch + (t.shape[-1], VALUE_DIM))
     big = numpy.max(numpy.abs(v), axis=(-2, -1), initial=0.0)
-    safe = numpy.where(big > 0, big, 1.0)
-    z = v / safe[..., None, None]
+    ranged = bool(numpy.all((big == 0) | ((big > 2.0 ** -400) & (big < 2.0 ** 400))))
+    safe = numpy.ones_like(big) if ranged else numpy.where(big > 0, big, 1.0)
+    z = v if ranged else v / safe[..., None, None]
     z0, z1 = z[..., :-1, :], z[..., 1:, :]
-    pieces = numpy.diff(t, axis=-1)[..., None] * (z0 * z0 + z0 * z1 + z1 * z1)
+    pieces = numpy.diff(t, axis=-1)[..., None] * (z0 * (z0 + z1) + z1 * z1)
     squares = numpy.sum(pieces.reshape(batch + (-1,)), axis=-1) / 3
     with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
         ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))

@@ -452,11 +452,11 @@ def _facts_metadata(ids, facts):
 
 
 def _tell_clipped(args, count, total, what, bound):
-    """How many curves (fields) were clipped: to the data owner only, labelled, and not
-    with --quiet (a noiseless count: keep it out of logs that others read)."""
-    if not args.quiet:
-        _not_private(f"{count} of {total} {what} clipped to the bound B = {bound!r} (their norm "
-                     "exceeded it; each was still released)")
+    """How many curves (fields) were clipped, if any (unless --quiet): to the data owner
+    only, on standard error, labelled."""
+    if count and not args.quiet:
+        _not_private(f"{count} of {total} {what} clipped to the bound B = {bound!r} (their "
+                     "norm exceeded it; each was still released)")
 
 
 def _privatize_file(args, module, curves, releases, grids):

@@ -36,6 +36,7 @@ from fractions import Fraction
 import numpy
 from scipy import integrate, stats
 
+from .adaptive.noise import clip
 from .audit import audit_grid, gram_eigh
 
 MAX_AXES = 16
@@ -275,11 +276,15 @@ def conform_fields(module, model, budget, *, draws=None, alpha=1e-6, seed=0, rel
                    progress=None):
     """Conformance of a module over a box end to end: the noise its project_and_privatize
     (or a replacement with its signature) adds to the projection of a fixed nonzero field
-    on the public grid ``audit_grid``."""
+    on the public grid ``audit_grid``, its L2 norm within a quarter of the default clip
+    bound (so the release adds noise to the projection itself; docs/clipping.md)."""
     release = release or module.project_and_privatize
     grids = audit_grid(module)
     shape = tuple(t.size for t in grids) + ((module.VALUE_DIM,) if module.VALUE_DIM > 1 else ())
-    field = numpy.linspace(1.0, -1.0, math.prod(shape)).reshape(shape)
+    bound = module.default_bound(**({"epsilon": budget} if model == "GP" else {"rho": budget}))
+    volume = math.prod(hi - lo for lo, hi in module.domain())
+    size = bound / 4 / math.sqrt(volume * module.VALUE_DIM)   # max |f| x sqrt(volume n)
+    field = numpy.linspace(size, -size, math.prod(shape)).reshape(shape)
     c = module.project_grid(grids, field)
 
     def noise(count, keyword, rng):
@@ -341,8 +346,8 @@ class StepRecorder:
     def release_spy(self, privatize_vector):
         def spied(vector, ledger, label, share, *, rng, **keywords):
             out = privatize_vector(vector, ledger, label, share, rng=rng, **keywords)
-            noise = numpy.ravel(numpy.asarray(out, dtype=float)
-                                - numpy.asarray(vector, dtype=float))
+            clipped = clip(vector, keywords.get("bound", math.inf))  # what the noise is added to
+            noise = numpy.ravel(numpy.asarray(out, dtype=float) - clipped)
             if ledger.model == "GP":
                 radius = float(numpy.linalg.norm(noise))
                 self.gp.append((radius * float(share), noise.size,

@@ -229,15 +229,17 @@ _CLIP_CURVES = {
     True: '''def _clip_curves(t, y, bound):
     """Each curve q scaled by min(1, B/||q||): the projection onto the L2 ball of radius B,
     non-expansive, so the float error of its projection is at most ETA B (docs/clipping.md).
-    ||q||^2 = sum over pieces of h (a^2 + ab + b^2)/3, every term >= 0, summed pairwise after
-    scaling by the largest |y| (no overflow); a curve inside the ball is kept exactly."""
+    ||q||^2 = sum over pieces of h (a (a + b) + b^2)/3, every term >= 0, summed pairwise, the
+    values scaled by the largest |y| where their squares could leave the float64 range;
+    a curve inside the ball is kept exactly."""
     batch = y.shape[:y.ndim - VALUE_RANK]
     v = y.reshape(batch + (t.shape[-1], VALUE_DIM))
     big = numpy.max(numpy.abs(v), axis=(-2, -1), initial=0.0)
-    safe = numpy.where(big > 0, big, 1.0)
-    z = v / safe[..., None, None]
+    ranged = bool(numpy.all((big == 0) | ((big > 2.0 ** -400) & (big < 2.0 ** 400))))
+    safe = numpy.ones_like(big) if ranged else numpy.where(big > 0, big, 1.0)
+    z = v if ranged else v / safe[..., None, None]
     z0, z1 = z[..., :-1, :], z[..., 1:, :]
-    pieces = numpy.diff(t, axis=-1)[..., None] * (z0 * z0 + z0 * z1 + z1 * z1)
+    pieces = numpy.diff(t, axis=-1)[..., None] * (z0 * (z0 + z1) + z1 * z1)
     squares = numpy.sum(pieces.reshape(batch + (-1,)), axis=-1) / 3
     with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
         ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
@@ -302,7 +304,8 @@ _VALUES_1D = {
                "contract": 'numpy.einsum("...sr,sm->...mr", y[..., block, :], weights[block])',
                "evaluate_1d": 'numpy.einsum("...mr,tm->...tr", c, e)'},
     "vector_basis": {"weights_shape": "(BASIS_SIZE, VALUE_DIM)",
-                     "contract": 'numpy.einsum("...sr,smr->...m", y[..., block, :], weights[block])',
+                     "contract": 'numpy.einsum("...sr,smr->...m", y[..., block, :], '
+                                 'weights[block])',
                      "evaluate_1d": 'numpy.einsum("...m,tmr->...tr", c, e)'},
 }
 _TO_BATCH = """\

@@ -160,7 +160,7 @@ def _eight_piece_curve():
 def test_priv_func_seg_within_twice_the_best_dyadic_segmentation(epsilon):
     t, y = _eight_piece_curve()
     curve = make_curve(t, y, (0.0, 1.0))
-    errors = [_l2(priv_func_seg(t, y, generated("linear"), epsilon=epsilon,
+    errors = [_l2(priv_func_seg(t, y, generated("linear"), epsilon=epsilon, bound=64.0,
                                 rng=numpy.random.default_rng(seed)).evaluate(t), y, t)
               for seed in range(20)]
     best = {}
@@ -180,9 +180,9 @@ def test_reduce_seg_removes_segments_only_where_the_curve_is_flat():
     busy = numpy.sin(2 * numpy.pi * 128 * t)
     half_flat = numpy.where(t < 0.5, busy, 0.0)
     for seed in range(4):
-        flat_result = priv_func_seg(t, half_flat, generated("linear"), epsilon=1e6,
+        flat_result = priv_func_seg(t, half_flat, generated("linear"), epsilon=1e6, bound=64.0,
                                     rng=numpy.random.default_rng(seed))
-        busy_result = priv_func_seg(t, busy, generated("linear"), epsilon=1e6,
+        busy_result = priv_func_seg(t, busy, generated("linear"), epsilon=1e6, bound=64.0,
                                     rng=numpy.random.default_rng(seed))
         for result, reduced in ((flat_result, True), (busy_result, False)):
             level = dict(result.details)["level"]
@@ -216,7 +216,8 @@ def test_continuous_output_is_the_constrained_least_squares_optimum():
 def test_unbounded_domain_finds_a_small_clipping_interval():
     t = numpy.linspace(-1000, 1000, 40001)
     y = 5 * numpy.exp(-t ** 2 / 8)
-    result = priv_func_unbounded(t, y, generated("linear"), epsilon=200.0, rng=numpy.random.default_rng(0))
+    result = priv_func_unbounded(t, y, generated("linear"), epsilon=200.0, bound=64.0,
+                                 rng=numpy.random.default_rng(0))
     details = dict(result.details)
     assert details["half_width"] <= 16
     assert result.ledger.spends[0].label == "unbounded: clipping: SVT"
@@ -227,9 +228,11 @@ def test_unbounded_domain_finds_a_small_clipping_interval():
 def test_baseline_smoothing_and_ledger():
     t = numpy.linspace(0, 1, 101)
     y = t.copy()
-    plain = baseline_points(t, y, 5, domain=(0.0, 1.0), epsilon=1e9, rng=numpy.random.default_rng(0))
+    plain = baseline_points(t, y, 5, domain=(0.0, 1.0), epsilon=1e9, bound=4.0,
+                            rng=numpy.random.default_rng(0))
     assert numpy.allclose(plain.evaluate(t), y, atol=1e-6)
-    smooth = baseline_points(t, y ** 2, 5, domain=(0.0, 1.0), epsilon=1e9, window=3, rng=numpy.random.default_rng(0))
+    smooth = baseline_points(t, y ** 2, 5, domain=(0.0, 1.0), epsilon=1e9, window=3,
+                             bound=4.0, rng=numpy.random.default_rng(0))
     points = numpy.linspace(0, 1, 5) ** 2
     expected = [numpy.mean(points[max(0, i - 1):i + 2]) for i in range(5)]
     assert numpy.allclose(smooth.coefficients[:, 0], expected, atol=1e-6)
@@ -276,9 +279,10 @@ def test_piecewise_project_and_privatize_on_given_breakpoints():
     from gpcompiler.adaptive import piecewise_project_and_privatize
     t = numpy.linspace(0, 3, 301)
     y = numpy.stack([numpy.abs(t - 1), numpy.abs(t - 2)], axis=1)
-    exact = piecewise_project_and_privatize(t, y, generated("linear"), [0, 1, 2, 3], epsilon=1e9,
+    exact = piecewise_project_and_privatize(t, y, generated("linear"), [0, 1, 2, 3], epsilon=1e8,
+                                            bound=8.0,   # ||q|| = sqrt(6); 2^50 gamma = 8
                                             rng=numpy.random.default_rng(0), T=3)
-    assert numpy.abs(exact.evaluate(t) - y).max() < 1e-7
+    assert numpy.abs(exact.evaluate(t) - y).max() < 1e-6
     assert [s.label for s in exact.ledger.spends] == ["seg: final release"]
     d = 3 * 2 * 2
     radii = [numpy.linalg.norm(piecewise_project_and_privatize(

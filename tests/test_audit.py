@@ -224,8 +224,8 @@ def test_step_conformance_sees_noise_confined_to_two_coordinates_or_shared(model
     from gpcompiler.conformance import StepRecorder, steps_report
 
     def confined(privatize_vector):
-        def mutated(vector, ledger, label, share, *, rng):
-            out = privatize_vector(vector, ledger, label, share, rng=rng)
+        def mutated(vector, ledger, label, share, *, rng, **keywords):
+            out = privatize_vector(vector, ledger, label, share, rng=rng, **keywords)
             if "final" not in label or numpy.size(vector) < 3:
                 return out
             vector = numpy.asarray(vector, dtype=float)

@@ -545,8 +545,8 @@ def test_cli_privatizes_gridded_data_in_every_format(tmp_path, capsys, monkeypat
     release = outputs[0]["fields"][0]
     assert len(release["coefficients"]) == 35 and numpy.shape(release["values"]) == (4, 4)
     module = generated("legendre_box")
-    expected = module.privatize(module.project_grid((x, y), values), epsilon=5,
-                                rng=numpy.random.default_rng(3))
+    expected = module.project_and_privatize((x, y), values, epsilon=5,
+                                            rng=numpy.random.default_rng(3))
     assert numpy.allclose(release["coefficients"], expected, rtol=1e-9)
     numpy.save(tmp_path / "cells.npy", numpy.ones((2, 4, 3)))
     status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",

@@ -410,8 +410,8 @@ def test_release_file_holds_only_released_values(cli, tmp_path):
     out = tmp_path / "ecg.csv"
     status, stdout, err = cli("privatize", "specs/linear.toml", "bundled:ecg", "--param",
                               "T=800", "--epsilon", "100", "--seed", "1", "--grid", "11",
-                              "-o", out)
-    assert status == 0 and err == ""
+                              "--bound", "1024", "-o", out)
+    assert status == 0 and err == ""   # nothing clipped: nothing about the data on stderr
     rows = data_rows(out)
     assert rows[0] == "curve,t,mV" and len(rows) == 12
     assert [float(r.split(",")[1]) for r in rows[1:]] == numpy.linspace(0, 800, 11).tolist()
@@ -678,8 +678,8 @@ def test_release_goes_to_standard_output_without_o(cli, tmp_path):
 
 
 def test_l2_norm_is_exact_and_does_not_overflow(cli, tmp_path):
-    """F6: the too-large message shows the true norm (no nan from overflowing squares) and
-    names the file; the norm agrees with an mpmath evaluation."""
+    """F6: the norm is exact (no nan from overflowing squares; it decides the clipping),
+    agreeing with an mpmath evaluation; such a curve is released, clipped."""
     import mpmath
     t, y = numpy.array([0.0, 0.25, 0.25, 1.0]), numpy.array([1e200, -3e199, 2e200, -1e200])
     with mpmath.workdps(40):
@@ -691,8 +691,9 @@ def test_l2_norm_is_exact_and_does_not_overflow(cli, tmp_path):
     assert make_curve([0.3], [5.0], (0, 1)).norm() == 0.0
     assert make_curve([], [], (0, 1)).norm() == 0.0
     big = write_csv(tmp_path / "big.csv", [0, 1], [1e200, -1e200])
-    status, _, err = cli("privatize", "specs/linear.toml", big, "--epsilon", "1")
-    one_line_error(status, err, "big.csv: curve 'curve'", "L2 norm 5.77e+199")
+    status, out, err = cli("privatize", "specs/linear.toml", big, "--epsilon", "1")
+    assert status == 0 and err.startswith("not private: 1 of 1 curves clipped")
+    assert "e+199" not in out   # released clipped to the bound, not refused
 
 
 def test_cdf_refuses_overflowing_bounds_and_degree_below_one(cli, tmp_path):

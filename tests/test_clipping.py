@@ -82,7 +82,8 @@ def test_project_and_privatize_clips_the_curve_before_projecting(name):
     y = y[:, 0] if module.VALUE_DIM == 1 else y
     bound = module.default_bound(epsilon=1.0)
     scaled = y / make_curve(t, y, module.curve_interval()).norm() * bound
-    releases = [module.project_and_privatize(t, v, epsilon=1.0, rng=3) for v in (y * 1e300, scaled)]
+    releases = [module.project_and_privatize(t, v, epsilon=1.0, rng=3)
+                for v in (y * 1e300, scaled)]
     numpy.testing.assert_allclose(releases[0], releases[1], rtol=1e-9, atol=1e-9 * bound)
     small = module.project_and_privatize(t, y * 1e-3, epsilon=1.0, rng=3, bound=bound)
     exact = module.privatize(module.project(t, y * 1e-3), epsilon=1.0, rng=3)
@@ -156,7 +157,8 @@ def test_slack_at_the_default_bound_is_below_1e_6_of_the_noise_scale(name):
     module = generated(name)
     for budget in ({"epsilon": 0.01}, {"epsilon": 1.0}, {"epsilon": 100.0}, {"rho": 3.0}):
         facts = module.release_facts(**budget)
-        scale = (1 / budget["epsilon"]) if "epsilon" in budget else 1 / math.sqrt(2 * budget["rho"])
+        scale = (1 / budget["epsilon"] if "epsilon" in budget
+                 else 1 / math.sqrt(2 * budget["rho"]))
         assert facts["lattice"] == lattice(module._scale(budget.get("epsilon"), budget.get("rho")))
         assert Fraction(facts["slack"]) >= 2 * Fraction(module.ETA) * Fraction(facts["bound"])
         assert slack.default_bound(module.ETA, module._scale(budget.get("epsilon"),
@@ -200,7 +202,8 @@ def _legendre_reference(t, y, degree):
                 previous, current = mpmath.mpf(1), x
                 values = [previous, current]
                 for k in range(1, degree):
-                    previous, current = current, ((2 * k + 1) * x * current - k * previous) / (k + 1)
+                    previous, current = current, ((2 * k + 1) * x * current
+                                                  - k * previous) / (k + 1)
                     values.append(current)
                 for k in range(degree + 1):
                     total[k] += weight * half * q * values[k]

@@ -78,7 +78,8 @@ def test_ecg_is_in_microvolts_at_100_hz_and_the_sinc_projection_is_close():
     assert len(windows) == 30 and t.size == 1000 and t[1] - t[0] == pytest.approx(0.8)
     assert t[-1] == 800.0 and t[0] == pytest.approx(0.8)   # ends on the last sinc centre
     assert 200 < numpy.ptp(windows[0]) < 5000          # an ECG in µV, not mV
-    results = ecg.simulate(0, t, windows[0], (0.0, 800.0), "GP", [1e6], 1, True)
+    # 4096: noise negligible, and the largest bound 2^50 gamma = 2^18 clips no ECG in µV
+    results = ecg.simulate(0, t, windows[0], (0.0, 800.0), "GP", [4096.0], 1, True)
     projection = results["extras"]["projection_error"]
     assert 0.005 < projection < 0.1
     assert results["errors"]["Project-and-Privatize"][""][0][0] == pytest.approx(projection, rel=1e-6)
@@ -244,7 +245,8 @@ def test_seg_errors_by_pythagoras_equal_direct_integration():
         for j in range(2):
             for name, continuous in (("PrivFuncSeg", False), ("PrivFuncSeg (continuous)", True)):
                 release = priv_func_seg(t, ys[1], module, epsilon=budget, continuous=continuous,
-                                        rng=protocol.simulation_rng(7, j))
+                                        rng=protocol.simulation_rng(7, j),
+                                        bound=protocol.largest_bound("epsilon", budget))
                 direct = protocol.l2_distance(release.evaluate, curve, release.breakpoints, 5)
                 assert found[name][""][b][j] == pytest.approx(direct / norm, rel=1e-9)
             fit, _ = piecewise.project(curve, release.breakpoints, 4)

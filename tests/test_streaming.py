@@ -176,7 +176,8 @@ def test_priv_func_seg_projects_once(monkeypatch):
     original = piecewise.project
     monkeypatch.setattr(piecewise, "project", lambda *a: calls.append(a[1].size) or original(*a))
     t = numpy.linspace(0, 1, 3000)
-    result = priv_func_seg(t, numpy.sin(60 * t), generated("linear"), epsilon=1e6, rng=1)
+    result = priv_func_seg(t, numpy.sin(60 * t), generated("linear"), epsilon=1e6, rng=1,
+                           bound=64.0)
     assert dict(result.details)["level"] > seg.EARLY_LEVEL
     assert calls == [2 ** seg.EARLY_LEVEL + 1, 2 ** seg.MAX_LEVEL + 1]
     calls.clear()

@@ -4,8 +4,9 @@ k evenly spaced points of the public domain [a, b] (never of the private sample 
 read off the curve (zero outside its samples) and privatized one by one (GP: n-dim spherical Laplace
 with epsilon/k each; CGP: Gaussian with rho/k each) by basic composition; this protects
 each released point (the dist_inf metric of LY23), not the L2 metric of the paper's
-mechanisms. ``window`` = s applies a centred sliding-window mean of width s. Each point's value is clipped to the public bound B
-before its noise (the ball of radius B: [-B, B] for scalar values; docs/clipping.md).
+mechanisms. ``window`` = s applies a centred sliding-window mean of width s. Each point's
+value is clipped to the public bound B before its noise (the ball of radius B: [-B, B] for
+scalar values; docs/clipping.md).
 """
 import math
 from fractions import Fraction

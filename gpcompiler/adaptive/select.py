@@ -15,6 +15,7 @@ from numpy.polynomial import legendre
 from ..build import load
 from ..rounding import floor_float
 from .curve import prepare_run
+from .ledger import check_budget
 from .noise import privatize_vector
 from .results import PrivateFunction
 from .svt import svt, svt_split
@@ -33,8 +34,7 @@ def load_module(spec):
 def release_bound(module, bound, epsilon, rho):
     """The public clip bound B of an algorithm's releases: ``bound``, else the module's
     default at the whole budget (docs/clipping.md); checked before any data is read."""
-    if (epsilon is None) == (rho is None):
-        raise ValueError("pass exactly one of epsilon (GP) or rho (CGP)")
+    check_budget(epsilon, rho)
     budget = {"epsilon": epsilon} if rho is None else {"rho": rho}
     return module.release_facts(bound=bound, **budget)["bound"]
 

@@ -19,7 +19,8 @@ import numpy
 from ..adaptive.curve import make_curve
 from ..build import SHIPPED_SPECS, load as load_spec
 from ..curves import Curves
-from .protocol import baseline_errors, checked_dataset, first, simulation_rng, user_curves
+from .protocol import (baseline_errors, checked_dataset, first, largest_bound, simulation_rng,
+                       user_curves)
 
 TITLE = "ECG: Project-and-Privatize (800 sinc functions) against the LY23 baseline"
 PAPER = "Sec. 5.1, Figs. 6, 13 (CGP), 17 (median and quartiles)"
@@ -92,7 +93,8 @@ def simulate(index, t, y, domain, model, budgets, simulations, quick):
     for budget in budgets:
         row = []
         for j in range(simulations):
-            noise = sinc.privatize(c, rng=simulation_rng(index, j), **{key: budget}) - c
+            noise = sinc.privatize(c, rng=simulation_rng(index, j), **{key: budget},
+                                   bound=largest_bound(key, budget)) - c
             row.append(math.sqrt((float(noise @ noise) + residual2) / norm2))
         errors[PAPER_METHODS[0]][""].append(row)
     errors.update(baseline_errors(index, t, y, curve, key, budgets, simulations,

@@ -24,6 +24,7 @@ from ..adaptive.ledger import PrivacyLedger, check_budget
 from ..curves import Curves, read_curves
 from ..errors import DataError
 from ..adaptive.noise import clip, release_scale
+from ..rounding import ceil_float, ceil_sqrt
 from ..runtime import exact
 
 BASE_SEED = 20260501
@@ -70,6 +71,16 @@ def first(curves, count):
     """The first ``count`` curves (None: all)."""
     return Curves(*(field_[:count] for field_ in (curves.ids, curves.times, curves.values)),
                   curves.value_names)
+
+
+def largest_bound(key, budget):
+    """The largest clip bound a release at this budget accepts (2^50 lattice steps of its
+    noise scale; docs/clipping.md): the experiments reproduce the papers' mechanisms on
+    real curves, which this bound never clips (their slack 2 eta B is then larger than at
+    the default bound, a public number the ledger states)."""
+    scale = ceil_float(1 / Fraction(budget)) if key == "epsilon" else ceil_sqrt(
+        1 / (2 * Fraction(budget)))
+    return math.ldexp(exact.lattice(scale), 50)
 
 
 def simulation_rng(curve, simulation):

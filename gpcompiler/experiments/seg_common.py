@@ -10,7 +10,7 @@ Approximation's error) from one piecewise.project per run, integrated directly."
 import math
 
 from ..adaptive import piecewise, priv_func_seg
-from .protocol import simulation_rng
+from .protocol import largest_bound, simulation_rng
 
 
 def seg_errors(index, t, y, curve, module, key, budgets, simulations, params, tag=None):
@@ -27,7 +27,7 @@ def seg_errors(index, t, y, curve, module, key, budgets, simulations, params, ta
             row.append([])
         for j in range(simulations):
             result = priv_func_seg(t, y, module, rng=simulation_rng(index, j), **{key: budget},
-                                   **params)
+                                   bound=largest_bound(key, budget), **params)
             released = piecewise.PiecewisePolynomial(result.breakpoints, result.coefficients)
             continuous = piecewise.make_continuous(released)
             fit, residual = piecewise.project(curve, result.breakpoints, degree)

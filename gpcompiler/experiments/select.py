@@ -16,7 +16,7 @@ from ..adaptive.curve import make_curve
 from ..adaptive.select import prefix_distances
 from ..build import SHIPPED_SPECS, load as load_spec
 from . import mixtures
-from .protocol import baseline_errors, simulation_rng
+from .protocol import baseline_errors, largest_bound, simulation_rng
 
 TITLE = ("Gaussian mixtures: PrivFuncSelect (orthonormalised monomials of degree <= 32) "
          "against the LY23 baseline")
@@ -47,7 +47,8 @@ def simulate(index, t, y, domain, model, budgets, simulations, quick):
     c, residual, _ = prefix_distances(module, curve, {})
     rows, sizes = [], []
     for budget in budgets:
-        results = [priv_func_select(t, y, module, rng=simulation_rng(index, j), **{key: budget})
+        results = [priv_func_select(t, y, module, rng=simulation_rng(index, j), **{key: budget},
+                                    bound=largest_bound(key, budget))
                    for j in range(simulations)]
         rows.append([release_distance(r, c, residual) / norm for r in results])
         sizes.append([len(r.basis_indices) for r in results])
