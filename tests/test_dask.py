@@ -166,7 +166,7 @@ def test_cdf_scheduler_gives_the_same_errors(client, tmp_path, cli):
 def test_privatize_scheduler_gives_the_same_release_file(client, tmp_path, cli):
     """Batch Project-and-Privatize: projections on the workers, noise drawn here in the
     curves' order, so the same file for the same seed; other methods are refused; a curve
-    outside the domain is the same one-line error."""
+    outside the domain is released as the zero function, named alike in both."""
     address = client.scheduler.address
     t = numpy.linspace(0, 1, 20)
     rows = "".join(f"c{k},{float(ti)!r},{float(numpy.sin((k + 1) * ti))!r}\n"
@@ -186,7 +186,8 @@ def test_privatize_scheduler_gives_the_same_release_file(client, tmp_path, cli):
     (tmp_path / "far.csv").write_text("curve,t,y\na,0,1\na,0.5,1\nb,0,1\nb,7,2\n")
     errors = [cli("privatize", "specs/linear.toml", tmp_path / "far.csv", "--epsilon", "1",
                   *options)[::2] for options in ((), ("--scheduler", address))]
-    assert errors[0] == errors[1] and errors[0][0] == 2 and "curve 'b'" in errors[0][1]
+    assert errors[0] == errors[1] and errors[0][0] == 0
+    assert "1 of 2 curves are no valid function" in errors[0][1] and "b (sample" in errors[0][1]
 
 
 def test_scheduler_local_starts_a_cluster_and_a_bad_address_is_one_line(tmp_path, cli):

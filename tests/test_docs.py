@@ -113,7 +113,7 @@ def test_a_failing_example_fails_the_build(tmp_path):
     done = sphinx_build(source, tmp_path / "out")
     assert done.returncode != 0
     assert "ZeroDivisionError" in done.stderr
-    assert "argument --delta: expected a number in (0, 1), got '7'" in done.stderr
+    assert "argument --delta: expected a number in [1e-12, 0.5)" in done.stderr
     assert "exited 2, expected 0" in done.stderr
     assert "'true' exited 0, expected 2" in done.stderr
 

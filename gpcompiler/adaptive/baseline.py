@@ -22,8 +22,9 @@ from .results import PrivateFunction
 
 
 def baseline_bound(model, share, bound=None):
-    """The public bound B of the baseline's values: ``bound``, else 2^20 times the noise
-    scale of one point (a power of two); at most 2^50 lattice steps of that scale."""
+    """The public bound B of the baseline's values: ``bound``, else 2^40 lattice steps of
+    the noise scale of one point (2^24 times the largest power of two below the scale); at
+    most 2^50 lattice steps."""
     step = lattice(release_scale(model, share))
     radius = math.ldexp(step, 40) if bound is None else bound
     if isinstance(radius, bool) or not isinstance(radius, (int, float, numpy.integer,
