@@ -241,6 +241,9 @@ def _check_spec_for_method(spec, module, method, params):
                                            or module.METRIC != "L2"):
         raise UserError(f"{where} a spec spanning all polynomials of some degree with the L2 "
                         f"metric (a monomial or legendre family, or specs/linear.toml)")
+    if method == "unbounded" and module.OUTSIDE != "zero":
+        raise UserError(f"{where} [curve] outside = \"zero\" (a curve held to the ends of the "
+                        "real line has no finite norm)")
     if method == "select":
         if module.METRIC != "L2" or module.VECTOR_BASIS:
             raise UserError(f"{where} a scalar basis with the L2 metric")
@@ -285,23 +288,27 @@ def _release_bound(module, args):
         if args.method == "baseline":
             model, value = ("GP", args.epsilon) if args.epsilon is not None else ("CGP", args.rho)
             share = PrivacyLedger(value, model).share(Fraction(1, args.k))
-            return baseline_bound(model, share, args.bound)
+            return baseline_bound(model, share,
+                                  module.BOUND if args.bound is None else args.bound)
         return module.release_facts(bound=args.bound, **budget)["bound"]
     except ValueError as error:
-        raise UserError(f"--bound: {error}") from None
+        where = "--bound" if args.bound is not None else f"{args.spec}: privacy.bound"
+        raise UserError(f"{where}: {error}") from None
 
 
 def _was_clipped(module, args, params, t, y, bound):
     """Whether the curve exceeds the bound and was clipped (told to the data owner only)."""
-    from .adaptive.curve import Curve
-    if len(t) < 2:
+    from .adaptive.curve import make_curve
+    if len(t) < 2 and module.OUTSIDE == "zero":
         return False  # the zero function
-    curve = Curve(numpy.asarray(t, dtype=float),
-                  numpy.asarray(y, dtype=float).reshape(len(t), -1), None)
+    domain = module.curve_interval(**params)
     if args.method == "baseline":
-        points = curve(numpy.linspace(*module.curve_interval(**params), args.k))
+        curve = make_curve(t, y, domain, module.OUTSIDE)
+        points = curve(numpy.linspace(*domain, args.k))
         return bool(numpy.any(numpy.sqrt((points ** 2).sum(axis=-1)) > bound))
-    return curve.norm() > bound
+    if args.method == "project" and not (module.METRIC == "L2" and module.OUTSIDE == "zero"):
+        return float(numpy.linalg.norm(module.project(t, y, **params))) > bound  # c clipped
+    return make_curve(t, y, domain, module.OUTSIDE).norm() > bound
 
 
 def _ledger_facts(ledger):
@@ -362,9 +369,11 @@ def _value_dim(curves):
 
 def _grid(args, support):
     """The public evaluation grid: --at FILE, else --grid N points over the support."""
-    if args.at is not None:
-        return args.at
     a, b = support
+    if args.at is not None:
+        if args.at.size and (args.at.min() < a or args.at.max() > b):
+            raise UserError(f"--at: the public times must lie in the curve domain [{a}, {b}]")
+        return args.at
     if not (math.isfinite(a) and math.isfinite(b)):
         raise UserError(f"the curve domain [{a}, {b}] is unbounded: give public times with --at")
     return numpy.linspace(a, b, args.grid)
@@ -511,6 +520,9 @@ def cmd_privatize(args):
                    else engine.project_batch(module, curves, params))
     bar = _bar(args, len(curves.ids), "curve")
     invalid = list(curves.invalid)
+    if args.method != "unbounded":
+        _grid(args, module.curve_interval(**params))  # public --at times, before any noise
+    used = []
     for key, t, y, projection in zip(curves.ids, curves.times, curves.values, projections):
         try:
             release = _release(module, args, params, t, y, rng, bound, projection)
@@ -520,20 +532,21 @@ def cmd_privatize(args):
             release = _release(module, args, params, t, y, rng, bound)
         grid = _grid(args, release.support)
         clipped += _was_clipped(module, args, params, t, y, bound)
+        used.append((t, y))
         releases.append(release)
         grids.append(grid)
         bar.update()
     bar.close()
     _tell_clipped(args, clipped, len(curves.ids), "curves", bound)
     if invalid and not args.quiet:
-        _not_private(f"{len(invalid)} of {len(curves.ids)} curves are no valid function (a NaN "
-                     "or infinite value, decreasing times, or times outside the curve "
-                     "interval) and were each released as the zero function: "
+        _not_private(f"{len(invalid)} of {len(curves.ids)} curves were not valid functions (a "
+                     "NaN or infinite value, decreasing times, or times outside the curve "
+                     "interval); each was released as the zero function: "
                      + "; ".join(map(str, invalid)))
     for key, release in zip(curves.ids, releases):
         _say(args, f"{key}: {args.method}: {release.summary}")
     if args.compare:
-        for key, t, y, release in zip(curves.ids, curves.times, curves.values, releases):
+        for key, (t, y), release in zip(curves.ids, used, releases):
             error = numpy.asarray(release.evaluate(t)) - y
             _not_private(f"{key}: {t.size} samples" + (
                 f"; RMS error of the release at the samples "

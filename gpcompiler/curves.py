@@ -34,7 +34,7 @@ class Curves:
     time_label: str = "t"
     value_labels: tuple = None
     seconds_per_unit: float = None
-    invalid: tuple = ()   # ids of curves read leniently that were no valid function
+    invalid: tuple = ()   # "id (reason)" of curves read leniently that were no valid function
 
 
 def bundled_ecg(window=0):
@@ -165,7 +165,7 @@ def parse_csv(text, source="<csv>", lenient=False):
         if not all(numpy.isfinite(numbers)):
             if not lenient:
                 raise DataError(f"{source}: line {number} has a NaN or infinite value")
-            invalid[key] = True
+            invalid[key] = "a NaN or infinite value"
     if not groups:
         raise DataError(f"{source}: no data rows")
     times, values = [], []
@@ -175,13 +175,13 @@ def parse_csv(text, source="<csv>", lenient=False):
             if not lenient:
                 raise DataError(f"{source}: curve {key!r}: sample times must be non-decreasing "
                                 "(a repeated time is a jump)")
-            invalid[key] = True
+            invalid[key] = "decreasing times"
         if invalid.get(key):
             array = array[:0]
         times.append(array[:, 0])
         values.append(array[:, 1] if array.shape[1] == 2 else array[:, 1:])
     return Curves(tuple(groups), tuple(times), tuple(values), tuple(names[1:]),
-                  invalid=tuple(invalid))
+                  invalid=tuple(f"{key} ({why})" for key, why in invalid.items()))
 
 
 def _number(source, line, column, text):

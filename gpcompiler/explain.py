@@ -223,7 +223,7 @@ def _clipping(analysis, budgets=(0.1, 1.0, 10.0, 100.0)):
     spec = analysis.spec
     eta = projection_eta(analysis)
     rule = (f"the spec's `[privacy] bound` B = {spec.bound!r}" if spec.bound is not None else
-            "the largest power of two with $2\\eta B \\le 10^{-9}$ x the noise scale")
+            "the largest power of two with $2\\eta B \\le 10^{-6}$ x the noise scale")
     lines = [f"Every release is clipped to a public norm bound B before its noise, "
              f"$c \\mapsto c \\min(1, B/\\|c\\|)$; by default B is {rule} (`bound=` or "
              "`--bound` overrides it). The float projection of a clipped curve is within "

@@ -322,5 +322,21 @@ def test_one_invalid_curve_never_stops_a_file(cli, tmp_path):
         status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1", "--seed",
                              "3", "-o", out)
         assert status == 0, err
-        assert "1 of 2 curves are no valid function" in err and "not private" in err
+        assert "1 of 2 curves were not valid functions" in err and "not private" in err
         assert json.loads(out.read_text())["curves"] == expected
+
+
+def test_compare_and_public_times_with_an_invalid_curve(cli, tmp_path):
+    """--compare works when a curve was replaced by the zero function; --at times outside
+    the curve interval are a one-line error before any noise (public input)."""
+    data = tmp_path / "c.csv"
+    data.write_text("curve,t,y\na,0,1\na,1,2\nb,0,1\nb,5,1\n")
+    status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1", "--seed", "1",
+                         "--compare", "-o", tmp_path / "r.json")
+    assert status == 0 and "b (sample times must lie" in err and "not private: a:" in err
+    at = tmp_path / "at.txt"
+    at.write_text("-3\n0.5\n")
+    status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1", "--at", at,
+                         "-o", tmp_path / "never.json")
+    assert status == 2 and "--at: the public times must lie in" in err
+    assert not (tmp_path / "never.json").exists()
