@@ -294,6 +294,31 @@ def test_a_release_whose_noise_would_vanish_is_refused_or_keeps_its_noise():
     assert not releases or numpy.all(releases[0] != releases[1])
 
 
+
+@pytest.mark.parametrize("model", ["GP", "CGP"])
+def test_a_release_far_outside_its_bound_is_the_clipped_vector_plus_its_noise(model):
+    """privatize_vector (every adaptive release) of a vector 1e30 times outside the bound
+    B = 50 the ledger states: the release minus B times its direction has the exact noise
+    law at the charged share (||Z|| ~ Gamma(d) scaled 1/epsilon, ||N||^2 ~ chi^2(d) / (2
+    rho); KS at ALPHA over 300 releases). Clipping after the noise leaves no noise, and
+    clipping to 2B a noise of norm B."""
+    d, share = 6, 0.5
+    direction = numpy.arange(1.0, d + 1) / numpy.linalg.norm(numpy.arange(1.0, d + 1))
+    rng = _rng(21)
+    noise_rows = []
+    for _ in range(300):
+        ledger = PrivacyLedger(1.0, model)
+        released = noise.privatize_vector(direction * 1e30, ledger, "far", share, rng=rng,
+                                          bound=50.0)
+        assert ledger.releases[-1].bound == 50.0
+        noise_rows.append(released - 50.0 * direction)
+    rows = numpy.array(noise_rows)
+    if model == "GP":
+        test = stats.kstest(numpy.linalg.norm(rows, axis=1) * share, "gamma", args=(d,))
+    else:
+        test = stats.kstest((rows ** 2).sum(axis=1) * 2 * share, "chi2", args=(d,))
+    assert test.pvalue > ALPHA
+
 # --- the CSPRNG -----------------------------------------------------------------------
 
 def test_secure_laplace_reaches_beyond_37_scales(monkeypatch):

@@ -21,6 +21,7 @@ Y = 3.0 * numpy.cos(4 * T) + T ** 3
 @pytest.mark.parametrize("split, message", [
     ((0.5, 0.5), "four fractions"),
     (("1/4", "1/4", "1/4", "1/8"), "sum to exactly 1"),
+    ((0.5, 0.25, 0.25, 0.5), "sum to exactly 1"),
     ((-0.25, 0.5, 0.25, 0.5), ">= 0"),
     ((0, 0.5, 0.25, 0.25), "positive share"),
     ((0.25, 0.5, 0, 0.25), "both zero or both positive"),
