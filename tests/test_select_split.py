@@ -69,7 +69,7 @@ def test_any_split_composes_to_the_budget_and_the_final_release_takes_the_rest(
     assert ledger.spent <= Fraction(budget)                        # exact, Fractions
     assert Fraction(budget) - ledger.spent < Fraction(budget) / 2 ** 40   # nothing left idle
     labels = [s.label for s in ledger.spends]
-    pruned = prune and dict(result.details)["first_size"] > 1
+    pruned = split[1] > 0 and dict(result.details)["first_size"] > 1
     assert labels == ["select: size: SVT"] + (["select: first release",
                                                "select: pruning: SVT"] if pruned else []) \
         + ["select: final release"]
