@@ -186,7 +186,8 @@ KILLED_BEFORE = [   # representatives of the categories issue 24 found killed
              "priv_func_select", "domain = module.curve_interval(**params)",
              "domain = (float(numpy.min(t)), float(numpy.max(t)))",
              ("tests/test_privacy_boundary.py::"
-              "test_adaptive_release_does_not_depend_on_the_sample_grid",)),
+              "test_adaptive_release_does_not_depend_on_the_sample_grid",)
+             + _t("test_select_svt_queries_are_a_function_of_the_curve_not_its_grid")),
     Mutation("no rng: an unseeded NumPy generator", "gpcompiler/runtime/entropy.py",
              "default_generator", "return SecureGenerator()",
              "return numpy.random.default_rng()",

@@ -226,6 +226,33 @@ def test_select_size_svt_noise_is_the_proofs_for_its_charge():
     assert recorder.check({"select: size": 0.5, "select: pruning": None}).p_value < 1e-9
 
 
+
+def test_select_svt_queries_are_a_function_of_the_curve_not_its_grid():
+    """PrivFuncSelect's size SVT queries tau(j) - dist2(P_j q, q) (1-Lipschitz in q, Alg. 3)
+    are the same for one function sampled on [20, 70], with zero samples appended up to the
+    domain's end, or with a zero sample before it: distances over the spec's domain, never
+    over the samples' span (the sample times are private)."""
+    from gpcompiler.adaptive import select
+    module = generated("monomial32")
+    t = numpy.linspace(20.0, 70.0, 200)
+    y = 30 * numpy.sin(math.pi * (t - 20) / 50)
+    grids = [(t, y), (numpy.concatenate([t, numpy.linspace(70, 100, 9)[1:]]),
+                      numpy.concatenate([y, numpy.zeros(8)])),
+             (numpy.concatenate([[5.0], t]), numpy.concatenate([[0.0], y]))]
+    recorded = []
+
+    def spy(shipped):
+        def recording(queries, *args, **kwargs):
+            recorded.append([float(q) for q in queries])
+            return shipped(iter(recorded[-1]), *args, **kwargs)
+        return recording
+    with mutants.patched(select, "svt", spy):
+        for grid in grids:
+            select.priv_func_select(*grid, module, epsilon=2.0, rng=_rng(5))
+    assert len(recorded) == 3
+    for other in recorded[1:]:
+        numpy.testing.assert_allclose(other, recorded[0], rtol=1e-9, atol=1e-9)
+
 @pytest.mark.parametrize("model", ["GP", "CGP"])
 def test_scalar_noise_has_the_scale_its_charge_pays_for(model):
     """One noisy scalar of sensitivity S charged epsilon (rho) is Laplace(S/epsilon)
