@@ -94,7 +94,8 @@ SURVIVORS = [   # the 15 privacy survivors of issue 24's table
     Mutation("GP radius Gamma(d - 1) in the refinement", EXACT, "spherical_laplace",
              "sum((-iv.log(v) for v in u[:d]), iv.mpf(0))",
              "sum((-iv.log(v) for v in u[1:d]), iv.mpf(0))",
-             (EXACT_TESTS + "test_spherical_laplace_refined_near_ties_equals_200_digit_ideal_sample",
+             (EXACT_TESTS
+              + "test_spherical_laplace_refined_near_ties_equals_200_digit_ideal_sample",
               ) + _t("test_single_curve_noise_has_the_exact_law"),
              reason="was the single-curve branch of _add_noise (gone: one exact sampler)"),
     Mutation("GP direction over sqrt(d)", EXACT, "_spherical_balls",
@@ -224,6 +225,7 @@ KILLED_BEFORE = [   # representatives of the categories issue 24 found killed
              _t("test_select_size_svt_noise_is_the_proofs_for_its_charge")),
 ]
 
+OLD_BOUND_TEST = "test_generated_module_releases_coefficients_on_either_side_of_the_old_bound"
 GRADING_TESTS = ("tests/test_grading.py::test_1d_weights_match_mpmath_next_to_the_singular_ends",
                  "tests/test_grading.py::"
                  "test_1d_release_does_not_depend_on_nodes_next_to_a_singular_end")
@@ -246,7 +248,8 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
              (EXACT_TESTS + "test_fast_path_balls_hold_the_ideal_value_of_every_completion",
               EXACT_TESTS + "test_gaussian_refined_near_ties_equals_200_digit_ideal_sample")),
     Mutation("fast path: angle error _ANGLE halved", EXACT, "_ANGLE",
-             "_ANGLE = (24 + 2 * _LIB_ULPS + 4) * _U", "_ANGLE = (24 + 2 * _LIB_ULPS + 4) * _U / 2",
+             "_ANGLE = (24 + 2 * _LIB_ULPS + 4) * _U",
+             "_ANGLE = (24 + 2 * _LIB_ULPS + 4) * _U / 2",
              (EXACT_TESTS + "test_fast_path_balls_hold_the_ideal_value_of_every_completion",),
              "equivalent", "the bound's parts (24 _U for the angle, 2 _LIB_ULPS _U, 4 _U) "
              "are worst cases: beyond the radial term the realized error is at most 5.9 r _U "
@@ -293,12 +296,12 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
              "    return _add_noise(clipped, scale, rho is None, default_generator(rng))",
              "return _clip(_add_noise(c, scale, rho is None, default_generator(rng)),\n"
              "                 _bound(bound, scale))",
-             (CLIP_TESTS + "test_generated_module_releases_coefficients_on_either_side_of_the_old_bound",
+             (CLIP_TESTS + OLD_BOUND_TEST,
               CLIP_TESTS + "test_a_release_far_outside_the_bound_carries_the_whole_noise")),
     Mutation("module clip bound ignored (2B)", TEMPLATE, "privatize",
              "clipped = _clip(c, _bound(bound, scale))",
              "clipped = _clip(c, 2 * _bound(bound, scale))",
-             (CLIP_TESTS + "test_generated_module_releases_coefficients_on_either_side_of_the_old_bound",)),
+             (CLIP_TESTS + OLD_BOUND_TEST,)),
     Mutation("project_and_privatize coefficients not clipped", TEMPLATE,
              "project_and_privatize", "clipped = _clip(c, radius)", "clipped = c",
              (CLIP_TESTS + "test_project_and_privatize_clips_the_curve_before_projecting",
