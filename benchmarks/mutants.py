@@ -3,7 +3,9 @@ constant, a rounding direction or a check is wrong?
 
 Each mutation in CATALOG is one small, named edit: in one file, inside one function (found
 by its ``def``, so line numbers do not matter), one expression's exact text replaced by
-another. A mutation of a template is applied to the template and to the same function of
+another (a constant's name instead of a function: its assignment). A mutation of the module
+template, of emit.py's code templates (``generated`` names the function they emit) or of the
+runtime (gpcompiler/runtime, inlined verbatim) is applied there and to the same function of
 every committed generated module holding that text (what `gpcompiler compile` would emit).
 Each is applied in its own copy of a scratch copy of the repository taken at the start (so
 the work tree may change during a run), and the tests named for it run there
@@ -23,6 +25,7 @@ release's law: listed with the reason, run only with --equivalent). Not part of 
 suite, nor of `python -m benchmarks`.
 """
 import argparse
+import dataclasses
 import os
 import re
 import shutil
@@ -36,6 +39,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = "tests/test_privacy_mutants.py::"
 TEMPLATE = "gpcompiler/templates/module.py.tmpl"
+EMIT = "gpcompiler/emit.py"
+EXACT = "gpcompiler/runtime/exact.py"
+EXACT_TESTS = "tests/test_exact.py::"
+CLIP_TESTS = "tests/test_clipping.py::"
 LEDGER_TEST = ("tests/test_adaptive.py::"
                "test_ledger_total_never_exceeds_budget_and_sums_its_steps")
 
@@ -51,6 +58,7 @@ class Mutation:
     tests: tuple
     kind: str = "privacy"
     reason: str = ""
+    generated: str = ""   # the function in generated modules, if not ``function``
 
 
 def _t(*names):
@@ -81,17 +89,23 @@ SURVIVORS = [   # the 15 privacy survivors of issue 24's table
              "Fraction(sensitivity) ** 2 / (4 * Fraction(share))",
              _t("test_scalar_noise_has_the_scale_its_charge_pays_for",
                 "test_reduce_seg_noise_is_the_proofs_for_its_charge")),
-    Mutation("single-curve GP radius Gamma(d - 1)", TEMPLATE, "_add_noise",
-             "noise *= rng.gamma(COEF_DIM) * scale", "noise *= rng.gamma(COEF_DIM - 1) * scale",
-             _t("test_single_curve_release_is_the_batch_release_of_that_curve",
-                "test_single_curve_noise_has_the_exact_law")),
-    Mutation("single-curve direction over sqrt(d)", TEMPLATE, "_add_noise",
-             "* scale / math.sqrt(noise.dot(noise))", "* scale / math.sqrt(COEF_DIM)",
-             _t("test_single_curve_release_is_the_batch_release_of_that_curve",
-                "test_single_curve_noise_has_the_exact_law")),
+    # one curve and a batch now share exact.spherical_laplace: the single-curve mutants
+    # are its refinement's radius (the fast path's is "batch GP radius") and its direction
+    Mutation("GP radius Gamma(d - 1) in the refinement", EXACT, "spherical_laplace",
+             "sum((-iv.log(v) for v in u[:d]), iv.mpf(0))",
+             "sum((-iv.log(v) for v in u[1:d]), iv.mpf(0))",
+             (EXACT_TESTS
+              + "test_spherical_laplace_refined_near_ties_equals_200_digit_ideal_sample",
+              ) + _t("test_single_curve_noise_has_the_exact_law"),
+             reason="was the single-curve branch of _add_noise (gone: one exact sampler)"),
+    Mutation("GP direction over sqrt(d)", EXACT, "_spherical_balls",
+             "factor = radius[0] / norm[0]", "factor = radius[0] / math.sqrt(d)",
+             (EXACT_TESTS + "test_spherical_laplace_equals_200_digit_ideal_sample",)
+             + _t("test_single_curve_noise_has_the_exact_law"),
+             reason="was the single-curve branch of _add_noise (gone: one exact sampler)"),
     Mutation("project_and_privatize GP and CGP laws swapped", TEMPLATE,
-             "project_and_privatize", "_add_noise(c, scale, rho is None,",
-             "_add_noise(c, scale, rho is not None,",
+             "project_and_privatize", "_add_noise(clipped, scale, rho is None,",
+             "_add_noise(clipped, scale, rho is not None,",
              _t("test_project_and_privatize_is_privatize_of_the_projection",
                 "test_project_and_privatize_noise_has_the_exact_law")),
     Mutation("adaptive-quantile sensitivity sqrt(T/2)", "gpcompiler/cdf/estimators.py",
@@ -109,9 +123,12 @@ SURVIVORS = [   # the 15 privacy survivors of issue 24's table
     Mutation("joint histogram sensitivity 1", "gpcompiler/cdf/joint.py", "_histogram",
              "sensitivity = ceil_sqrt(2)", "sensitivity = ceil_sqrt(1)",
              _t("test_joint_histogram_sensitivity_sqrt_2_is_attained_and_is_the_noise")),
-    Mutation("adaptive release headroom 2^70", "gpcompiler/adaptive/noise.py",
-             "privatize_vector", "scale * 2.0 ** 40", "scale * 2.0 ** 70",
-             _t("test_a_release_whose_noise_would_vanish_is_refused_or_keeps_its_noise")),
+    Mutation("adaptive release clipped to twice its bound", "gpcompiler/adaptive/noise.py",
+             "privatize_vector", "clipped = clip(vector, bound)",
+             "clipped = clip(vector, 2 * bound)",
+             _t("test_a_release_far_outside_its_bound_is_the_clipped_vector_plus_its_noise"),
+             reason="was the 2^40 headroom refusal (replaced by clipping): a vector released "
+             "beyond the bound the ledger states"),
     Mutation("secure uniform on a 53-bit grid", "gpcompiler/secure.py", "random",
              "values = self._uniforms(self._words(count))",
              "values = (self._words(count) >> numpy.uint64(11)) * 2.0 ** -53",
@@ -132,9 +149,11 @@ KILLED_BEFORE = [   # representatives of the categories issue 24 found killed
              "1 / (2 * Fraction(budget))", "1 / (4 * Fraction(budget))",
              ("tests/test_noise.py::test_cgp_noise_is_gaussian_with_covariance_identity_over_2rho",
               ) + _t("test_single_curve_noise_has_the_exact_law")),
-    Mutation("batch GP radius Gamma(d - 1)", TEMPLATE, "_add_noise",
-             "rng.gamma(COEF_DIM, size=batch)", "rng.gamma(COEF_DIM - 1, size=batch)",
-             ("tests/test_noise.py::test_gp_whitened_radius_is_gamma_d",)),
+    Mutation("GP radius Gamma(d - 1) in the fast path", EXACT, "_spherical_balls",
+             "radius = _sum_ball(*_exp_ball(words[..., :d]))",
+             "radius = _sum_ball(*_exp_ball(words[..., 1:d]))",
+             ("tests/test_noise.py::test_gp_whitened_radius_is_gamma_d",
+              EXACT_TESTS + "test_spherical_laplace_radius_and_direction")),
     Mutation("ledger share rounded to nearest", "gpcompiler/adaptive/ledger.py", "share",
              "return floor_float(Fraction(self.budget) * Fraction(fraction))",
              "return float(Fraction(self.budget) * Fraction(fraction)) * (1 + 2 ** -52)",
@@ -158,16 +177,19 @@ KILLED_BEFORE = [   # representatives of the categories issue 24 found killed
              "ceil_float(2 * Fraction(lipschitz) / Fraction(epsilon2))",
              "ceil_float(Fraction(lipschitz) / Fraction(epsilon2))",
              _t("test_unbounded_clipping_svt_noise_is_the_proofs_for_its_charge")),
-    Mutation("PrivFuncSelect releases a third each", "gpcompiler/adaptive/select.py",
-             "priv_func_select", "release = ledger.share(Fraction(1, 4))",
-             "release = ledger.share(Fraction(1, 3))",
-             (LEDGER_TEST,)),
+    Mutation("PrivFuncSelect final release takes the whole budget",
+             "gpcompiler/adaptive/select.py", "priv_func_select",
+             'floor_float(ledger.remaining), rng=rng,', "ledger.budget, rng=rng,",
+             ("tests/test_select_split.py::"
+              "test_any_split_composes_to_the_budget_and_the_final_release_takes_the_rest",),
+             reason="was 'releases a third each' (the fixed quarters became a public split)"),
     Mutation("PrivFuncSelect domain from the samples", "gpcompiler/adaptive/select.py",
              "priv_func_select", "domain = module.curve_interval(**params)",
              "domain = (float(numpy.min(t)), float(numpy.max(t)))",
              ("tests/test_privacy_boundary.py::"
-              "test_adaptive_release_does_not_depend_on_the_sample_grid",)),
-    Mutation("no rng: an unseeded NumPy generator", "gpcompiler/secure.py",
+              "test_adaptive_release_does_not_depend_on_the_sample_grid",)
+             + _t("test_select_svt_queries_are_a_function_of_the_curve_not_its_grid")),
+    Mutation("no rng: an unseeded NumPy generator", "gpcompiler/runtime/entropy.py",
              "default_generator", "return SecureGenerator()",
              "return numpy.random.default_rng()",
              ("tests/test_privacy_boundary.py::"
@@ -198,8 +220,150 @@ KILLED_BEFORE = [   # representatives of the categories issue 24 found killed
              ("tests/test_privacy_boundary.py::test_clipping_matches_the_indicator_exactly",
               "tests/test_privacy_boundary.py::test_clipping_is_non_expansive")),
     Mutation("PrivFuncSelect size SVT Lipschitz 0.5", "gpcompiler/adaptive/select.py",
-             "priv_func_select", "threshold, 1.0, *svt_pair", "threshold, 0.5, *svt_pair",
+             "priv_func_select", "range(c.shape[0])), 0.0, 1.0,",
+             "range(c.shape[0])), 0.0, 0.5,",
              _t("test_select_size_svt_noise_is_the_proofs_for_its_charge")),
+]
+
+OLD_BOUND_TEST = "test_generated_module_releases_coefficients_on_either_side_of_the_old_bound"
+GRADING_TESTS = ("tests/test_grading.py::test_1d_weights_match_mpmath_next_to_the_singular_ends",
+                 "tests/test_grading.py::"
+                 "test_1d_release_does_not_depend_on_nodes_next_to_a_singular_end")
+NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, split, degree
+    Mutation("lattice release is the float sum x + noise", EXACT, "_decide",
+             "return (k + low) * gamma + 0.0, low == high", "return x + v[0], low == high",
+             (EXACT_TESTS + "test_outputs_lie_on_the_lattice_and_seeds_reproduce",
+              EXACT_TESTS + "test_laplace_equals_200_digit_ideal_sample")),
+    Mutation("lattice release rint((x + noise)/gamma) on floats", EXACT, "_decide",
+             "return (k + low) * gamma + 0.0, low == high",
+             "return _rint((x + v[0]) / gamma) * gamma + 0.0, low == high",
+             (EXACT_TESTS + "test_laplace_equals_200_digit_ideal_sample",
+              EXACT_TESTS + "test_releases_far_from_zero_equal_200_digit_ideal_samples")),
+    Mutation("lattice cell decided from the float midpoint", EXACT, "_decide",
+             "low, high = _rint((mid - rad) / gamma), _rint((mid + rad) / gamma)",
+             "low = high = _rint(mid / gamma)",
+             (EXACT_TESTS + "test_gaussian_refined_near_ties_equals_200_digit_ideal_sample",)),
+    Mutation("fast path: slope bound 1/(2m) of -ln U dropped", EXACT, "_exp_ball",
+             "rad = numpy.divide(0.5, m, out=m)", "rad = numpy.multiply(0.0, m, out=m)",
+             (EXACT_TESTS + "test_fast_path_balls_hold_the_ideal_value_of_every_completion",
+              EXACT_TESTS + "test_gaussian_refined_near_ties_equals_200_digit_ideal_sample")),
+    Mutation("fast path: angle error _ANGLE halved", EXACT, "_ANGLE",
+             "_ANGLE = (24 + 2 * _LIB_ULPS + 4) * _U",
+             "_ANGLE = (24 + 2 * _LIB_ULPS + 4) * _U / 2",
+             (EXACT_TESTS + "test_fast_path_balls_hold_the_ideal_value_of_every_completion",),
+             "equivalent", "the bound's parts (24 _U for the angle, 2 _LIB_ULPS _U, 4 _U) "
+             "are worst cases: beyond the radial term the realized error is at most 5.9 r _U "
+             "(measured at the corners of the bits' intervals of 6000 pairs against mpmath), "
+             "below the halved 18 r _U; the margin is for other libraries' cos and sin"),
+    Mutation("fast path: library error _LIB_ULPS halved", EXACT, "_LIB_ULPS",
+             "_LIB_ULPS = 4", "_LIB_ULPS = 2",
+             (EXACT_TESTS + "test_library_functions_within_the_assumed_ulps",
+              EXACT_TESTS + "test_fast_path_balls_hold_the_ideal_value_of_every_completion"),
+             "equivalent", "NumPy's log, cos and sin err by at most 0.51 ulp here (measured "
+             "against mpmath, as test_library_functions_within_the_assumed_ulps does), so 2 "
+             "ulps still bound them; 4 is the margin for other libraries"),
+    Mutation("fast path: _GROW removed", EXACT, "_GROW",
+             "_GROW = 1 + 2.0 ** -40", "_GROW = 1.0",
+             (EXACT_TESTS + "test_fast_path_balls_hold_the_ideal_value_of_every_completion",),
+             "equivalent", "_GROW covers the few roundings of the radius itself (relative "
+             "< 2^-49 of it); every radius term is a worst case that the realized error stays "
+             "far below (a factor 2 at least), so no release changes"),
+    Mutation("refinement accepts an interval across two cells", EXACT, "_nearest",
+             "return low if low is not None and low == high else None",
+             "return low if low is not None and abs(low - high) <= 1 else None",
+             (EXACT_TESTS + "test_refinement_goes_as_deep_as_the_bits_that_decide_the_cell",)),
+    Mutation("refinement decides on the interval's midpoint", EXACT, "_refine",
+             "cells = [_nearest(v, gamma) for v in compute(iv, prefixes.intervals(iv))]",
+             "cells = [_nearest(v.mid, gamma) for v in compute(iv, prefixes.intervals(iv))]",
+             (EXACT_TESTS + "test_refinement_goes_as_deep_as_the_bits_that_decide_the_cell",)),
+    Mutation("exceeds decided from the float midpoint only", EXACT, "exceeds",
+             "if mid[0] - rad[0] > 0 or mid[0] + rad[0] < 0:", "if True:",
+             (EXACT_TESTS + "test_comparisons_near_ties_equal_200_digit_decisions",)),
+    Mutation("exceeds: refinement stops one level early", EXACT, "_refine_sign",
+             "if total > 0 or total < 0:", "if True:",
+             (EXACT_TESTS + "test_a_comparison_decided_only_by_deeper_bits_refines_to_them",)),
+    Mutation("Gumbel noise at half its scale", EXACT, "Noise.ball",
+             "mid, rad = -numpy.log(e), numpy.where(low > 0, e_rad / low, numpy.inf)",
+             "mid, rad = -numpy.log(e) / 2, numpy.where(low > 0, e_rad / low, numpy.inf)",
+             (EXACT_TESTS + "test_gumbel_law",)),
+    Mutation("exponential mechanism Gumbel scale halved", "gpcompiler/cdf/degree.py",
+             "exponential_mechanism",
+             "ceil_float(2 * Fraction(sensitivity) / Fraction(epsilon))",
+             "ceil_float(Fraction(sensitivity) / Fraction(epsilon))",
+             ("tests/test_cdf_degree.py::test_exponential_mechanism_draws_its_law",)),
+    Mutation("module clips after the noise", TEMPLATE, "privatize",
+             "clipped = _clip(c, _bound(bound, scale))\n"
+             "    return _add_noise(clipped, scale, rho is None, default_generator(rng))",
+             "return _clip(_add_noise(c, scale, rho is None, default_generator(rng)),\n"
+             "                 _bound(bound, scale))",
+             (CLIP_TESTS + OLD_BOUND_TEST,
+              CLIP_TESTS + "test_a_release_far_outside_the_bound_carries_the_whole_noise")),
+    Mutation("module clip bound ignored (2B)", TEMPLATE, "privatize",
+             "clipped = _clip(c, _bound(bound, scale))",
+             "clipped = _clip(c, 2 * _bound(bound, scale))",
+             (CLIP_TESTS + OLD_BOUND_TEST,)),
+    Mutation("project_and_privatize coefficients not clipped", TEMPLATE,
+             "project_and_privatize", "clipped = _clip(c, radius)", "clipped = c",
+             (CLIP_TESTS + "test_project_and_privatize_clips_the_curve_before_projecting",
+              CLIP_TESTS + "test_a_release_far_outside_the_bound_carries_the_whole_noise")),
+    Mutation("curves clipped to 2B before projecting", EMIT, "_CLIP_CURVES",
+             "ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))\n"
+             "    factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)\n"
+             "    return y * factor",
+             "ratio = 2 * bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))\n"
+             "    factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)\n"
+             "    return y * factor",
+             (CLIP_TESTS + "test_curve_clipping_is_non_expansive_in_l2",
+              CLIP_TESTS + "test_project_and_privatize_clips_the_curve_before_projecting"),
+             generated="_clip_curves"),
+    Mutation("adaptive release clips after the noise", "gpcompiler/adaptive/noise.py",
+             "privatize_vector", "return _add_noise(clipped, gp, scale, rng)",
+             "return clip(_add_noise(vector, gp, scale, rng), bound)",
+             _t("test_a_release_far_outside_its_bound_is_the_clipped_vector_plus_its_noise")),
+    Mutation("default bound doubled past the stated slack", EMIT, "_DEFAULT_BOUND",
+             "while Fraction(radius) > target:\n        radius /= 2",
+             "while Fraction(radius) > target:\n        radius /= 2\n    radius *= 2",
+             (CLIP_TESTS + "test_slack_at_the_default_bound_is_below_1e_6_of_the_noise_scale",),
+             generated="_default_bound"),
+    Mutation("slack.default_bound doubled past the stated slack", "gpcompiler/slack.py",
+             "default_bound", "while Fraction(radius) > target:\n        radius /= 2",
+             "while Fraction(radius) > target:\n        radius /= 2\n    radius *= 2",
+             (CLIP_TESTS + "test_slack_at_the_default_bound_is_below_1e_6_of_the_noise_scale",)),
+    Mutation("grading by index: only the end pieces", EMIT, "_GRADED_PIECES",
+             "graded = (toward != 0) & (d <= h[piece] / count)",
+             "graded = (toward != 0) & ((piece == 0) | (piece == h.size - 1))",
+             GRADING_TESTS, generated="_graded_pieces",
+             reason="weights whose error depends on the private sample times: the slack ETA "
+             "no longer holds"),
+    Mutation("grading one level fewer", EMIT, "_GRADED_PIECES",
+             "most = numpy.where(toward < 0, grades[1], grades[0]) + 1",
+             "most = numpy.where(toward < 0, grades[1], grades[0])",
+             GRADING_TESTS, "equivalent", "the last cut's share 2^-(G-1)(1 + alpha) is at "
+             "most 2^(1 + alpha) 1e-17, still far below the 1e-13 relative weight accuracy "
+             "that ETA assumes (slack.WEIGHT_ACCURACY): the stated slack holds",
+             generated="_graded_pieces"),
+    Mutation("degree choice not charged: the release takes the whole epsilon",
+             "gpcompiler/cdf/estimators.py", "_auto_estimate",
+             "chosen.privatize(epsilon=release,", "chosen.privatize(epsilon=epsilon,",
+             ("tests/test_cdf_degree.py::"
+              "test_auto_release_charges_both_steps_and_uses_the_prefix_of_the_sums",)),
+    Mutation("degree selection share not taken from the release", "gpcompiler/cdf/degree.py",
+             "split_budget", "floor_float(Fraction(epsilon) - Fraction(selection))",
+             "floor_float(Fraction(epsilon))",
+             ("tests/test_cdf_degree.py::"
+              "test_auto_release_charges_both_steps_and_uses_the_prefix_of_the_sums",)),
+    Mutation("joint degree choice not charged", "gpcompiler/cdf/joint.py", "_auto_joint",
+             "found = _direct(x, lo, hi, release, delta,",
+             "found = _direct(x, lo, hi, epsilon, delta,",
+             ("tests/test_cdf_degree.py::"
+              "test_joint_auto_chooses_a_degree_per_column_and_charges_the_whole_epsilon",)),
+    Mutation("select split summing above 1 accepted", "gpcompiler/adaptive/select.py",
+             "check_split", "if min(values) < 0 or sum(values) != 1:",
+             "if min(values) < 0 or sum(values) < 1:",
+             ("tests/test_select_split.py::test_bad_splits_are_refused_with_the_reason",),
+             "utility", "the final release takes floor(remaining), and the ledger refuses to "
+             "overspend, so any accepted split still composes to the budget; only the noise "
+             "target tau of the planned final share is wrong"),
 ]
 
 SEG_UTILITY = tuple("tests/test_adaptive.py::" + name for name in (
@@ -233,8 +397,8 @@ EQUIVALENT = [
              _t("test_seg_level_svt_noise_is_the_proofs_for_its_charge",
                 "test_unbounded_clipping_svt_noise_is_the_proofs_for_its_charge",
                 "test_select_size_svt_noise_is_the_proofs_for_its_charge"), "equivalent",
-             "a tie has probability 0 under continuous noise (not so under lattice noise: "
-             "re-judge it once releases are exact)"),
+             "comparisons are decided on the real-valued noisy values (exact.exceeds; only "
+             "released numbers are rounded to the lattice), where a tie has probability 0"),
     Mutation("Gamma sampler: log(v) unguarded", "gpcompiler/secure.py", "gamma",
              "numpy.log(numpy.where(positive, v, 1.0))", "numpy.log(v)",
              ("tests/test_noise.py::test_secure_generator_variates_pass_ks_at_one_in_a_million",),
@@ -249,15 +413,34 @@ EQUIVALENT = [
              "delta(sigma) <= delta at 50 digits"),
 ]
 
-CATALOG = SURVIVORS + KILLED_BEFORE + UTILITY + EQUIVALENT
-GROUPS = {"survivors": SURVIVORS, "killed": KILLED_BEFORE, "utility": UTILITY,
-          "equivalent": EQUIVALENT}
+NEW_EQUIVALENT = [m for m in NEW_CODE if m.kind == "equivalent"]
+NEW_CODE = [m for m in NEW_CODE if m.kind != "equivalent"]
+EQUIVALENT += NEW_EQUIVALENT
+CATALOG = SURVIVORS + KILLED_BEFORE + NEW_CODE + UTILITY + EQUIVALENT
+GROUPS = {"survivors": SURVIVORS, "killed": KILLED_BEFORE, "new": NEW_CODE,
+          "utility": UTILITY, "equivalent": EQUIVALENT}
+
+
+def _constant(name):
+    """Whether ``name`` names a module-level constant (_ANGLE, _GRADED_PIECES), not a def."""
+    return re.fullmatch(r"_?[A-Z][A-Z0-9_]*", name) is not None
 
 
 def function_span(lines, function):
     """(start, end) line indices of ``def function`` (a method: 'Class.method' or just its
-    name; the first match), ending before the next line indented no deeper; None if absent."""
+    name; the first match), ending before the next line indented no deeper; None if absent.
+    A constant's name (``_ANGLE``, or emit.py's code templates such as ``_GRADED_PIECES``)
+    spans its assignment up to the next top-level def, class or assignment."""
     name = function.split(".")[-1]
+    if _constant(name):
+        top = re.compile(r"^(def |class |[A-Za-z_]\w* = )")
+        for start, line in enumerate(lines):
+            if line.startswith(f"{name} = "):
+                end = start + 1
+                while end < len(lines) and not top.match(lines[end]):
+                    end += 1
+                return start, end
+        return None
     pattern = re.compile(rf"^(\s*)def {re.escape(name)}\(")
     for start, line in enumerate(lines):
         match = pattern.match(line)
@@ -290,6 +473,12 @@ def mutate_text(text, mutation):
         + "".join(lines[span[1]:]), None
 
 
+def inlined(path):
+    """Whether generated modules carry a copy of the code of ``path`` (the template, emit.py's
+    code templates, the runtime inlined verbatim)."""
+    return path in (TEMPLATE, EMIT) or path.startswith("gpcompiler/runtime/")
+
+
 def apply(mutation, root):
     """Apply the mutation under ``root``: (files changed, None) or (0, why stale)."""
     target = root / mutation.path
@@ -300,9 +489,10 @@ def apply(mutation, root):
         return 0, stale
     target.write_text(text)
     changed = 1
-    if mutation.path.endswith(".tmpl"):
+    if inlined(mutation.path):
+        inside = dataclasses.replace(mutation, function=mutation.generated or mutation.function)
         for module in sorted((root / "generated").glob("*.py")):
-            text, stale = mutate_text(module.read_text(), mutation)
+            text, stale = mutate_text(module.read_text(), inside)
             if not stale:
                 module.write_text(text)
                 changed += 1

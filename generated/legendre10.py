@@ -999,12 +999,12 @@ def _clip(c, bound):
     in the metric (orthonormal coordinates); scaled by the largest entry (no overflow)."""
     flat = c.reshape(c.shape[:c.ndim - len(COEF_SHAPE)] + (COEF_DIM,))
     big = numpy.max(numpy.abs(flat), axis=-1, initial=0.0)
-    safe = numpy.where(big > 0, big, 1.0)
-    squares = numpy.einsum("...i,...i->...", flat / safe[..., None], flat / safe[..., None])
-    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
-        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
-    factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
-    return (flat * factor[..., None]).reshape(c.shape)
+    unit = flat / numpy.where(big > 0, big, 1.0)[..., None]
+    norm = numpy.sqrt(numpy.einsum("...i,...i->...", unit, unit))  # ||c|| / big, in [1, sqrt(d)]
+    with numpy.errstate(over="ignore"):
+        outside = big * norm > bound
+    scaled = unit * (bound / numpy.where(norm > 0, norm, 1.0))[..., None]  # B/||c|| never formed
+    return numpy.where(outside[..., None], scaled, flat).reshape(c.shape)
 
 
 def _add_noise(c, scale, spherical, rng, y=None):

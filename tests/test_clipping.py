@@ -10,6 +10,7 @@ import numpy
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from conftest import BOX_SPECS, MECHANISM_SPECS, ROOT, generated
 from gpcompiler import baseline_points, priv_func_select, priv_func_seg, priv_func_unbounded
@@ -340,3 +341,35 @@ def test_compare_and_public_times_with_an_invalid_curve(cli, tmp_path):
                          "-o", tmp_path / "never.json")
     assert status == 2 and "--at: the public times must lie in" in err
     assert not (tmp_path / "never.json").exists()
+
+
+def _noise_law_pvalue(noise, model, d):
+    """KS p-value of release noise (rows) at scale 1: ||Z|| ~ Gamma(d) (GP), ||N||^2 ~
+    chi^2(d) (CGP)."""
+    if model == "GP":
+        return stats.kstest(numpy.linalg.norm(noise, axis=1), "gamma", args=(d,)).pvalue
+    return stats.kstest((noise ** 2).sum(axis=1), "chi2", args=(d,)).pvalue
+
+
+@pytest.mark.parametrize("model", ["GP", "CGP"])
+def test_a_release_far_outside_the_bound_carries_the_whole_noise(model):
+    """Coefficients 1e30 (a held curve 1e300) times outside the bound B = 100: the release
+    is the vector clipped to B plus noise of the exact law at scale 1 (epsilon = 1, rho =
+    1/2; KS at 1e-6 over 300 releases each). Clipping after the noise, or to another bound
+    than B, or not clipping a held curve's coefficients (its values are not clipped), gives
+    a noise of norm near 0 or near B."""
+    from conftest import compiled
+    budget = {"epsilon": 1.0} if model == "GP" else {"rho": 0.5}
+    module = generated("legendre10")
+    d = module.COEF_DIM
+    direction = numpy.arange(1.0, d + 1) / numpy.linalg.norm(numpy.arange(1.0, d + 1))
+    released = module.privatize(numpy.tile(direction * 1e30, (300, 1)), bound=100.0, rng=5,
+                                **budget)
+    assert _noise_law_pvalue(released - 100.0 * direction, model, d) > 1e-6
+    held = compiled("kind_hold")
+    t = numpy.linspace(2.0, 7.0, 40)
+    y = numpy.tile((5 + numpy.sin(t)) * 1e300, (300, 1))
+    centre = held.project_and_privatize(t, y[0], rho=1e12, bound=100.0, rng=0)  # noise 7e-7
+    assert abs(numpy.linalg.norm(centre) - 100.0) < 1e-4
+    released = held.project_and_privatize(t, y, bound=100.0, rng=6, **budget)
+    assert _noise_law_pvalue(released - centre, model, held.COEF_DIM) > 1e-6

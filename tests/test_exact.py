@@ -379,3 +379,111 @@ def test_a_scale_whose_lattice_step_is_subnormal_is_refused():
     assert exact.lattice(2.0 ** (exact.LATTICE_BITS - 1022)) == 2.0 ** -1022
     with pytest.raises(ValueError, match="lattice step a normal float"):
         exact.lattice(8.1e-320)
+
+
+def test_releases_far_from_zero_equal_200_digit_ideal_samples():
+    """x near 2^48 lattice steps (the bound allows 2^50): the float x + noise loses the
+    lattice's last bits there, the exact release does not (Laplace and spherical Laplace
+    against their 200-digit ideal samples)."""
+    scale = 0.3
+    gamma = exact.lattice(scale)
+    rng = numpy.random.default_rng(12)
+    x = (2.0 ** 48 + rng.uniform(0, 2.0 ** 48, 300)) * gamma * rng.choice([-1, 1], 300)
+    source = Recording(13)
+    released = exact.laplace(x, scale, source)
+    assert len(source.given) == x.size
+    for i, w in enumerate(source.given):
+        e = -mp.log(uniform(w >> 12, 52))
+        z = -e if w & 1 else e
+        assert released[i] == nearest(mp.mpf(float(x[i])) + mp.mpf(scale) * z, gamma) * gamma
+    d = 3
+    for trial in range(30):
+        source = Recording(100 + trial)
+        released = exact.spherical_laplace(x[d * trial:d * trial + d], scale, source)
+        assert len(source.given) == d + 2 * ((d + 1) // 2)
+        z = _ideal_spherical([uniform(w >> 12, 52) for w in source.given], d)
+        assert list(released) == [nearest(mp.mpf(float(x[d * trial + i])) + mp.mpf(scale)
+                                          * z[i], gamma) * gamma for i in range(d)]
+
+
+def _words_with(m):
+    """Words whose top 52 bits are m (random low 12 bits)."""
+    low = numpy.random.default_rng(int(m[0]) % 1000).integers(0, 1 << 12, m.size)
+    return (m.astype(numpy.uint64) << numpy.uint64(12)) | low.astype(numpy.uint64)
+
+
+def test_fast_path_balls_hold_the_ideal_value_of_every_completion():
+    """The fast path's balls (mid, rad) from 52-bit prefixes m hold the 50-digit ideal
+    value for the uniforms at both ends of [m, m + 1] 2^-52 (Exp: monotone in U; a normal:
+    the four corners and the middle of the angle), for m from 1 to 2^52 - 1: tiny uniforms
+    (a radius near 1/(2m)) and uniforms next to 1."""
+    rng = numpy.random.default_rng(17)
+    m = rng.integers(1, 1 << 52, 600)
+    m[:200] = 2 ** rng.integers(0, 52, 200) + rng.integers(0, 3, 200)
+    m[200:260] = 2 ** 52 - 1 - rng.integers(0, 1 << 8, 60)
+    m2 = rng.integers(1, 1 << 52, m.size)
+    words, second = _words_with(m), _words_with(m2)
+    e_mid, e_rad = exact._exp_ball(words.copy())
+    cos, sin, n_rad = exact._normal_balls(words.copy(), second.copy())
+    with mpmath.workdps(50):
+        for i in range(m.size):
+            ends = [mpmath.mpf(int(m[i]) + k) * mpmath.mpf(2) ** -52 for k in (0, 1)]
+            for u in ends:
+                assert abs(-mpmath.log(u) - mpmath.mpf(e_mid[i])) <= e_rad[i]
+            angles = [mpmath.mpf(int(m2[i]) + k) * mpmath.mpf(2) ** -52 for k in (0, 0.5, 1)]
+            for u in ends:
+                r = mpmath.sqrt(-2 * mpmath.log(u))
+                for a in angles:
+                    assert abs(r * mpmath.cos(2 * mpmath.pi * a) - mpmath.mpf(cos[i])) <= n_rad[i]
+                    assert abs(r * mpmath.sin(2 * mpmath.pi * a) - mpmath.mpf(sin[i])) <= n_rad[i]
+
+
+class Scripted:
+    """A word stream that gives the words of ``script`` first, then seeded ones."""
+
+    def __init__(self, script, seed=0):
+        self.script, self.rng = [int(w) for w in script], numpy.random.default_rng(seed)
+
+    def _words(self, count):
+        given, self.script = self.script[:count], self.script[count:]
+        rest = self.rng.integers(0, 1 << 64, count - len(given), dtype=numpy.uint64)
+        return numpy.concatenate([numpy.array(given, dtype=numpy.uint64), rest])
+
+
+def test_refinement_goes_as_deep_as_the_bits_that_decide_the_cell():
+    """f(U) = 1/2 + (U - T) 2^176 with T the middle of U's interval after two refinements:
+    f's lattice cell (gamma = 1) is 1 if U > T, else 0, which only the third extension's
+    word w3 decides (w3 >= 2^63). The refinement must draw it and return that cell: neither
+    an interval across two cells nor its midpoint decides."""
+    half = 1 << 63
+    for seed in range(8):
+        rng = numpy.random.default_rng(seed)
+        w0, w1, w2 = (int(w) for w in rng.integers(0, 1 << 64, 3, dtype=numpy.uint64))
+        w3 = half + int(rng.integers(0, 1 << 40)) if seed % 2 else half - 1 - int(
+            rng.integers(0, 1 << 40))
+        target = ((((w0 >> 12) << 128) | (w1 << 64) | w2) * 2 + 1, 52 + 128 + 1)
+
+        def compute(iv, u):
+            t = iv.mpf(target[0]) * iv.mpf(2) ** -target[1]
+            return [iv.mpf(0.5) + (u[0] - t) * iv.mpf(2) ** 176]
+        stream = Scripted([w1, w2, w3])
+        cells = exact._refine(stream, [w0], compute, 1.0)
+        assert cells == [1 if w3 >= half else 0]
+        assert stream.script == [], "the refinement stopped before the deciding word"
+
+
+@pytest.mark.parametrize("kind", ["laplace", "gumbel"])
+def test_a_comparison_decided_only_by_deeper_bits_refines_to_them(kind):
+    """V >= W for two noises whose words agree for 116 bits (the first word and the first
+    extension) and differ in the second: decided exactly as the 200-digit values of all
+    the bits drawn decide it, and only after the second extension."""
+    for seed in range(8):
+        rng = numpy.random.default_rng(seed)
+        first, level1, a, b = (int(w) for w in rng.integers(0, 1 << 64, 4, dtype=numpy.uint64))
+        stream = Scripted([first, first, level1, level1, a, b])
+        v, w = exact.Noise(kind, 1.0, stream), exact.Noise(kind, 1.0, stream)
+        decided = exact.exceeds(0.0, 0.0, [(1, v), (-1, w)])
+        assert stream.script == []
+        ideal = (_noise_value(kind, 1.0, [first], [[level1], [a]])
+                 - _noise_value(kind, 1.0, [first], [[level1], [b]]))
+        assert decided == (ideal >= 0)

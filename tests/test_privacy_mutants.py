@@ -226,6 +226,33 @@ def test_select_size_svt_noise_is_the_proofs_for_its_charge():
     assert recorder.check({"select: size": 0.5, "select: pruning": None}).p_value < 1e-9
 
 
+
+def test_select_svt_queries_are_a_function_of_the_curve_not_its_grid():
+    """PrivFuncSelect's size SVT queries tau(j) - dist2(P_j q, q) (1-Lipschitz in q, Alg. 3)
+    are the same for one function sampled on [20, 70], with zero samples appended up to the
+    domain's end, or with a zero sample before it: distances over the spec's domain, never
+    over the samples' span (the sample times are private)."""
+    from gpcompiler.adaptive import select
+    module = generated("monomial32")
+    t = numpy.linspace(20.0, 70.0, 200)
+    y = 30 * numpy.sin(math.pi * (t - 20) / 50)
+    grids = [(t, y), (numpy.concatenate([t, numpy.linspace(70, 100, 9)[1:]]),
+                      numpy.concatenate([y, numpy.zeros(8)])),
+             (numpy.concatenate([[5.0], t]), numpy.concatenate([[0.0], y]))]
+    recorded = []
+
+    def spy(shipped):
+        def recording(queries, *args, **kwargs):
+            recorded.append([float(q) for q in queries])
+            return shipped(iter(recorded[-1]), *args, **kwargs)
+        return recording
+    with mutants.patched(select, "svt", spy):
+        for grid in grids:
+            select.priv_func_select(*grid, module, epsilon=2.0, rng=_rng(5))
+    assert len(recorded) == 3
+    for other in recorded[1:]:
+        numpy.testing.assert_allclose(other, recorded[0], rtol=1e-9, atol=1e-9)
+
 @pytest.mark.parametrize("model", ["GP", "CGP"])
 def test_scalar_noise_has_the_scale_its_charge_pays_for(model):
     """One noisy scalar of sensitivity S charged epsilon (rho) is Laplace(S/epsilon)
@@ -293,6 +320,31 @@ def test_a_release_whose_noise_would_vanish_is_refused_or_keeps_its_noise():
     assert len(releases) in (0, 2)
     assert not releases or numpy.all(releases[0] != releases[1])
 
+
+
+@pytest.mark.parametrize("model", ["GP", "CGP"])
+def test_a_release_far_outside_its_bound_is_the_clipped_vector_plus_its_noise(model):
+    """privatize_vector (every adaptive release) of a vector 1e30 times outside the bound
+    B = 50 the ledger states: the release minus B times its direction has the exact noise
+    law at the charged share (||Z|| ~ Gamma(d) scaled 1/epsilon, ||N||^2 ~ chi^2(d) / (2
+    rho); KS at ALPHA over 300 releases). Clipping after the noise leaves no noise, and
+    clipping to 2B a noise of norm B."""
+    d, share = 6, 0.5
+    direction = numpy.arange(1.0, d + 1) / numpy.linalg.norm(numpy.arange(1.0, d + 1))
+    rng = _rng(21)
+    noise_rows = []
+    for _ in range(300):
+        ledger = PrivacyLedger(1.0, model)
+        released = noise.privatize_vector(direction * 1e30, ledger, "far", share, rng=rng,
+                                          bound=50.0)
+        assert ledger.releases[-1].bound == 50.0
+        noise_rows.append(released - 50.0 * direction)
+    rows = numpy.array(noise_rows)
+    if model == "GP":
+        test = stats.kstest(numpy.linalg.norm(rows, axis=1) * share, "gamma", args=(d,))
+    else:
+        test = stats.kstest((rows ** 2).sum(axis=1) * 2 * share, "chi2", args=(d,))
+    assert test.pvalue > ALPHA
 
 # --- the CSPRNG -----------------------------------------------------------------------
 

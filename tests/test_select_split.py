@@ -21,6 +21,7 @@ Y = 3.0 * numpy.cos(4 * T) + T ** 3
 @pytest.mark.parametrize("split, message", [
     ((0.5, 0.5), "four fractions"),
     (("1/4", "1/4", "1/4", "1/8"), "sum to exactly 1"),
+    ((0.5, 0.25, 0.25, 0.5), "sum to exactly 1"),
     ((-0.25, 0.5, 0.25, 0.5), ">= 0"),
     ((0, 0.5, 0.25, 0.25), "positive share"),
     ((0.25, 0.5, 0, 0.25), "both zero or both positive"),
@@ -68,7 +69,7 @@ def test_any_split_composes_to_the_budget_and_the_final_release_takes_the_rest(
     assert ledger.spent <= Fraction(budget)                        # exact, Fractions
     assert Fraction(budget) - ledger.spent < Fraction(budget) / 2 ** 40   # nothing left idle
     labels = [s.label for s in ledger.spends]
-    pruned = prune and dict(result.details)["first_size"] > 1
+    pruned = split[1] > 0 and dict(result.details)["first_size"] > 1
     assert labels == ["select: size: SVT"] + (["select: first release",
                                                "select: pruning: SVT"] if pruned else []) \
         + ["select: final release"]

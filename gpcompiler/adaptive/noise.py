@@ -45,8 +45,9 @@ def clip(vector, bound):
     big = float(numpy.max(numpy.abs(vector), initial=0.0))
     if big == 0:
         return vector
-    ratio = bound / big / math.sqrt(float(numpy.sum((vector / big) ** 2)))
-    return vector * min(1.0, ratio)
+    unit = vector / big
+    norm = math.sqrt(float(numpy.sum(unit ** 2)))  # ||vector|| / big, in [1, sqrt(d)]
+    return unit * (bound / norm) if big * norm > bound else vector
 
 
 def release_scale(model, share):
