@@ -556,7 +556,8 @@ def _axis_weights(t, axis, kind, p):
     right = (toward < 0)[:, None]
     s = numpy.where(right, 1.0 - u, u)
     x = numpy.where(right, t[piece + 1][:, None] - u * hs, t[piece][:, None] + u * hs)
-    d = numpy.where(right, hi - t[piece + 1][:, None], t[piece][:, None] - lo) + u * hs
+    d = numpy.maximum(numpy.where(right, hi - t[piece + 1][:, None], t[piece][:, None] - lo)
+                      + u * hs, 2.0 ** -1022)  # an underflowed distance is not 0
     wt = (h[piece] * width)[:, None] * w / 2.0 * _WEIGHTS[axis](x, d, toward, p)
     e = _axis_atoms(x, axis, p)
     out = numpy.zeros((h.size if kind == "cells" else t.size, e.shape[-1]))

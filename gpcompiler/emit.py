@@ -438,7 +438,7 @@ def _graded_weight(x, u, hs, piece, toward, t, p):
 {ends}    return out'''
 _END_WEIGHT = """\
     near = toward == {sign}
-    d = ({gap})[near][:, None] + u[near] * hs[near]
+    d = numpy.maximum(({gap})[near][:, None] + u[near] * hs[near], 2.0 ** -1022)  # no 0
     out[near] = {code}
 """
 _SOBOLEV_LINES = """\
@@ -686,7 +686,8 @@ _GRADED_AXIS_WEIGHTS = '''def _axis_weights(t, axis, kind, p):
     piece, start, width, toward = _graded_pieces(t, h, pieces, (lo, hi), _GRADES[axis])
     xi, w = _leggauss(max(order, 24) if any(_GRADES[axis]) else order)
 ''' + _GRADED_POSITIONS + '''\
-    d = numpy.where(right, hi - t[piece + 1][:, None], t[piece][:, None] - lo) + u * hs
+    d = numpy.maximum(numpy.where(right, hi - t[piece + 1][:, None], t[piece][:, None] - lo)
+                      + u * hs, 2.0 ** -1022)  # an underflowed distance is not 0
     wt = (h[piece] * width)[:, None] * w / 2.0 * _WEIGHTS[axis](x, d, toward, p)
     e = _axis_atoms(x, axis, p)
     out = numpy.zeros((h.size if kind == "cells" else t.size, e.shape[-1]))

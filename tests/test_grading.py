@@ -117,3 +117,26 @@ def test_box_release_does_not_depend_on_nodes_next_to_a_singular_edge(budget):
     for g, v in zip((grids, fine), cells):    # the constant is in the span: 100^2 pi^2
         c = module.project_grid(g, v, kind="cells")
         assert c @ c == pytest.approx(1e4 * math.pi ** 2, rel=1e-12)
+
+
+def test_a_node_a_subnormal_distance_from_a_singular_end_changes_nothing(tmp_path):
+    """A weight singular at 0 (t^-1/2 (1 - t)^-1/4) and a node 1e-300 or 5e-324 from it: the
+    distance of the last graded sub-pieces underflowed to 0 and made the coefficients NaN,
+    so such a sample time decided whether a release was made (adversarial review). Now the
+    same coefficients and the same release as without the node."""
+    from gpcompiler.build import load
+    spec = tmp_path / "jacobi0.toml"
+    spec.write_text('name = "jacobi0"\n[domain]\nintervals = [["0", "1"]]\n[basis]\n'
+                    'family = { name = "legendre", degree = 6 }\n[metric]\n'
+                    'weight = "t**(-0.5)*(1-t)**(-0.25)"\n')
+    module = load(spec)
+    base = numpy.array([0.0, 0.25, 0.5, 0.75, 1.0])
+    c0 = module.project(base, 2 + 3 * base)
+    r0 = module.project_and_privatize(base, 2 + 3 * base, epsilon=1.0, rng=3)
+    for extra in ([1e-300], [5e-324], [5e-324, 1e-323]):
+        t = numpy.unique(numpy.r_[base, extra])
+        numpy.testing.assert_allclose(module.project(t, 2 + 3 * t), c0, rtol=0,
+                                      atol=1e-12 * numpy.abs(c0).max())
+        numpy.testing.assert_allclose(module.project_and_privatize(t, 2 + 3 * t, epsilon=1.0,
+                                                                   rng=3), r0, rtol=0,
+                                      atol=1e-9 * numpy.abs(r0).max())
