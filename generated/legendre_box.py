@@ -443,7 +443,7 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py sha256 57ab42de60a392fb06bc002d0cd6f48ba59d000af98fd418bf92d45a5795d71e
+# ---- runtime/exact.py sha256 74db45658e13824d5976fa2cbee5f8d19039a64a9097c56cf47912a26dae8a81
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -483,6 +483,12 @@ def _times(a, b):
     mid = a[0] * b[0]
     rad = numpy.abs(a[0]) * b[1] + numpy.abs(b[0]) * a[1] + a[1] * b[1]
     return mid, (rad + _U * numpy.abs(mid) + _TINY) * _GROW
+
+
+def _laplace_ball(words):
+    """Laplace = a sign bit (the word's lowest) times E = -ln U."""
+    mid, rad = _exp_ball(words)
+    return numpy.where(words & numpy.uint64(1), -mid, mid), rad
 
 
 def _exp_ball(words):
@@ -641,6 +647,11 @@ def _iv_normals(iv, first, second, n):
     return (cos + sin)[:n]
 
 
+def _iv_laplace(iv, u, word):
+    """The Laplace variate of an interval uniform u and its word's sign bit."""
+    return -iv.log(u) * (-1 if int(word) & 1 else 1)
+
+
 def _index(end, power):
     """The nearest integer (ties to even) to an exact mpmath endpoint (sign, man, exp, bc)
     divided by gamma = 2^power, in integer arithmetic; None for an infinite endpoint."""
@@ -711,10 +722,8 @@ def gaussian(x, scale, rng):
     x, gamma = _as_input(x), lattice(scale)
     n = x.size
     pairs = _pair_layout(n)
-    words = random_words(rng, 2 * pairs).reshape(2, pairs).T.copy()  # (pairs, 2)
-    cos, sin, rad = _normal_balls(words[:, 0], words[:, 1])
-    balls = (numpy.concatenate([cos, sin])[:n].reshape(x.shape),
-             numpy.concatenate([rad, rad])[:n].reshape(x.shape))
+    words = random_words(rng, 2 * pairs)  # the U1 of every pair, then the U2
+    balls = tuple(ball.reshape(x.shape) for ball in _normals(words, n))
     out, decided = _decide(x, scale, balls, gamma)
     flat, ok = out.reshape(-1), decided.reshape(-1)
     for pair in sorted({i % pairs for i in numpy.flatnonzero(~ok)}):
@@ -724,7 +733,7 @@ def gaussian(x, scale, rng):
             s = iv.mpf(float(scale))
             z = _iv_normals(iv, [u[0]], [u[1]], 2)
             return [iv.mpf(float(x.flat[i])) + s * z[j] for j, i in enumerate(members)]
-        for i, c in zip(members, _refine(rng, words[pair], cells, gamma)):
+        for i, c in zip(members, _refine(rng, words[[pair, pairs + pair]], cells, gamma)):
             flat[i] = c * gamma + 0.0
     return out
 
@@ -733,15 +742,11 @@ def laplace(x, scale, rng):
     """round_gamma(x + scale L), L iid standard Laplace per entry of x (any shape)."""
     x, gamma = _as_input(x), lattice(scale)
     words = random_words(rng, x.size).reshape(x.shape)
-    sign = numpy.where(words & numpy.uint64(1), -1.0, 1.0)
-    mid, rad = _exp_ball(words)
-
-    out, decided = _decide(x, scale, (sign * mid, rad), gamma)
+    out, decided = _decide(x, scale, _laplace_ball(words), gamma)
     for i in numpy.flatnonzero(~decided.reshape(-1)):
-        signed = -1 if int(words.flat[i]) & 1 else 1
-
-        def cells(iv, u, i=i, signed=signed):
-            return [iv.mpf(float(x.flat[i])) + iv.mpf(float(scale)) * signed * -iv.log(u[0])]
+        def cells(iv, u, i=i):
+            return [iv.mpf(float(x.flat[i]))
+                    + iv.mpf(float(scale)) * _iv_laplace(iv, u[0], words.flat[i])]
         out.flat[i] = _refine(rng, words.flat[i:i + 1], cells, gamma)[0] * gamma + 0.0
     return out
 
@@ -785,9 +790,7 @@ class Noise:
     def ball(self):
         """(mid, rad) of the noise from its first 52 bits per uniform (the fast path)."""
         if self.kind == "laplace":
-            mid, rad = _exp_ball(self.words[:1])
-            if int(self.words[0]) & 1:
-                mid = -mid
+            mid, rad = _laplace_ball(self.words[:1])
         elif self.kind == "gumbel":
             e, e_rad = _exp_ball(self.words[:1])
             low = e - e_rad
@@ -802,7 +805,7 @@ class Noise:
         """The noise as an interval from the bits drawn so far (after at least one extend)."""
         u = self.prefixes.intervals(iv)
         if self.kind == "laplace":
-            z = -iv.log(u[0]) * (-1 if int(self.words[0]) & 1 else 1)
+            z = _iv_laplace(iv, u[0], self.words[0])
         elif self.kind == "gumbel":
             z = -iv.log(-iv.log(u[0]))
         else:

@@ -64,6 +64,12 @@ def _times(a, b):
     return mid, (rad + _U * numpy.abs(mid) + _TINY) * _GROW
 
 
+def _laplace_ball(words):
+    """Laplace = a sign bit (the word's lowest) times E = -ln U."""
+    mid, rad = _exp_ball(words)
+    return numpy.where(words & numpy.uint64(1), -mid, mid), rad
+
+
 def _exp_ball(words):
     """E = -ln U with U in [m, m + 1] 2^-52: at the midpoint (2m + 1) 2^-53, radius the slope
     bound 2^-53 / (m 2^-52) = 1 / (2m); m = 0 gives an infinite radius (refined later)."""
@@ -220,6 +226,11 @@ def _iv_normals(iv, first, second, n):
     return (cos + sin)[:n]
 
 
+def _iv_laplace(iv, u, word):
+    """The Laplace variate of an interval uniform u and its word's sign bit."""
+    return -iv.log(u) * (-1 if int(word) & 1 else 1)
+
+
 def _index(end, power):
     """The nearest integer (ties to even) to an exact mpmath endpoint (sign, man, exp, bc)
     divided by gamma = 2^power, in integer arithmetic; None for an infinite endpoint."""
@@ -290,10 +301,8 @@ def gaussian(x, scale, rng):
     x, gamma = _as_input(x), lattice(scale)
     n = x.size
     pairs = _pair_layout(n)
-    words = random_words(rng, 2 * pairs).reshape(2, pairs).T.copy()  # (pairs, 2)
-    cos, sin, rad = _normal_balls(words[:, 0], words[:, 1])
-    balls = (numpy.concatenate([cos, sin])[:n].reshape(x.shape),
-             numpy.concatenate([rad, rad])[:n].reshape(x.shape))
+    words = random_words(rng, 2 * pairs)  # the U1 of every pair, then the U2
+    balls = tuple(ball.reshape(x.shape) for ball in _normals(words, n))
     out, decided = _decide(x, scale, balls, gamma)
     flat, ok = out.reshape(-1), decided.reshape(-1)
     for pair in sorted({i % pairs for i in numpy.flatnonzero(~ok)}):
@@ -303,7 +312,7 @@ def gaussian(x, scale, rng):
             s = iv.mpf(float(scale))
             z = _iv_normals(iv, [u[0]], [u[1]], 2)
             return [iv.mpf(float(x.flat[i])) + s * z[j] for j, i in enumerate(members)]
-        for i, c in zip(members, _refine(rng, words[pair], cells, gamma)):
+        for i, c in zip(members, _refine(rng, words[[pair, pairs + pair]], cells, gamma)):
             flat[i] = c * gamma + 0.0
     return out
 
@@ -312,15 +321,11 @@ def laplace(x, scale, rng):
     """round_gamma(x + scale L), L iid standard Laplace per entry of x (any shape)."""
     x, gamma = _as_input(x), lattice(scale)
     words = random_words(rng, x.size).reshape(x.shape)
-    sign = numpy.where(words & numpy.uint64(1), -1.0, 1.0)
-    mid, rad = _exp_ball(words)
-
-    out, decided = _decide(x, scale, (sign * mid, rad), gamma)
+    out, decided = _decide(x, scale, _laplace_ball(words), gamma)
     for i in numpy.flatnonzero(~decided.reshape(-1)):
-        signed = -1 if int(words.flat[i]) & 1 else 1
-
-        def cells(iv, u, i=i, signed=signed):
-            return [iv.mpf(float(x.flat[i])) + iv.mpf(float(scale)) * signed * -iv.log(u[0])]
+        def cells(iv, u, i=i):
+            return [iv.mpf(float(x.flat[i]))
+                    + iv.mpf(float(scale)) * _iv_laplace(iv, u[0], words.flat[i])]
         out.flat[i] = _refine(rng, words.flat[i:i + 1], cells, gamma)[0] * gamma + 0.0
     return out
 
@@ -364,9 +369,7 @@ class Noise:
     def ball(self):
         """(mid, rad) of the noise from its first 52 bits per uniform (the fast path)."""
         if self.kind == "laplace":
-            mid, rad = _exp_ball(self.words[:1])
-            if int(self.words[0]) & 1:
-                mid = -mid
+            mid, rad = _laplace_ball(self.words[:1])
         elif self.kind == "gumbel":
             e, e_rad = _exp_ball(self.words[:1])
             low = e - e_rad
@@ -381,7 +384,7 @@ class Noise:
         """The noise as an interval from the bits drawn so far (after at least one extend)."""
         u = self.prefixes.intervals(iv)
         if self.kind == "laplace":
-            z = -iv.log(u[0]) * (-1 if int(self.words[0]) & 1 else 1)
+            z = _iv_laplace(iv, u[0], self.words[0])
         elif self.kind == "gumbel":
             z = -iv.log(-iv.log(u[0]))
         else:
