@@ -23,7 +23,8 @@ from ..runtime import exact
 from ..secure import default_generator
 from ..symbolic import to_float
 from .gaussian import analytic_gaussian_sigma
-from .streaming import direct_terms, partial_sums, quantile_points, to_reference
+from .streaming import (direct_terms, partial_sums, public_values, quantile_points,
+                        to_reference)
 from .tables import COEFFICIENT_SENSITIVITY_SQUARED, cdf_tables, moment_sensitivity_squared
 
 METHODS = ("moments", "direct", "histogram", "adaptive-quantiles")
@@ -79,8 +80,9 @@ def map_to_reference(data, lo, hi):
 
 
 def _check_bounds(lo, hi):
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"public bounds need finite lo < hi, got lo={lo}, hi={hi}")
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and math.isfinite(2 * (hi - lo))):
+        raise ValueError(f"public bounds need finite lo < hi with 2 (hi - lo) finite, got "
+                         f"lo={lo}, hi={hi}")
 
 
 def record_contributions(x, degree, method):
@@ -160,9 +162,7 @@ class Statistics:
     def _from_partial(cls, partial, lo, hi, degree, method, bins, steps):
         if partial.count == 0:
             raise ValueError("data is empty")
-        sums = partial.totals()
-        if method == "direct":
-            sums = direct_terms(sums)
+        sums = direct_terms(partial) if method == "direct" else partial.totals()
         queries = {"histogram": bins, "adaptive-quantiles": steps}.get(method)
         return cls(method, None if queries else degree, lo, hi, partial.count, sums, queries,
                    frozenset({_fingerprint(partial)}))
@@ -380,7 +380,7 @@ def expected_l2_errors(degree, n, epsilon, delta):
 
 def distances(estimate_, data):
     """Kolmogorov (sup) and L2 (on the mapped [-1, 1] scale) distances to the empirical CDF."""
-    x = numpy.sort(numpy.clip(numpy.asarray(data, dtype=float), estimate_.lo, estimate_.hi))
+    x = numpy.sort(public_values(data, estimate_.lo, estimate_.hi))
     reference = numpy.linspace(estimate_.lo, estimate_.hi, 20001)
     empirical = numpy.searchsorted(x, reference, side="right") / x.size
     private = estimate_.cdf(reference)

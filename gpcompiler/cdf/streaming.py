@@ -1,28 +1,52 @@
 """Streaming sufficient statistics of the CDF estimators (docs/design.md, CDF estimation).
 
-Records are read in fixed-size chunks (``CHUNK`` records, memory O(CHUNK (K + 2)) whatever
-N is). Per chunk: Legendre sums sum_n P_j(x_n), j = 0..K+1, by the three-term recurrence
-(direct); power sums by a running product (moments); bin counts (histogram); counts at the
-public quantile points (adaptive quantiles). Float chunk sums are added exactly (Shewchuk's
-partials, rounded once at the end), so the total does not depend on the order in which
-chunks or partitions are combined: the same chunks give the same bits, in memory, from a
-file read in pieces, or reduced as a tree over Dask partitions.
+Records are read in fixed-size chunks (``CHUNK`` records, memory O(CHUNK) whatever N is).
+Per chunk: Chebyshev sums sum_n T_l(x_n), l = 0..K+1, by T_(l+1) = 2x T_l - T_(l-1), three
+in-place passes per degree over the chunk (direct; turned into Legendre sums exactly at the
+end, see direct_terms); power sums by a running product (moments); bin counts (histogram);
+counts at the public quantile points (adaptive quantiles). Float chunk sums are added
+exactly (Shewchuk's partials, rounded once at the end), so the total does not depend on the
+order in which chunks or partitions are combined: the same chunks give the same bits, in
+memory, from a file read in pieces, or reduced as a tree over Dask partitions.
+
+A record that is no number has a public, data-independent value (docs/threat-model.md):
++inf is the upper bound, -inf and NaN the lower bound (public_values), as a record outside
+[lo, hi] is clipped to it; no record stops a release.
 """
 import math
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy
 
+from ..rounding import ceil_sqrt
+
 CHUNK = 1 << 16
+ROW = 1 << 10     # records per first-level sum of a chunk (docs: direct_error_bound)
+UNIT = Fraction(1, 2 ** 53)
+MAX_DEGREE = 1000  # the direct method's largest K (estimators._size)
+SCALE = 1074      # every float64 is an integer times 2^-SCALE
 
 
-def to_reference(values, lo, hi):
-    """Validate one piece of data; return it mapped affinely from [lo, hi] to [-1, 1],
-    clipped (a public, non-expansive map)."""
+def public_values(values, lo, hi):
+    """Records as the estimators see them in [lo, hi]: clipped to the bounds, +inf -> hi,
+    -inf -> lo, NaN -> lo (public values, the same for every data set)."""
+    values = numpy.clip(_flat(values), lo, hi)
+    values[numpy.isnan(values)] = lo
+    return values
+
+
+def to_reference(values, lo, hi, out=None):
+    """One piece of raw records mapped affinely from [lo, hi] to [-1, 1] and clipped (a
+    public, non-expansive map): 2 (v - lo)/(hi - lo) - 1, then NaN and -inf -> -1 and
+    +inf -> 1, exactly the values of records lo and hi (public_values)."""
     values = _flat(values)
-    if not numpy.all(numpy.isfinite(values)):
-        raise ValueError("data contains NaN or infinite values")
-    return numpy.clip(2 * (values - lo) / (hi - lo) - 1, -1.0, 1.0)
+    x = numpy.subtract(values, lo, out=out)
+    numpy.add(x, x, out=x)
+    numpy.divide(x, hi - lo, out=x)
+    numpy.subtract(x, 1.0, out=x)
+    numpy.fmax(x, -1.0, out=x)               # fmax and fmin take the number over a NaN
+    return numpy.fmin(x, 1.0, out=x)
 
 
 def fixed_chunks(pieces, size):
@@ -44,21 +68,33 @@ def fixed_chunks(pieces, size):
         yield carry
 
 
-def legendre_sums(x, degree):
-    """sum_n P_j(x_n), j = 0..degree+1, by Bonnet's recurrence on 1-D buffers (the same
-    operations per record as numpy's legvander)."""
+def chebyshev_sums(x, degree):
+    """sum_n T_l(x_n), l = 0..degree+1, for x in [-1, 1]: T_(l+1) = 2x T_l - T_(l-1) in
+    place (a product and a difference per degree, each rounded once; three buffers turn),
+    each T_l summed by _sum while it is in cache. Rounding error: direct_error_bound."""
     sums = numpy.empty(degree + 2)
-    previous, current, following = numpy.ones_like(x), x.copy(), numpy.empty_like(x)
-    sums[0], sums[1] = x.size, current.sum()
-    for i in range(2, degree + 2):
-        numpy.multiply(current, x, out=following)
-        following *= 2 * i - 1
-        previous *= i - 1
-        following -= previous
-        following /= i
-        previous, current, following = current, following, previous
-        sums[i] = current.sum()
+    sums[0], sums[1] = x.size, _sum(x)
+    if degree == 0:
+        return sums
+    double = x + x
+    previous, current, spare = x, double * x, numpy.empty_like(x)
+    numpy.subtract(current, 1.0, out=current)
+    sums[2] = _sum(current)
+    for l in range(3, degree + 2):
+        numpy.multiply(double, current, out=spare)
+        numpy.subtract(spare, previous, out=spare)
+        sums[l] = _sum(spare)
+        free = numpy.empty_like(x) if previous is x else previous
+        previous, current, spare = current, spare, free
     return sums
+
+
+def _sum(values):
+    """A float sum in two levels: rows of ROW values, then the row sums and the rest (any
+    order within each level: at most ROW - 1 and CHUNK / ROW roundings of a term)."""
+    full = values.size - values.size % ROW
+    rows = numpy.add.reduce(numpy.add.reduce(values[:full].reshape(-1, ROW), axis=1))
+    return float(rows + numpy.add.reduce(values[full:])) if full < values.size else float(rows)
 
 
 def power_sums(x, degree):
@@ -72,12 +108,66 @@ def power_sums(x, degree):
     return sums
 
 
-def direct_terms(legendre):
-    """sum_n int_{x_n}^1 e_k = -(S_{k+1} - S_{k-1})/sqrt(2(2k+1)) from the Legendre sums
-    S_j (with S_{-1} := S_0 = N), k = 0..K."""
-    k = numpy.arange(legendre.size - 1)
-    previous = numpy.concatenate([[legendre[0]], legendre[:-2]])
-    return -(legendre[1:] - previous) / numpy.sqrt(2 * (2 * k + 1))
+@lru_cache(maxsize=4)
+def _central_binomials(size):
+    return [math.comb(2 * m, m) for m in range(size)]
+
+
+def direct_terms(partial):
+    """sum_n int_(x_n)^1 e_k = -(S_(k+1) - S_(k-1))/sqrt(2(2k+1)), k = 0..K, from the exact
+    Chebyshev sums C_l of a Partial (S_(-1) := S_0 = N): the Legendre sums S_j = sum_m
+    g_m g_(j-m) C_|j-2m|, g_m = C(2m, m)/4^m (P_j(cos t) = sum_m g_m g_(j-m) cos((j-2m) t);
+    weights >= 0 with sum 1), and each difference S_(k+1) - S_(k-1), in exact integer
+    arithmetic, rounded once."""
+    scaled = partial.scaled_totals()              # C_l * 2^SCALE, exact integers
+    binomials = _central_binomials(len(scaled))
+    legendre = [Fraction(sum(binomials[m] * binomials[j - m] * scaled[abs(j - 2 * m)]
+                             for m in range(j + 1)), 4 ** j << SCALE)
+                for j in range(len(scaled))]
+    below = [legendre[0]] + legendre[:-2]
+    differences = numpy.array([float(a - b) for a, b in zip(legendre[1:], below)])
+    k = numpy.arange(differences.size)
+    return -differences / numpy.sqrt(2 * (2 * k + 1))
+
+
+def direct_error_bound(degree, count):
+    """A bound, for any ``count`` records, on the l2 distance between the direct sums
+    computed here (chunk_sums, Partial, direct_terms) and the exact sums of the mapped
+    records, K = ``degree`` <= MAX_DEGREE (rounded up; a function of public values only).
+
+    Per record (|x| <= 1, T_1 = x exact): each step of the recurrence adds r_l with
+    |r_l| <= rho = u (5 + 2u)(1 + E) + 2^-1073 (a product, u |2x T_l| + 2^-1075 for
+    underflow, then a difference), and the error of T_j is sum_l U_(j-l)(x) r_l with
+    |U_n| <= n + 1 on [-1, 1], so |e_j| <= rho (j - 1) j / 2 =: E_j (E: E_j at the largest
+    degree, MAX_DEGREE + 1). _sum adds at most ROW - 1 roundings, then CHUNK / ROW, of
+    each term (any order; Higham, Lemma 3.1 and eq. 4.4): relative s = gamma_(ROW - 1) +
+    gamma_(CHUNK / ROW)(1 + gamma_(ROW - 1)). Chunks add exactly. The exact Legendre
+    combination has weights >= 0 with sum 1, so |S^_j - S_j| <= N (E_j + s (1 + E_j));
+    the difference is rounded once, then a sqrt and a quotient: kappa = (1 + u)^2/(1 - u)
+    - 1, with |D_k| <= sqrt(2) N. Neighbouring data sets' computed sums are then within
+    sqrt(2) + 2 bound of each other: the release's distance slack (docs/clipping.md)."""
+    u, top = UNIT, MAX_DEGREE + 1
+    c = u * (5 + 2 * u) * top * (top - 1) / 2
+    worst = (c + Fraction(top * (top - 1), 2 ** 1074)) / (1 - c)
+    rho = u * (5 + 2 * u) * (1 + worst) + Fraction(1, 2 ** 1073)
+    total = _gamma(ROW - 1) + _gamma(CHUNK // ROW) * (1 + _gamma(ROW - 1))
+    kappa = (1 + u) ** 2 / (1 - u) - 1
+
+    def legendre(j):
+        if j < 1:
+            return Fraction(0)
+        error = rho * (j - 1) * j / 2
+        return count * (error + total * (1 + error))
+    squares = 0
+    for k in range(degree + 1):
+        root = Fraction(math.isqrt(2 * (2 * k + 1) * 10 ** 12), 10 ** 6)   # <= sqrt(2(2k+1))
+        share = (legendre(k + 1) + legendre(k - 1)) / root
+        squares += (share * (1 + kappa) + kappa * 2 * count) ** 2
+    return ceil_sqrt(squares)
+
+
+def _gamma(n):
+    return n * UNIT / (1 - n * UNIT)
 
 
 def quantile_points(steps):
@@ -98,7 +188,7 @@ def chunk_sums(x, method, size):
     if method == "moments":
         return power_sums(x, size)
     if method == "direct":
-        return legendre_sums(x, size)
+        return chebyshev_sums(x, size)
     if method == "histogram":
         return numpy.histogram(x, bins=size, range=(-1, 1))[0].astype(numpy.int64)
     order, ordered = _sorted_points(size)
@@ -161,6 +251,10 @@ class Partial:
                     _grow(column, value)
         return self
 
+    def scaled_totals(self):
+        """The exact float sums times 2^SCALE, as integers."""
+        return [sum(_scaled(value) for value in column) for column in self.partials]
+
     def totals(self):
         """The sums, each exact sum rounded once to float64 (counts as floats)."""
         if self.partials is None:
@@ -183,14 +277,20 @@ def _grow(partials, x):
     partials[kept:] = [x]
 
 
+def _scaled(value):
+    numerator, denominator = value.as_integer_ratio()
+    return numerator << (SCALE - denominator.bit_length() + 1)
+
+
 def partial_sums(pieces, lo, hi, method, size):
     """Stream ``pieces`` (arrays of raw records) in fixed chunks; return a Partial."""
     exact_floats = method in ("moments", "direct")
     partial = Partial(size + 2 if method == "direct" else size + 1 if exact_floats else size,
                       exact_floats)
+    buffer = numpy.empty(CHUNK)
     for chunk in fixed_chunks(map(_flat, pieces), CHUNK):
-        partial.add(chunk.size, chunk_sums(to_reference(chunk, lo, hi), method, size),
-                    records_digest(chunk))
+        x = to_reference(chunk, lo, hi, out=buffer[:chunk.size])
+        partial.add(chunk.size, chunk_sums(x, method, size), records_digest(chunk))
     return partial
 
 
