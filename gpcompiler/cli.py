@@ -892,8 +892,8 @@ def cmd_cdf(args):
     _say(args, "      p   private quantile")
     for p in probabilities:
         _say(args, f"  {p:5.2f}   {float(result.quantile(p)):16.4f}")
-    if args.compare:
-        data = numpy.asarray(data)      # from the workers, with --scheduler
+    if args.compare:       # from the workers, with --scheduler; NaN and inf as estimated
+        data = numpy.nan_to_num(numpy.asarray(data), nan=lo, posinf=hi, neginf=lo)
         kolmogorov, l2 = cdf.distances(result, data)
         _not_private("true quantiles " + ", ".join(
             f"{p:g}: {numpy.quantile(data, p):.4f}" for p in probabilities)
@@ -947,8 +947,12 @@ def _joint_cdf(args, columns):
     args.output_format = _release_format(args.output) if args.output else None
     files = dataset_files(args.file)
     data = numpy.stack([read_dataset_column(files, column) for column in columns], axis=1)
-    _clipped(args, int(numpy.count_nonzero(numpy.any((data < args.lo) | (data > args.hi),
-                                                     axis=1))), "of some column")
+    finite = numpy.isfinite(data)
+    _clipped(args, int(numpy.count_nonzero(numpy.any(finite & ((data < args.lo) |
+                                                               (data > args.hi)), axis=1))),
+             "of some column")
+    _not_numbers(args, int(numpy.count_nonzero(~numpy.all(finite, axis=1))),
+                 "the column's --lo", "its --hi")
     degree = 8 if args.degree is None else args.degree
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     try:
@@ -1011,10 +1015,13 @@ def _cdf_column(args, lo, hi):
     engine = _engine(args)
     if engine is None:
         data = read_dataset_column(files, args.column)
-        outside = int(numpy.count_nonzero((data < lo) | (data > hi)))
+        finite = numpy.isfinite(data)
+        outside = int(numpy.count_nonzero(finite & ((data < lo) | (data > hi))))
+        invalid = int(data.size - numpy.count_nonzero(finite))
     else:
-        data, outside = engine.dataset_column(files, args.column, lo, hi)
+        data, (outside, invalid) = engine.dataset_column(files, args.column, lo, hi)
     _clipped(args, outside, f"[{lo:g}, {hi:g}]")
+    _not_numbers(args, invalid, f"lo = {lo:g}", f"hi = {hi:g}")
     return data
 
 
@@ -1024,6 +1031,14 @@ def _clipped(args, count, bounds):
     if count and not args.quiet:
         print(f"{count} record{'s' if count > 1 else ''} clipped (not private): outside the "
               f"public bounds {bounds}", file=sys.stderr)
+
+
+def _not_numbers(args, count, lower, upper):
+    """The data owner's count of NaN or infinite records (standard error; not released):
+    their public values (gpcompiler.cdf.streaming.public_values)."""
+    if count and not args.quiet:
+        print(f"{count} record{'s' if count > 1 else ''} not a finite number (not private): "
+              f"NaN and -inf taken as {lower}, +inf as {upper}", file=sys.stderr)
 
 
 def _scheduled(command):

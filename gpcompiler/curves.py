@@ -293,8 +293,6 @@ def read_column(source, column):
     data = numpy.array(values)
     if data.size == 0:
         raise DataError(f"{source_name}: no data rows")
-    if not numpy.all(numpy.isfinite(data)):
-        raise DataError(f"{source_name}: column {column!r} has NaN or infinite values")
     return data
 
 
@@ -334,7 +332,8 @@ def read_dataset_column(files, column):
 
 def read_file_column(name, column):
     """One numeric column of one CSV (:func:`read_column`) or Parquet file, checked alike:
-    the column exists, is numeric, finite, and has rows."""
+    the column exists, is numeric, and has rows (NaN and infinite values are kept: the CDF
+    estimators give them public values, gpcompiler.cdf.streaming.public_values)."""
     if not is_parquet(name):
         return read_column(name, column)
     try:
@@ -358,8 +357,6 @@ def read_file_column(name, column):
     data = values.to_numpy().astype(float)
     if data.size == 0:
         raise DataError(f"{name}: no data rows")
-    if not numpy.all(numpy.isfinite(data)):
-        raise DataError(f"{name}: column {column!r} has NaN or infinite values")
     return data
 
 

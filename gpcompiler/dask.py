@@ -91,7 +91,8 @@ def _privatize_block(path, t, block, epsilon, rho, stream, params):
 
 
 def dataset_column(files, column, lo, hi):
-    """(Dask array, records outside [lo, hi]) of one numeric column of a dataset's files
+    """(Dask array, (finite records outside [lo, hi], records not finite)) of one numeric
+    column of a dataset's files
     (:func:`gpcompiler.curves.dataset_files`) on the current scheduler. Each file is read
     and checked on a worker as in memory (:func:`gpcompiler.curves.read_file_column`: the
     same errors), first to count its records, then to sum; the array is cut into blocks of
@@ -103,18 +104,21 @@ def dataset_column(files, column, lo, hi):
             raise count
     parts = [dask.array.from_delayed(delayed(read_file_column)(name, column), shape=(rows,),
                                      dtype=float)
-             for name, (rows, _) in zip(files, counts)]
+             for name, (rows, _, _) in zip(files, counts)]
     data = dask.array.concatenate(parts).rechunk(ALIGNED)
-    return data, sum(outside for _, outside in counts)
+    return data, tuple(sum(count[i] for count in counts) for i in (1, 2))
 
 
 def _counts(name, column, lo, hi):
-    """(records, records outside [lo, hi]) of one file, or its DataError."""
+    """(records, finite records outside [lo, hi], records not finite) of one file, or its
+    DataError."""
     try:
         data = read_file_column(name, column)
     except DataError as error:
         return error
-    return data.size, int(numpy.count_nonzero((data < lo) | (data > hi)))
+    finite = numpy.isfinite(data)
+    return (data.size, int(numpy.count_nonzero(finite & ((data < lo) | (data > hi)))),
+            int(data.size - numpy.count_nonzero(finite)))
 
 
 def project_batch(module, curves, params, block=64):

@@ -26,6 +26,7 @@ from ..runtime import exact
 from ..secure import default_generator
 from .estimators import CDFEstimate, _check_budget, record_contributions
 from .gaussian import analytic_gaussian_sigma
+from .streaming import public_values
 
 JOINT_METHODS = ("direct", "histogram")
 GRID_POINTS = {2: 129, 3: 33}
@@ -91,11 +92,13 @@ def _reference(data, lo, hi):
                          f"{MAX_COLUMNS} columns, got {data.shape}")
     k = data.shape[1]
     lo, hi = (_per_column(name, b, k, float) for name, b in (("lo", lo), ("hi", hi)))
-    if not (numpy.all(numpy.isfinite(lo)) and numpy.all(numpy.isfinite(hi)) and numpy.all(lo < hi)):
-        raise ValueError(f"public bounds need finite lo < hi per column, got lo={lo}, hi={hi}")
-    if not numpy.all(numpy.isfinite(data)):
-        raise ValueError("data contains NaN or infinite values")
-    return numpy.clip(2 * (data - lo) / (hi - lo) - 1, -1.0, 1.0), tuple(lo), tuple(hi)
+    if not (numpy.all(numpy.isfinite(lo)) and numpy.all(numpy.isfinite(hi)) and numpy.all(lo < hi)
+            and numpy.all(numpy.isfinite(2 * (hi - lo)))):
+        raise ValueError(f"public bounds need finite lo < hi with 2 (hi - lo) finite per "
+                         f"column, got lo={lo}, hi={hi}")
+    # clipped to [-1, 1]; a NaN or -inf value is the column's lo, +inf its hi (fmax and
+    # fmin take the number over a NaN: streaming.public_values)
+    return numpy.fmin(numpy.fmax(2 * (data - lo) / (hi - lo) - 1, -1.0), 1.0), tuple(lo), tuple(hi)
 
 
 def multi_indices(degrees, total_degree=None):
@@ -242,7 +245,8 @@ def _histogram(x, lo, hi, epsilon, delta, bins, rng):
 def joint_distances(estimate_, data, points=401):
     """Kolmogorov distance to the empirical joint CDF, on a grid of ``points`` per column
     (2-D: sorted counts; a sup over a grid, not over every data corner)."""
-    data = numpy.clip(numpy.asarray(data, dtype=float), estimate_.lo, estimate_.hi)
+    data = numpy.stack([public_values(column, lo, hi) for column, lo, hi in
+                        zip(numpy.asarray(data, dtype=float).T, estimate_.lo, estimate_.hi)], 1)
     axes = [numpy.linspace(l, h, points) for l, h in zip(estimate_.lo, estimate_.hi)]
     cells = tuple(numpy.searchsorted(a, data[:, i], side="left") for i, a in enumerate(axes))
     counts = numpy.zeros((points,) * len(axes))

@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy
 
-from ..rounding import ceil_sqrt
+from ..rounding import ceil_float, ceil_sqrt
 
 CHUNK = 1 << 16
 ROW = 1 << 10     # records per first-level sum of a chunk (docs: direct_error_bound)
@@ -68,24 +68,27 @@ def fixed_chunks(pieces, size):
         yield carry
 
 
-def chebyshev_sums(x, degree):
-    """sum_n T_l(x_n), l = 0..degree+1, for x in [-1, 1]: T_(l+1) = 2x T_l - T_(l-1) in
-    place (a product and a difference per degree, each rounded once; three buffers turn),
-    each T_l summed by _sum while it is in cache. Rounding error: direct_error_bound."""
+def chebyshev_sums(x, degree, spare=None):
+    """sum_n T_l(x_n), l = 0..degree+1, for x in [-1, 1] (a buffer it overwrites, as
+    ``spare``, a buffer of x's size or None):
+    T_(l+1) = 2x T_l - T_(l-1) in place (a product and a difference per degree, each
+    rounded once; three buffers turn), each T_l summed by _sum while it is in cache.
+    Rounding error: direct_error_bound."""
     sums = numpy.empty(degree + 2)
     sums[0], sums[1] = x.size, _sum(x)
     if degree == 0:
         return sums
     double = x + x
-    previous, current, spare = x, double * x, numpy.empty_like(x)
+    spare = numpy.empty_like(x) if spare is None else spare
+    previous, current = x, numpy.multiply(double, x, out=spare)
+    spare = numpy.empty_like(x)
     numpy.subtract(current, 1.0, out=current)
     sums[2] = _sum(current)
     for l in range(3, degree + 2):
         numpy.multiply(double, current, out=spare)
         numpy.subtract(spare, previous, out=spare)
         sums[l] = _sum(spare)
-        free = numpy.empty_like(x) if previous is x else previous
-        previous, current, spare = current, spare, free
+        previous, current, spare = current, spare, previous
     return sums
 
 
@@ -146,24 +149,28 @@ def direct_error_bound(degree, count):
     the difference is rounded once, then a sqrt and a quotient: kappa = (1 + u)^2/(1 - u)
     - 1, with |D_k| <= sqrt(2) N. Neighbouring data sets' computed sums are then within
     sqrt(2) + 2 bound of each other: the release's distance slack (docs/clipping.md)."""
+    return ceil_sqrt(count ** 2 * _unit_squares(degree))
+
+
+@lru_cache(maxsize=16)
+def _unit_squares(degree):
+    """sum_k (b_k / N)^2 of direct_error_bound, exact (its constants rounded up to floats)."""
     u, top = UNIT, MAX_DEGREE + 1
     c = u * (5 + 2 * u) * top * (top - 1) / 2
     worst = (c + Fraction(top * (top - 1), 2 ** 1074)) / (1 - c)
-    rho = u * (5 + 2 * u) * (1 + worst) + Fraction(1, 2 ** 1073)
-    total = _gamma(ROW - 1) + _gamma(CHUNK // ROW) * (1 + _gamma(ROW - 1))
-    kappa = (1 + u) ** 2 / (1 - u) - 1
+    rho = Fraction(ceil_float(u * (5 + 2 * u) * (1 + worst) + Fraction(1, 2 ** 1073)))
+    total = Fraction(ceil_float(_gamma(ROW - 1) + _gamma(CHUNK // ROW) * (1 + _gamma(ROW - 1))))
+    kappa = Fraction(ceil_float((1 + u) ** 2 / (1 - u) - 1))
 
-    def legendre(j):
-        if j < 1:
-            return Fraction(0)
+    def legendre(j):          # |S^_j - S_j| / N
         error = rho * (j - 1) * j / 2
-        return count * (error + total * (1 + error))
+        return error + total * (1 + error) if j >= 1 else 0
     squares = 0
     for k in range(degree + 1):
         root = Fraction(math.isqrt(2 * (2 * k + 1) * 10 ** 12), 10 ** 6)   # <= sqrt(2(2k+1))
         share = (legendre(k + 1) + legendre(k - 1)) / root
-        squares += (share * (1 + kappa) + kappa * 2 * count) ** 2
-    return ceil_sqrt(squares)
+        squares += (share * (1 + kappa) + kappa * 2) ** 2      # 2 >= sqrt(2) >= |D_k| / N
+    return squares
 
 
 def _gamma(n):
@@ -183,12 +190,13 @@ def quantile_points(steps):
     return numpy.array(queries)
 
 
-def chunk_sums(x, method, size):
-    """One chunk's contribution: float sums (moments, direct) or integer counts."""
+def chunk_sums(x, method, size, spare=None):
+    """One chunk's contribution: float sums (moments, direct) or integer counts (direct
+    overwrites x and ``spare``: chebyshev_sums)."""
     if method == "moments":
         return power_sums(x, size)
     if method == "direct":
-        return chebyshev_sums(x, size)
+        return chebyshev_sums(x, size, spare)
     if method == "histogram":
         return numpy.histogram(x, bins=size, range=(-1, 1))[0].astype(numpy.int64)
     order, ordered = _sorted_points(size)
@@ -208,16 +216,23 @@ def _sorted_points(steps):
 _MASK = (1 << 64) - 1
 
 
-def records_digest(values):
+def records_digest(values, work=None):
     """A multiset digest of raw records: the sum mod 2^64 of a 64-bit mix (splitmix64's
     finalizer) of each value's float64 bits (-0.0 as 0.0). It does not depend on the
     records' order or on how they are split into chunks or partitions; it is not private
-    and never leaves the Partial (Statistics keeps only a keyed hash of it)."""
-    x = (numpy.asarray(values, dtype=float) + 0.0).view(numpy.uint64)
-    x = (x ^ (x >> numpy.uint64(30))) * numpy.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> numpy.uint64(27))) * numpy.uint64(0x94D049BB133111EB)
-    x ^= x >> numpy.uint64(31)
-    return int(x.sum(dtype=numpy.uint64))
+    and never leaves the Partial (Statistics keeps only a keyed hash of it). ``work``: two
+    float64 buffers of the values' size, or None."""
+    values = numpy.asarray(values, dtype=float)
+    if work is None:
+        work = numpy.empty((2, values.size))
+    x, shifted = (row.view(numpy.uint64) for row in work)
+    numpy.add(values, 0.0, out=work[0])
+    for shift, factor in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB), (31, None)):
+        numpy.right_shift(x, numpy.uint64(shift), out=shifted)
+        numpy.bitwise_xor(x, shifted, out=x)
+        if factor:
+            numpy.multiply(x, numpy.uint64(factor), out=x)
+    return int(numpy.add.reduce(x))
 
 
 class Partial:
@@ -287,10 +302,12 @@ def partial_sums(pieces, lo, hi, method, size):
     exact_floats = method in ("moments", "direct")
     partial = Partial(size + 2 if method == "direct" else size + 1 if exact_floats else size,
                       exact_floats)
-    buffer = numpy.empty(CHUNK)
+    work = numpy.empty((2, CHUNK))
     for chunk in fixed_chunks(map(_flat, pieces), CHUNK):
-        x = to_reference(chunk, lo, hi, out=buffer[:chunk.size])
-        partial.add(chunk.size, chunk_sums(x, method, size), records_digest(chunk))
+        buffers = work[:, :chunk.size]
+        digest = records_digest(chunk, buffers)
+        x = to_reference(chunk, lo, hi, out=buffers[0])
+        partial.add(chunk.size, chunk_sums(x, method, size, buffers[1]), digest)
     return partial
 
 
