@@ -697,6 +697,27 @@ def test_l2_norm_is_exact_and_does_not_overflow(cli, tmp_path):
     assert "e+199" not in out   # released clipped to the bound, not refused
 
 
+def test_cdf_releases_a_file_with_a_nan_and_an_infinite_record(cli, tmp_path):
+    """The same release file as with the NaN at lo and the inf at hi; the data owner is told
+    how many records were not numbers (not private), unless -q."""
+    (tmp_path / "bad.csv").write_text("x\n3\nnan\n5.5\ninf\n7\n1\n")
+    (tmp_path / "fixed.csv").write_text("x\n3\n0\n5.5\n10\n7\n1\n")
+    common = ("--column", "x", "--lo", "0", "--hi", "10", "--epsilon", "1", "--delta", "1e-6",
+              "--seed", "3")
+    for method in ("direct", "histogram"):
+        files = []
+        for name in ("bad", "fixed"):
+            out = tmp_path / f"{name}-{method}.json"
+            status, _, err = cli("cdf", tmp_path / f"{name}.csv", *common, "--method", method,
+                                 "--compare", "-o", out)
+            assert status == 0 and ("2 records not a finite number (not private)" in err) == \
+                (name == "bad")
+            files.append(out.read_bytes())
+        assert files[0] == files[1]
+    status, _, err = cli("cdf", tmp_path / "bad.csv", *common, "-q")
+    assert status == 0 and err == ""
+
+
 def test_cdf_refuses_overflowing_bounds_and_degree_below_one(cli, tmp_path):
     """F7: one-line errors for bounds whose width overflows or is not finite and for K < 1;
     data beyond huge bounds gives no overflow warning."""

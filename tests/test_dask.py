@@ -149,9 +149,8 @@ def test_cdf_scheduler_gives_the_same_errors(client, tmp_path, cli):
     address = client.scheduler.address
     (tmp_path / "a.csv").write_text("x,g\n1,0\n")
     (tmp_path / "b.csv").write_text("x,g\n2,0\nseven,0\n")
-    (tmp_path / "c.csv").write_text("x,g\nnan,0\n")
     for source, column in ((tmp_path / "*.csv", "y"), (tmp_path / "*.csv", "x"),
-                           (tmp_path / "none*.csv", "x"), (tmp_path / "c.csv", "x")):
+                           (tmp_path / "none*.csv", "x")):
         plain = cdf_release(cli, str(source), column=column)
         assert plain[0] == 2 and plain[2].count("\n") == 1, plain
         assert cdf_release(cli, str(source), "--scheduler", address, column=column) == plain
@@ -198,3 +197,20 @@ def test_scheduler_local_starts_a_cluster_and_a_bad_address_is_one_line(tmp_path
                          "--epsilon", "1", "--delta", "1e-6", "--scheduler", "nonsense://x")
     assert status == 2 and err.startswith("gpcompiler: error: --scheduler nonsense://x: cannot "
                                           "connect") and err.count("\n") == 1, err
+
+
+def test_cdf_scheduler_releases_nan_and_infinite_records_as_in_memory(client, tmp_path, cli):
+    """A NaN and an infinite record: the same release on Dask as in memory, and as with the
+    records replaced by their public values (NaN -> lo, +inf -> hi), named on stderr."""
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "fixed").mkdir()
+    (tmp_path / "bad" / "a.csv").write_text("x\n0.5\nnan\n1.25\ninf\n0\n")
+    (tmp_path / "fixed" / "a.csv").write_text("x\n0.5\n-1\n1.25\n2\n0\n")
+    plain = cdf_release(cli, tmp_path / "bad" / "a.csv")
+    assert plain[0] == 0 and plain == cdf_release(cli, tmp_path / "fixed" / "a.csv")
+    assert cdf_release(cli, tmp_path / "bad" / "a.csv", "--scheduler",
+                       client.scheduler.address) == plain
+    status, _, err = cli("cdf", tmp_path / "bad" / "a.csv", "--column", "x", "--lo", "-1",
+                         "--hi", "2", "--epsilon", "1", "--delta", "1e-6", "--scheduler",
+                         client.scheduler.address)
+    assert status == 0 and "2 records not a finite number (not private)" in err

@@ -488,6 +488,35 @@ def test_cdf_release_clips_a_record_far_outside_the_bounds(method):
     assert numpy.array_equal(releases[0].values, releases[1].values)
 
 
+@pytest.mark.parametrize("method", estimators.METHODS)
+def test_cdf_release_takes_nan_and_infinite_records_as_public_values(method):
+    """One NaN and one +inf record never stop a release: it is the release with the NaN at
+    lo and the +inf at hi (a -inf at lo), in memory and from chunks (same seed)."""
+    data = numpy.linspace(0.1, 0.9, 50)
+    bad, fixed = numpy.r_[data, numpy.nan, numpy.inf, -numpy.inf], numpy.r_[data, 0.0, 1.0, 0.0]
+    kwargs = dict(lo=0.0, hi=1.0, epsilon=1.0, delta=1e-6, method=method, degree=6)
+    releases = [estimators.estimate(d, rng=_rng(14), **kwargs) for d in (bad, fixed)]
+    streamed = estimators.Statistics.from_chunks([bad[:20], bad[20:]], **{
+        k: kwargs[k] for k in ("lo", "hi", "method", "degree")}).privatize(
+        epsilon=1.0, delta=1e-6, rng=_rng(14)).estimate()
+    assert numpy.all(numpy.isfinite(releases[0].values))
+    assert numpy.array_equal(releases[0].values, releases[1].values)
+    assert numpy.array_equal(streamed.values, releases[1].values)
+
+
+@pytest.mark.parametrize("method", ["direct", "histogram"])
+def test_joint_release_takes_nan_and_infinite_records_as_public_values(method):
+    data = _rng(15).uniform(0, 1, (100, 2))
+    bad, fixed = data.copy(), data.copy()
+    bad[0], bad[1], fixed[0], fixed[1] = (numpy.nan, numpy.inf), (-numpy.inf, 0.5), \
+        (0.0, 1.0), (0.0, 0.5)
+    releases = [joint.joint_estimate(d, lo=0.0, hi=1.0, epsilon=1.0, delta=1e-6,
+                                     method=method, degree=4, bins=8, rng=_rng(16))
+                for d in (bad, fixed)]
+    assert numpy.array_equal(releases[0].values, releases[1].values)
+    assert joint.joint_distances(releases[0], bad) == joint.joint_distances(releases[1], fixed)
+
+
 def test_gaussian_sigma_of_a_sensitivity_is_never_rounded_down():
     """sigma(Delta) >= Delta sigma(1) exactly, for sensitivities whose float product with
     sigma(1) rounds to nearest below the exact value (there are such among them)."""

@@ -4,6 +4,7 @@ import itertools
 import tracemalloc
 from fractions import Fraction
 
+import mpmath
 import numpy
 import pytest
 
@@ -46,6 +47,39 @@ def test_chunked_sums_equal_per_record_contributions(method):
     terms = record_contributions(x, 14, method)
     got = cdf.Statistics.from_data(data, lo=0.0, hi=1.0, degree=14, method=method).sums
     assert numpy.all(numpy.abs(got - terms.sum(axis=0)) <= 1e-12 * numpy.abs(terms).sum(axis=0))
+
+
+def test_direct_sums_against_a_40_digit_reference_within_the_stated_bound():
+    """The direct sums (Chebyshev recurrence, exact Legendre combination) of 3 chunks of
+    records (ends, a subnormal, values near +-1 and random ones, each repeated) against
+    mpmath at 40 digits: within direct_error_bound (4e-13 N in l2 at K = 40: rigorous and
+    pessimistic); the largest error measured is 1.05e-16 N."""
+    rng = numpy.random.default_rng(7)
+    distinct = numpy.r_[-1.0, 1.0, 0.0, 5e-324, -1e-300, 1 - 2.0 ** -52, -1 + 2.0 ** -52,
+                        numpy.cos(numpy.linspace(0, 1e-3, 20)), rng.uniform(-1, 1, 150)]
+    repeats = rng.integers(1, 5 * streaming.CHUNK // distinct.size, distinct.size)
+    data = rng.permutation(numpy.repeat(distinct, repeats))
+    degree = 40
+    got = cdf.Statistics.from_data(data, lo=-1.0, hi=1.0, degree=degree).sums
+    x = streaming.to_reference(distinct, -1.0, 1.0)
+    with mpmath.workdps(40):
+        totals = [mpmath.mpf(0)] * (degree + 2)
+        for value, count in zip(x.tolist(), repeats.tolist()):
+            previous, current = mpmath.mpf(1), mpmath.mpf(value)
+            totals[0] += count
+            totals[1] += count * current
+            for j in range(2, degree + 2):
+                previous, current = current, ((2 * j - 1) * value * current
+                                              - (j - 1) * previous) / j
+                totals[j] += count * current
+        below = [totals[0]] + totals[:-2]
+        want = [-(totals[k + 1] - below[k]) / mpmath.sqrt(2 * (2 * k + 1))
+                for k in range(degree + 1)]
+        errors = numpy.array([float(mpmath.mpf(g) - w) for g, w in zip(got.tolist(), want)])
+    n = data.size
+    assert 2 * streaming.CHUNK < n < 4 * streaming.CHUNK
+    assert numpy.linalg.norm(errors) <= streaming.direct_error_bound(degree, n) < 5e-13 * n
+    assert numpy.abs(errors).max() <= 1e-15 * n
 
 
 def test_counts_are_exact():
