@@ -25,7 +25,6 @@ CHUNK = 1 << 16
 ROW = 1 << 10     # records per first-level sum of a chunk (docs: direct_error_bound)
 UNIT = Fraction(1, 2 ** 53)
 MAX_DEGREE = 1000  # the direct method's largest K (estimators._size)
-SCALE = 1074      # every float64 is an integer times 2^-SCALE
 
 
 def public_values(values, lo, hi):
@@ -112,25 +111,30 @@ def power_sums(x, degree):
 
 
 @lru_cache(maxsize=4)
-def _central_binomials(size):
-    return [math.comb(2 * m, m) for m in range(size)]
+def _halves(size):
+    """g_m = C(2m, m)/4^m, m < size, each rounded once (read-only)."""
+    halves = numpy.array([math.comb(2 * m, m) / 4 ** m for m in range(size)])
+    halves.setflags(write=False)
+    return halves
 
 
 def direct_terms(partial):
-    """sum_n int_(x_n)^1 e_k = -(S_(k+1) - S_(k-1))/sqrt(2(2k+1)), k = 0..K, from the exact
-    Chebyshev sums C_l of a Partial (S_(-1) := S_0 = N): the Legendre sums S_j = sum_m
-    g_m g_(j-m) C_|j-2m|, g_m = C(2m, m)/4^m (P_j(cos t) = sum_m g_m g_(j-m) cos((j-2m) t);
-    weights >= 0 with sum 1), and each difference S_(k+1) - S_(k-1), in exact integer
-    arithmetic, rounded once."""
-    scaled = partial.scaled_totals()              # C_l * 2^SCALE, exact integers
-    binomials = _central_binomials(len(scaled))
-    legendre = [Fraction(sum(binomials[m] * binomials[j - m] * scaled[abs(j - 2 * m)]
-                             for m in range(j + 1)), 4 ** j << SCALE)
-                for j in range(len(scaled))]
-    below = [legendre[0]] + legendre[:-2]
-    differences = numpy.array([float(a - b) for a, b in zip(legendre[1:], below)])
-    k = numpy.arange(differences.size)
-    return -differences / numpy.sqrt(2 * (2 * k + 1))
+    """sum_n int_(x_n)^1 e_k = -(S_(k+1) - S_(k-1))/sqrt(2(2k+1)), k = 0..K (S_(-1) := S_0
+    = N), from the Chebyshev sums C_l of a Partial (each exact sum rounded once): the
+    Legendre sums S_j = sum_m g_m g_(j-m) C_|j-2m| (P_j(cos t) = sum_m g_m g_(j-m)
+    cos((j-2m) t): weights >= 0 with sum 1), each a correctly rounded sum (math.fsum) of
+    products rounded once."""
+    chebyshev = partial.totals()
+    g = _halves(chebyshev.size)
+    legendre = numpy.empty(chebyshev.size)
+    for j in range(chebyshev.size):
+        m = numpy.arange((j + 1) // 2)               # j - 2m > 0: two terms alike
+        terms = (2 * g[m] * g[j - m] * chebyshev[j - 2 * m]).tolist()
+        middle = [g[j // 2] * g[j // 2] * chebyshev[0]] if j % 2 == 0 else []
+        legendre[j] = math.fsum(terms + middle)
+    below = numpy.concatenate([[legendre[0]], legendre[:-2]])
+    k = numpy.arange(chebyshev.size - 1)
+    return -(legendre[1:] - below) / numpy.sqrt(2 * (2 * k + 1))
 
 
 def direct_error_bound(degree, count):
@@ -145,10 +149,13 @@ def direct_error_bound(degree, count):
     degree, MAX_DEGREE + 1). _sum adds at most ROW - 1 roundings, then CHUNK / ROW, of
     each term (any order; Higham, Lemma 3.1 and eq. 4.4): relative s = gamma_(ROW - 1) +
     gamma_(CHUNK / ROW)(1 + gamma_(ROW - 1)). Chunks add exactly. The exact Legendre
-    combination has weights >= 0 with sum 1, so |S^_j - S_j| <= N (E_j + s (1 + E_j));
-    the difference is rounded once, then a sqrt and a quotient: kappa = (1 + u)^2/(1 - u)
-    - 1, with |D_k| <= sqrt(2) N. Neighbouring data sets' computed sums are then within
-    sqrt(2) + 2 bound of each other: the release's distance slack (docs/clipping.md)."""
+    total C_l is rounded once (u); the Legendre weights have sum 1, each term
+    g_m g_(j-m) C_l carries 4 roundings and math.fsum one more, so |S^_j - S_j| <= N b_j
+    with b_j = r_j + (gamma_4 + u (1 + gamma_4))(1 + r_j), r_j = a_j + u (1 + a_j),
+    a_j = E_j + s (1 + E_j) (S_0 = N exact); the difference is rounded once, then a
+    sqrt and a quotient: kappa = (1 + u)^2/(1 - u) - 1, with |D_k| <= sqrt(2) N.
+    Neighbouring data sets' computed sums are then within sqrt(2) + 2 bound of each other
+    in l2: the release's distance slack (docs/clipping.md, "CDF sums")."""
     return ceil_sqrt(count ** 2 * _unit_squares(degree))
 
 
@@ -161,10 +168,15 @@ def _unit_squares(degree):
     rho = Fraction(ceil_float(u * (5 + 2 * u) * (1 + worst) + Fraction(1, 2 ** 1073)))
     total = Fraction(ceil_float(_gamma(ROW - 1) + _gamma(CHUNK // ROW) * (1 + _gamma(ROW - 1))))
     kappa = Fraction(ceil_float((1 + u) ** 2 / (1 - u) - 1))
+    combined = Fraction(ceil_float(_gamma(4) + u * (1 + _gamma(4))))
 
     def legendre(j):          # |S^_j - S_j| / N
+        if j < 1:
+            return 0
         error = rho * (j - 1) * j / 2
-        return error + total * (1 + error) if j >= 1 else 0
+        exact = error + total * (1 + error)
+        rounded = exact + u * (1 + exact)
+        return rounded + combined * (1 + rounded)
     squares = 0
     for k in range(degree + 1):
         root = Fraction(math.isqrt(2 * (2 * k + 1) * 10 ** 12), 10 ** 6)   # <= sqrt(2(2k+1))
@@ -266,10 +278,6 @@ class Partial:
                     _grow(column, value)
         return self
 
-    def scaled_totals(self):
-        """The exact float sums times 2^SCALE, as integers."""
-        return [sum(_scaled(value) for value in column) for column in self.partials]
-
     def totals(self):
         """The sums, each exact sum rounded once to float64 (counts as floats)."""
         if self.partials is None:
@@ -290,11 +298,6 @@ def _grow(partials, x):
             kept += 1
         x = high
     partials[kept:] = [x]
-
-
-def _scaled(value):
-    numerator, denominator = value.as_integer_ratio()
-    return numerator << (SCALE - denominator.bit_length() + 1)
 
 
 def partial_sums(pieces, lo, hi, method, size):
