@@ -329,7 +329,9 @@ def estimate(data, *, lo, hi, epsilon, delta, degree=10, method="direct", rng=No
     privacy, far less noise), "histogram" (HQ, ``bins``), "adaptive-quantiles" (AQ, ``steps``).
     ``data`` may be an array, or a Dask array or DataFrame column (sums per partition,
     reduced as a tree; the noise is drawn once, here). Statistics are summed in chunks,
-    so memory beyond the input does not grow with N. Data of shape (N, k), k >= 2, with
+    so memory beyond the input does not grow with N. A NaN or -inf record is taken as lo,
+    +inf as hi (public values, streaming.public_values; docs/clipping.md, "CDF sums"),
+    so no record stops a release. Data of shape (N, k), k >= 2, with
     per-column bounds, get the joint CDF (direct or histogram; ``degree`` per column,
     optionally ``total_degree``): see :func:`gpcompiler.cdf.joint.joint_estimate`.
     """

@@ -135,7 +135,8 @@ def joint_estimate(data, *, lo, hi, epsilon, delta, degree=8, total_degree=None,
     direct: Gaussian noise (analytic Gaussian mechanism, sensitivity sqrt(2^k)/N) on the
     tensor Legendre coefficients of degree ``degree`` per column (an int or one per
     column), optionally restricted to total degree; histogram: noisy counts of
-    ``bins``^k cells (sensitivity sqrt(2)), negatives set to 0, cumulated per axis.
+    ``bins``^k cells (sensitivity sqrt(2)), negatives set to 0, cumulated per axis. A NaN
+    or -inf value is taken as its column's lo, +inf as its hi (public values).
     """
     if method not in JOINT_METHODS:
         raise ValueError(f"method must be one of {', '.join(JOINT_METHODS)}, got {method!r}")
