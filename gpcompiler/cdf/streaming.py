@@ -99,10 +99,12 @@ def _sum(values):
     return float(rows + numpy.add.reduce(values[full:])) if full < values.size else float(rows)
 
 
-def power_sums(x, degree):
-    """sum_n x_n^i, i = 1..degree+1, by a running product."""
+def power_sums(x, degree, spare=None):
+    """sum_n x_n^i, i = 1..degree+1, by a running product (in ``spare``, a buffer of x's
+    size, or a new one)."""
     sums = numpy.empty(degree + 1)
-    power = x.copy()
+    power = numpy.empty_like(x) if spare is None else spare
+    numpy.copyto(power, x)
     sums[0] = power.sum()
     for i in range(1, degree + 1):
         power *= x
@@ -204,9 +206,9 @@ def quantile_points(steps):
 
 def chunk_sums(x, method, size, spare=None):
     """One chunk's contribution: float sums (moments, direct) or integer counts (direct
-    overwrites x and ``spare``: chebyshev_sums)."""
+    overwrites x, moments and direct ``spare``)."""
     if method == "moments":
-        return power_sums(x, size)
+        return power_sums(x, size, spare)
     if method == "direct":
         return chebyshev_sums(x, size, spare)
     if method == "histogram":
