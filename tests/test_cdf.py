@@ -151,7 +151,8 @@ def test_quantile_is_the_generalized_inverse():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"lo": 1.0, "hi": 1.0}, "finite lo < hi"), ({"data": []}, "data is empty"),
-    ({"lo": -1e308, "hi": 1e308}, "2 \\(hi - lo\\) finite"), ({"epsilon": 0.0}, "epsilon must be positive"),
+    ({"lo": -1e308, "hi": 1e308}, "2 \\(hi - lo\\) finite"),
+    ({"epsilon": 0.0}, "epsilon must be positive"),
     ({"delta": 1.0}, "delta must lie in"), ({"method": "magic"}, "method must be one of"),
     ({"epsilon": 100.0}, "epsilon must lie in"), ({"degree": -3}, "degree must be an integer"),
     ({"degree": 300, "method": "moments"}, "0..200 for the moments method"),
