@@ -1442,7 +1442,7 @@ def build_parser():
                         "taken says nothing about whether a curve's sample times equal an "
                         "earlier one's (docs/threat-model.md; the other methods and fields "
                         "never reuse weights) (default: project reuses the weights of the "
-                        "last 8 grids)")
+                        "recently used grids)")
     _common(p, "evaluate the release at N evenly spaced points of the spec's curve domain "
                "(unbounded: of the released support; over k variables: N^(1/k) per "
                "variable)", STDOUT)
