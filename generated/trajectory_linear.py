@@ -359,15 +359,20 @@ def _clip_curves(t, y, bound):
     return y * factor.reshape(batch + (1,) * (y.ndim - len(batch)))
 
 
-def project(t, y, *, cache=True, **params):
+def project(t, y, *, bound=None, cache=True, **params):
     """Orthonormal coordinates of the L2 projection of the piecewise-linear curve (t_i, y_i),
     zero outside its samples (docs/design.md, "Privacy model").
 
     t: (S,) shared by all curves, or (B, S); y: (S,), (B, S), (S, n) or (B, S, n).
     Returns (..., m) or (..., m, n) for vector coefficients (paper Appendix E).
+    bound: each curve first clipped to the ball of radius B, as project_and_privatize does
+    (docs/clipping.md), so privatize(project(t, y, bound=B), bound=B) is its release.
     cache=False rebuilds the weights of a shared grid on every call (see _grid_weights).
     """
-    c, y = _project(t, y, _params(params), cache)
+    real = isinstance(bound, numbers.Real) and not isinstance(bound, bool)
+    if bound is not None and not (real and math.isfinite(bound) and bound > 0):
+        raise ValueError(f"the bound must be a positive finite number, got {bound!r}")
+    c, y = _project(t, y, _params(params), cache, None if bound is None else float(bound))
     if not _finite(c):
         _reject_nonfinite(y)
     return c
