@@ -1374,25 +1374,29 @@ _CACHE_BYTES = 1 << 28  # ... holding at most this many bytes of weights besides
 
 def _cached_weights(t, p):
     """Weights for a grid, validated and built once while it is among the recently used
-    grids (the last _GRIDS_KEPT, within _CACHE_BYTES; read-only). A grid is found by
-    comparing all its bytes (faster than hashing them), so an array changed in place never
-    meets the weights of its old values."""
+    grids (_kept; read-only). A grid is found by comparing all its bytes (faster than
+    hashing them), so an array changed in place never meets the weights of its old values.
+    Threads (a Dask worker's) share the cache: each reads a snapshot and replaces the list
+    in one step, so a race can only drop an entry."""
     t = numpy.asarray(t, dtype=float)
     key = (t.shape, t.tobytes())
-    for i, (known, known_p, weights) in enumerate(_GRIDS):
-        if known == key and known_p == p:
-            _GRIDS.insert(0, _GRIDS.pop(i))
-            return weights
+    recent = list(_GRIDS)
+    for entry in recent:
+        if entry[0] == key and entry[1] == p:
+            _GRIDS[:] = [entry] + [other for other in recent if other is not entry]
+            return entry[2]
     weights = _weights(_check_times(t, p), p)
     weights.setflags(write=False)
-    _GRIDS.insert(0, (key, dict(p), weights))
-    kept = weights.nbytes
-    for i in range(1, len(_GRIDS)):
-        kept += _GRIDS[i][2].nbytes
-        if i == _GRIDS_KEPT or kept > _CACHE_BYTES:
-            del _GRIDS[i:]
-            break
+    _GRIDS[:] = _kept([(key, dict(p), weights)] + list(_GRIDS))
     return weights
+
+
+def _kept(grids):
+    """The first of the grids, most recent first: at most _GRIDS_KEPT, their weights within
+    _CACHE_BYTES, and always the first."""
+    total = numpy.cumsum([weights.nbytes for _, _, weights in grids])
+    return grids[:min(_GRIDS_KEPT, max(1, int(numpy.searchsorted(total, _CACHE_BYTES,
+                                                                  side="right"))))]
 
 
 def _grid_weights(t, p, cache):
