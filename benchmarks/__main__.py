@@ -333,7 +333,8 @@ def _random_walks(index, rows, size):
 def bench_dask_privatize(args):
     """privatize_batch on sinc_ecg, --dask-batch curves of 3600 samples in blocks of 256 rows
     made and persisted on the workers, on a 2-worker LocalCluster (threads, as
-    `--scheduler local`; and processes with --memory-limit each), against one in-process
+    `--scheduler local`; and processes of 1 GB each: a worker's own footprint is about
+    250 MB, a block's temporaries about 150 MB), against one in-process
     project_and_privatize of the same (B, S) array (seeded noise; best of 2)."""
     import dask.array
     from dask import delayed
@@ -347,7 +348,7 @@ def bench_dask_privatize(args):
     header(f"dask: privatize_batch, sinc_ecg, B = {args.dask_batch}, S = {size}")
     for processes in (False, True):
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
-                               memory_limit=args.memory_limit if processes else 0,
+                               memory_limit="1GB" if processes else 0,
                                dashboard_address=None)
         with Client(cluster):
             lazy = dask.array.concatenate([
@@ -359,7 +360,7 @@ def bench_dask_privatize(args):
         cluster.close()
         reference = best_time(lambda: generated.project_and_privatize(t, y, epsilon=1.0,
                                                                       rng=1), 2)
-        where = f"processes, {args.memory_limit} each" if processes else "threads"
+        where = "processes, 1 GB each" if processes else "threads"
         row(f"privatize_batch, 2 workers ({where})", seconds, "in-process call", reference)
 
 

@@ -70,7 +70,8 @@ def privatize_batch(module, t, y, *, epsilon=None, rho=None, seed=None, **params
     workers; a Dask
     array (B,) + COEF_SHAPE. Every curve spends the whole budget on its own data. Noise:
     OS entropy on each worker (``seed=None``), or numpy SeedSequence(seed).spawn, one
-    stream per row block (reproducible, for tests)."""
+    stream per row block (reproducible, for tests). The module and its grid's weights are
+    built once per worker process (the module's cache), not shipped with the blocks."""
     module = load_module(module)
     path = module.__file__
     y = y.rechunk({axis: -1 for axis in range(1, y.ndim)})
