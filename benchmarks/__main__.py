@@ -12,8 +12,9 @@ BLAS runs one thread unless OPENBLAS_NUM_THREADS is set. Sections: privatize (we
 Project-and-Privatize: sinc_ecg, monomial32, and the floors of its noise), exact (the
 refinement rate of exact noise and the cost of one refinement), seg (PrivFuncSeg,
 S = 1e3..1e6), select (PrivFuncSelect, S = 1e6), cdf (cdf.estimate, N = 1e7, K = 20), dask
-(a Parquet dataset on a 2-worker LocalCluster with a per-worker memory limit, or a scheduler
-address), timing (the weight cache's timing side channel, with and without cache=False).
+(privatize_batch, B = 4096, then a Parquet dataset on a 2-worker LocalCluster with a
+per-worker memory limit, or a scheduler address), timing (the weight cache's timing side
+channel, with and without cache=False).
 """
 import argparse
 import math
@@ -124,6 +125,72 @@ def bench_privatize(args):
                 row(f"project_and_privatize B = {size}, {noise}", seconds, "y @ W", times[0])
         row(f"  floor: {normals} PCG64 normals", batch[3], "y @ W, B = batch", batch[0])
         row(f"  floor: entropy, {8 * normals} bytes", batch[4], "y @ W, B = batch", batch[0])
+    bench_shapes(args)
+
+
+def bench_shapes(args):
+    """Every input shape of Project-and-Privatize against its floor, in the same run (seeded
+    noise): t (B, S) with identical rows and with G grids interleaved (G = 8 for sinc_ecg,
+    whose 23 MB weights fill the cache's 256 MB; 16 for monomial32), against the
+    shared-grid call t (S,); the first call on G grids (cache emptied) against G weight
+    builds and the shared call; 24 curves of different lengths, one call each, one curve of
+    S = 1e6, and fields over a box (64 x 64 grid), against privatize(y @ W) with the
+    weights precomputed (the same noise)."""
+    rng = numpy.random.default_rng(0)
+    for name, size, count in (("sinc_ecg", 64, 8), ("monomial32", args.batch, 16)):
+        generated = module(name)
+        p = generated._params({})
+        lo, hi = generated._curve_interval(p)
+        t = numpy.linspace(lo, hi, 3600)
+        y = numpy.cumsum(rng.normal(size=(size, t.size)), axis=1) / 60
+        grids = [numpy.linspace(lo, hi - k * (hi - lo) / 1e3, t.size) for k in range(count)]
+        mixed = numpy.stack([grids[b % count] for b in range(size)])
+
+        def release(grid, values=y):
+            return generated.project_and_privatize(grid, values, epsilon=1.0, rng=1)
+        header(f"privatize shapes: {name}, B = {size}, S = {t.size}")
+        times = best_times([lambda: release(t), lambda: release(numpy.tile(t, (size, 1)))],
+                           args.repeats + 2)
+        row("t (B, S), identical rows", times[1], "t (S,) shared", times[0])
+        row(f"t (B, S), {count} grids interleaved", best_time(lambda: release(mixed),
+                                                             args.repeats + 1),
+            "t (S,) shared", times[0])
+
+        def cold():
+            generated._GRIDS.clear()
+            release(mixed)
+        floor = best_time(lambda: [generated._weights(g, p) for g in grids], args.repeats)
+        row("  the same, first call (cache empty)", best_time(cold, args.repeats),
+            f"{count} builds + shared call", floor + times[0])
+    generated = module("monomial32")
+    p = generated._params({})
+    lo, hi = generated._curve_interval(p)
+    curves = [numpy.linspace(lo, hi, 1000 + 97 * k) for k in range(24)]
+    values = [numpy.sin(3 * c) for c in curves]
+    weights = [generated.projection_weights(c) for c in curves]
+    header("privatize shapes: monomial32, one curve per call")
+    row("24 curves, S = 1000..3231, in turn", best_time(lambda: [
+        generated.project_and_privatize(c, v, epsilon=1.0, rng=1)
+        for c, v in zip(curves, values)], args.repeats),
+        "privatize(v @ W), in turn", best_time(lambda: [
+            generated.privatize(v @ w, epsilon=1.0, rng=1) for v, w in zip(values, weights)],
+            args.repeats))
+    big = numpy.linspace(lo, hi, 10 ** 6)
+    curve, matrix = numpy.sin(3 * big), generated.projection_weights(big)
+    row("one curve, S = 1e6 (cached grid)", best_time(
+        lambda: generated.project_and_privatize(big, curve, epsilon=1.0, rng=1), args.repeats),
+        "privatize(v @ W)", best_time(lambda: generated.privatize(
+            curve @ matrix, epsilon=1.0, rng=1), args.repeats))
+    box = module("legendre_box")
+    axes = tuple(numpy.linspace(a, b, 64) for a, b in box.domain())
+    fields = rng.normal(size=(args.batch, 64, 64))
+    matrix = box.projection_weights(axes).reshape(64 * 64, -1)
+    header(f"privatize shapes: legendre_box, 64 x 64 grid -> {box.COEF_DIM} coefficients")
+    for size in (1, args.batch):
+        row(f"fields over a box, B = {size}", best_time(
+            lambda: box.project_and_privatize(axes, fields[:size], epsilon=1.0, rng=1),
+            args.repeats), "privatize(y @ W)", best_time(lambda: box.privatize(
+                fields[:size].reshape(size, -1) @ matrix, epsilon=1.0, rng=1), args.repeats))
 
 
 class _Counting(SecureGenerator):
@@ -263,15 +330,56 @@ def bench_cdf(args):
             f"peak {peak / 1e6:.1f} MB beyond the input")
 
 
+def _random_walks(index, rows, size):
+    """Block ``index`` of the Dask benchmark's curves: random walks, made on a worker."""
+    return numpy.cumsum(numpy.random.default_rng(index).normal(size=(rows, size)), axis=1) / 60
+
+
+def bench_dask_privatize(args):
+    """privatize_batch on sinc_ecg, --dask-batch curves of 3600 samples in blocks of 256 rows
+    made and persisted on the workers, on a 2-worker LocalCluster (threads, as
+    `--scheduler local`; and processes of 1 GB each: a worker's own footprint is about
+    250 MB, a block's temporaries about 150 MB), against one in-process
+    project_and_privatize of the same (B, S) array (seeded noise; best of 2)."""
+    import dask.array
+    from dask import delayed
+    from distributed import Client, LocalCluster
+
+    from gpcompiler.dask import privatize_batch
+    generated = module("sinc_ecg")
+    size, rows = 3600, 256
+    t = numpy.linspace(*generated.curve_interval(), size)
+    counts = [min(rows, args.dask_batch - s) for s in range(0, args.dask_batch, rows)]
+    header(f"dask: privatize_batch, sinc_ecg, B = {args.dask_batch}, S = {size}")
+    for processes in (False, True):
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
+                               memory_limit="1GB" if processes else 0,
+                               dashboard_address=None)
+        with Client(cluster):
+            lazy = dask.array.concatenate([
+                dask.array.from_delayed(delayed(_random_walks)(i, n, size), (n, size), float)
+                for i, n in enumerate(counts)]).persist()
+            seconds = best_time(lambda: privatize_batch(generated, t, lazy, epsilon=1.0,
+                                                        seed=1).compute(), 2)
+            y = lazy.compute()
+        cluster.close()
+        reference = best_time(lambda: generated.project_and_privatize(t, y, epsilon=1.0,
+                                                                      rng=1), 2)
+        where = "processes, 1 GB each" if processes else "threads"
+        row(f"privatize_batch, 2 workers ({where})", seconds, "in-process call", reference)
+
+
 def bench_dask(args):
     """A CDF from a Parquet dataset of --records records, on a 2-worker LocalCluster with
     --memory-limit per worker (or on --scheduler), against Statistics.from_chunks reading the
-    same files in pieces in this process; the two releases must be identical."""
+    same files in pieces in this process; the two releases must be identical. First
+    bench_dask_privatize."""
     import pyarrow
     import pyarrow.parquet
     from distributed import Client, LocalCluster
 
     import dask.dataframe
+    bench_dask_privatize(args)
     from gpcompiler.cdf.streaming import CHUNK
     directory = Path(args.data_dir)
     rows = 16 * CHUNK
@@ -323,6 +431,8 @@ def main(argv=None):
     parser.add_argument("--batch", type=int, default=256, help="privatize batch (default 256)")
     parser.add_argument("--rounds", type=int, default=200,
                         help="exact: batches counted for the refinement rate (default 200)")
+    parser.add_argument("--dask-batch", type=int, default=4096,
+                        help="dask: curves of privatize_batch (default 4096)")
     parser.add_argument("--records", type=float, default=1e8, help="dask records (default 1e8)")
     parser.add_argument("--data-dir", default="/tmp/gpcompiler-bench-parquet",
                         help="where the Parquet dataset is written once and reused "

@@ -267,26 +267,39 @@ def _run_weights(t, p):
 
 
 _GRIDS = []
+_GRIDS_KEPT = 64  # at most this many recent grids ...
+_CACHE_BYTES = 1 << 28  # ... holding at most this many bytes of weights besides the newest
 
 
 def _cached_weights(t, p):
-    """Weights for a grid, validated and built once for each of the last 8 grids (read-only).
-    A grid is found by comparing all its bytes (faster than hashing them), so an array
-    changed in place never meets the weights of its old values."""
+    """Weights for a grid, validated and built once while it is among the recently used
+    grids (_kept; read-only). A grid is found by comparing all its bytes (faster than
+    hashing them), so an array changed in place never meets the weights of its old values.
+    Threads (a Dask worker's) share the cache: each reads a snapshot and replaces the list
+    in one step, so a race can only drop an entry."""
     t = numpy.asarray(t, dtype=float)
     key = (t.shape, t.tobytes())
-    for known, known_p, weights in _GRIDS:
-        if known == key and known_p == p:
-            return weights
+    recent = list(_GRIDS)
+    for entry in recent:
+        if entry[0] == key and entry[1] == p:
+            _GRIDS[:] = [entry] + [other for other in recent if other is not entry]
+            return entry[2]
     weights = _weights(_check_times(t, p), p)
     weights.setflags(write=False)
-    _GRIDS.insert(0, (key, dict(p), weights))
-    del _GRIDS[8:]
+    _GRIDS[:] = _kept([(key, dict(p), weights)] + list(_GRIDS))
     return weights
 
 
+def _kept(grids):
+    """The first of the grids, most recent first: at most _GRIDS_KEPT, their weights within
+    _CACHE_BYTES, and always the first."""
+    total = numpy.cumsum([weights.nbytes for _, _, weights in grids])
+    return grids[:min(_GRIDS_KEPT, max(1, int(numpy.searchsorted(total, _CACHE_BYTES,
+                                                                  side="right"))))]
+
+
 def _grid_weights(t, p, cache):
-    """Weights for one grid: from the cache of the last 8 grids, or (cache=False) built anew
+    """Weights for one grid: from the cache of recent grids, or (cache=False) built anew
     without reading or writing the cache, so that the time a call takes says nothing about
     the grids of earlier calls (docs/threat-model.md, "Timing side channels")."""
     if cache:
@@ -358,15 +371,20 @@ def _clip_curves(t, y, bound):
     return y * factor.reshape(batch + (1,) * (y.ndim - len(batch)))
 
 
-def project(t, y, *, cache=True, **params):
+def project(t, y, *, bound=None, cache=True, **params):
     """Orthonormal coordinates of the L2 projection of the piecewise-linear curve (t_i, y_i),
     zero outside its samples (docs/design.md, "Privacy model").
 
     t: (S,) shared by all curves, or (B, S); y: (S,), (B, S), (S, n) or (B, S, n).
     Returns (..., m) or (..., m, n) for vector coefficients (paper Appendix E).
+    bound: each curve first clipped to the ball of radius B, as project_and_privatize does
+    (docs/clipping.md), so privatize(project(t, y, bound=B), bound=B) is its release.
     cache=False rebuilds the weights of a shared grid on every call (see _grid_weights).
     """
-    c, y = _project(t, y, _params(params), cache)
+    real = isinstance(bound, numbers.Real) and not isinstance(bound, bool)
+    if bound is not None and not (real and math.isfinite(bound) and bound > 0):
+        raise ValueError(f"the bound must be a positive finite number, got {bound!r}")
+    c, y = _project(t, y, _params(params), cache, None if bound is None else float(bound))
     if not _finite(c):
         _reject_nonfinite(y)
     return c
@@ -375,16 +393,43 @@ def project(t, y, *, cache=True, **params):
 def _project(t, y, p, cache, bound=None):
     """(c, y): the contraction of the values y (shape checked; each curve first clipped to
     the bound, if given) with the weights of t (a shared grid's from the cache unless cache
-    is False; per-curve grids are never cached)."""
+    is False; per-curve grids: see _project_rows)."""
     t = numpy.asarray(t, dtype=float)
     if t.ndim == 2:
         y = _check_values(y, (t.shape[0],), t.shape[1])
         clipped = y if bound is None else _clip_curves(t, y, bound)
-        return numpy.stack([_contract(clipped[b], _weights(_check_times(t[b], p), p))
-                            for b in range(t.shape[0])]), y
+        return _project_rows(t, clipped, p, cache), y
     weights = _grid_weights(t, p, cache)
     y = _check_values(y, (), t.size)
     return _contract(y if bound is None else _clip_curves(t, y, bound), weights), y
+
+
+def _project_rows(t, y, p, cache):
+    """Per-curve grids t (B, S): the rows of each distinct grid contracted in one product,
+    so B identical rows give the shared grid's coordinates bit for bit, and the same bits
+    with cache=False. The weights of a grid come from the cache; with cache=False they are
+    built for every row, so that the time does not tell which rows share a grid."""
+    out = numpy.empty((t.shape[0],) + COEF_SHAPE)
+    for rows in _same_rows(t):
+        if cache:
+            weights = _cached_weights(t[rows[0]], p)
+        for row in () if cache else rows:
+            weights = _weights(_check_times(t[row], p), p)
+        out[rows] = _contract(y if rows.size == t.shape[0] else y[rows], weights)
+    return out
+
+
+def _same_rows(t):
+    """Row indices of t (B, S) grouped by identical bytes, groups in the order of their first
+    row: runs of equal consecutive rows in one vectorized pass, then one dictionary lookup
+    per run."""
+    bits = numpy.ascontiguousarray(t).view(numpy.uint64)
+    starts = numpy.flatnonzero(numpy.any(bits[1:] != bits[:-1], axis=1)) + 1
+    groups = {}
+    for run in numpy.split(numpy.arange(t.shape[0]), starts):
+        if run.size:
+            groups.setdefault(bits[run[0]].tobytes(), []).append(run)
+    return [numpy.concatenate(runs) for runs in groups.values()]
 
 
 def _finite(x):

@@ -319,8 +319,8 @@ def _ledger_facts(ledger):
 
 def _release(module, args, params, t, y, rng, bound, projection=None):
     """One curve, clipped to ``bound``, through the chosen method (paper Alg. 2/6, 3/7, 4/8,
-    Sec. 4.3, LY23); ``projection``: its projection computed elsewhere (--scheduler; its
-    coefficients are clipped to ``bound``), or the error it gave."""
+    Sec. 4.3, LY23); ``projection``: its projection computed elsewhere (--scheduler: of the
+    curve clipped to ``bound``, as in memory), or the error it gave."""
     from . import adaptive
     budget = _budget(args)
     domain = module.curve_interval(**params)
@@ -517,7 +517,7 @@ def cmd_privatize(args):
     releases, grids, clipped = [], [], 0
     engine = _engine(args)
     projections = ([None] * len(curves.ids) if engine is None
-                   else engine.project_batch(module, curves, params))
+                   else engine.project_batch(module, curves, params, bound, not args.no_cache))
     bar = _bar(args, len(curves.ids), "curve")
     invalid = list(curves.invalid)
     if args.method != "unbounded":
@@ -1457,7 +1457,7 @@ def build_parser():
                         "taken says nothing about whether a curve's sample times equal an "
                         "earlier one's (docs/threat-model.md; the other methods and fields "
                         "never reuse weights) (default: project reuses the weights of the "
-                        "last 8 grids)")
+                        "recently used grids)")
     _common(p, "evaluate the release at N evenly spaced points of the spec's curve domain "
                "(unbounded: of the released support; over k variables: N^(1/k) per "
                "variable)", STDOUT)

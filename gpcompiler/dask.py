@@ -70,7 +70,8 @@ def privatize_batch(module, t, y, *, epsilon=None, rho=None, seed=None, **params
     workers; a Dask
     array (B,) + COEF_SHAPE. Every curve spends the whole budget on its own data. Noise:
     OS entropy on each worker (``seed=None``), or numpy SeedSequence(seed).spawn, one
-    stream per row block (reproducible, for tests)."""
+    stream per row block (reproducible, for tests). The module and its grid's weights are
+    built once per worker process (the module's cache), not shipped with the blocks."""
     module = load_module(module)
     path = module.__file__
     y = y.rechunk({axis: -1 for axis in range(1, y.ndim)})
@@ -121,25 +122,26 @@ def _counts(name, column, lo, hi):
             int(data.size - numpy.count_nonzero(finite)))
 
 
-def project_batch(module, curves, params, block=64):
+def project_batch(module, curves, params, bound=None, cache=True, block=64):
     """Project-and-Privatize's projections (paper Alg. 2, the step that reads the samples)
-    of every curve of ``curves`` on the workers, ``block`` curves per task; a list of
-    coefficient arrays (or the error of a curve) in the order of the curves. The noise is
-    drawn by the caller, in that order, so the release equals the one computed in memory
-    for the same seed."""
+    of every curve of ``curves`` on the workers, ``block`` curves per task, each curve first
+    clipped to ``bound`` as in memory (docs/clipping.md); a list of coefficient arrays (or
+    the error of a curve) in the order of the curves. The noise is drawn by the caller, in
+    that order, with privatize(c, bound=bound), so the release equals the one computed in
+    memory for the same seed."""
     source = Path(module.__file__).read_text()
     tasks = [delayed(_project_block)(module.__name__, source, curves.times[i:i + block],
-                                     curves.values[i:i + block], params)
+                                     curves.values[i:i + block], params, bound, cache)
              for i in range(0, len(curves.ids), block)]
     return [c for part in dask.compute(*tasks) for c in part]
 
 
-def _project_block(name, source, times, values, params):
+def _project_block(name, source, times, values, params, bound, cache):
     """The projections of some curves by the generated module ``name`` (its source is
     shipped: a worker need not see the client's files); a curve that cannot be projected
     gives its error (raised by the caller when it reaches that curve, as in memory)."""
     module = sys.modules.get(name) or _module_from_source(name, source)
-    return [_projection(module, t, y, params) for t, y in zip(times, values)]
+    return [_projection(module, t, y, params, bound, cache) for t, y in zip(times, values)]
 
 
 def _module_from_source(name, source):
@@ -149,9 +151,9 @@ def _module_from_source(name, source):
     return module
 
 
-def _projection(module, t, y, params):
+def _projection(module, t, y, params, bound, cache):
     try:
-        return module.project(t, y, **params)
+        return module.project(t, y, bound=bound, cache=cache, **params)
     except (ValueError, TypeError) as error:
         return error
 

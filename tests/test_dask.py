@@ -163,8 +163,9 @@ def test_cdf_scheduler_gives_the_same_errors(client, tmp_path, cli):
 
 
 def test_privatize_scheduler_gives_the_same_release_file(client, tmp_path, cli):
-    """Batch Project-and-Privatize: projections on the workers, noise drawn here in the
-    curves' order, so the same file for the same seed; other methods are refused; a curve
+    """Batch Project-and-Privatize: projections on the workers (of the curves clipped to the
+    bound, as in memory), noise drawn here in the curves' order, so the same file for the
+    same seed, with and without clipping; other methods are refused; a curve
     outside the domain is released as the zero function, named alike in both."""
     address = client.scheduler.address
     t = numpy.linspace(0, 1, 20)
@@ -172,13 +173,16 @@ def test_privatize_scheduler_gives_the_same_release_file(client, tmp_path, cli):
                    for k in range(70) for ti in t)
     (tmp_path / "curves.csv").write_text("curve,t,y\n" + rows)
     files = []
-    for options in ((), ("--scheduler", address)):
-        out = tmp_path / f"release{len(files)}.json"
-        status, _, err = cli("privatize", "specs/linear.toml", tmp_path / "curves.csv",
-                             "--epsilon", "1", "--seed", "3", "-q", "-o", out, *options)
-        assert status == 0, err
-        files.append(out.read_bytes())
+    for bound in ((), ("--bound", "0.3")):   # 0.3: every curve is clipped (the curve, not c)
+        for options in ((), ("--scheduler", address)):
+            out = tmp_path / f"release{len(files)}.json"
+            status, _, err = cli("privatize", "specs/linear.toml", tmp_path / "curves.csv",
+                                 "--epsilon", "1", "--seed", "3", "-q", "-o", out, *bound,
+                                 *options)
+            assert status == 0, err
+            files.append(out.read_bytes())
     assert files[0] == files[1] and files[0].count(b'"curve"') == 70
+    assert files[2] == files[3] != files[0]
     status, _, err = cli("privatize", "specs/linear.toml", tmp_path / "curves.csv",
                          "--epsilon", "1", "--method", "seg", "--scheduler", address)
     assert status == 2 and "--method seg runs in this process" in err

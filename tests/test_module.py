@@ -244,6 +244,74 @@ def test_grid_cache_never_serves_the_weights_of_old_values():
         module.projection_weights(numpy.linspace(-1, 1, 50).reshape(2, 25))
 
 
+@pytest.mark.parametrize("name", ["legendre10", "ellipse"])
+def test_identical_rows_give_the_shared_grid_release_bit_for_bit(name):
+    """t (B, S) with identical rows is the shared grid's computation (one product), with and
+    without the cache; other rows are grouped by grid, whatever their order, and each group
+    is the product of its own rows; a bad row is named as before."""
+    module = generated(name)
+    lo, hi = module.curve_interval()
+    t = numpy.linspace(lo, hi, 40)
+    rng = numpy.random.default_rng(8)
+    y = rng.normal(size=(6, 40) + ((2,) if module.VALUE_DIM == 2 else ()))
+    rows = numpy.tile(t, (6, 1))
+    shared = module.project_and_privatize(t, y, epsilon=1.0, bound=2.0, rng=3)
+    for cache in (True, False):
+        assert numpy.array_equal(module.project_and_privatize(rows, y, epsilon=1.0, bound=2.0,
+                                                              rng=3, cache=cache), shared)
+        assert numpy.array_equal(module.project(rows, y, cache=cache), module.project(t, y))
+    other = lo + (t - lo) * 0.5
+    mixed = numpy.stack([t, other, t, other, other, t])
+    for cache in (True, False):
+        c = module.project(mixed, y, cache=cache)
+        for grid, group in ((t, [0, 2, 5]), (other, [1, 3, 4])):
+            assert numpy.array_equal(c[group], module.project(grid, y[group]))
+    mixed[4, 3] = mixed[4, 2]            # a jump: row 4 is a grid of its own
+    assert numpy.allclose(module.project(mixed, y)[4], module.project(mixed[4], y[4]),
+                          atol=1e-14, rtol=0)
+    mixed[3, -1] = hi + 1
+    with pytest.raises(ValueError, match="must lie in"):
+        module.project(mixed, y)
+    assert module.project(numpy.zeros((0, 40)), y[:0]).shape == (0,) + module.COEF_SHAPE
+
+
+def test_cache_keeps_many_recent_grids_and_bounds_its_memory():
+    """More than 8 grids in turn are all served from the cache (recently used first); the
+    weights kept stay within _CACHE_BYTES, except the newest grid's."""
+    module = generated("legendre10")
+    grids = [numpy.linspace(-1, 1, 30 + k) for k in range(20)]
+    for grid in grids:
+        module.projection_weights(grid)
+    weights = [module.projection_weights(grid) for grid in grids]
+    assert all(module.projection_weights(g) is w for g, w in zip(grids, weights))
+    old = module._CACHE_BYTES
+    module._CACHE_BYTES = sum(w.nbytes for w in weights[:3])
+    try:
+        module.projection_weights(numpy.linspace(-1, 1, 1000))
+        assert len(module._GRIDS) == 1       # the newest, larger than the limit, alone
+        fresh = [module.projection_weights(grid) for grid in grids[:3]]
+        assert len(module._GRIDS) == 3 and fresh[0] is not weights[0]
+        assert module.projection_weights(grids[0]) is fresh[0]
+    finally:
+        module._CACHE_BYTES = old
+
+
+def test_project_with_a_bound_clips_the_curve_as_the_release_does():
+    """privatize(project(t, y, bound=B), bound=B) is project_and_privatize's release, bit
+    for bit: the curve is clipped, not its coefficients."""
+    module = generated("monomial32")
+    t = numpy.linspace(*module.curve_interval(), 60)
+    y = 3 * numpy.cos(numpy.arange(1, 4)[:, None] * t)
+    c = module.project(t, y, bound=0.5)
+    norms = numpy.sqrt((numpy.diff(t) * (y[:, :-1] ** 2 + y[:, :-1] * y[:, 1:]
+                                         + y[:, 1:] ** 2)).sum(axis=1) / 3)
+    assert numpy.allclose(c, module.project(t, y) * (0.5 / norms)[:, None], rtol=1e-12, atol=0)
+    assert numpy.array_equal(module.privatize(c, epsilon=1.0, bound=0.5, rng=4),
+                             module.project_and_privatize(t, y, epsilon=1.0, bound=0.5, rng=4))
+    with pytest.raises(ValueError, match="positive finite"):
+        module.project(t, y, bound=-1.0)
+
+
 @pytest.mark.filterwarnings("ignore:invalid value encountered in matmul")  # inf * 0
 @pytest.mark.parametrize("bad, message", [(numpy.nan, "values y contain NaN"),
                                           (-numpy.inf, "values y contain NaN"),
