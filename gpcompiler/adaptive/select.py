@@ -14,6 +14,7 @@ from numpy.polynomial import legendre
 
 from ..build import load
 from ..rounding import floor_float
+from . import closed_form
 from .curve import prepare_run
 from .ledger import check_budget
 from .noise import privatize_vector
@@ -95,9 +96,16 @@ def residual_squared(module, curve, c, params):
 
 def prefix_distances(module, curve, params):
     """(c, ||q - P q||^2, d) with d_j = dist2(P_{U^(j+1)} q, q) = sqrt(residual + sum_{i>j}
-    |c_i|^2): the step-1 queries are -d_j, each 1-Lipschitz in q."""
-    c = _coordinates(module, curve, params)
-    residual = residual_squared(module, curve, c, params)
+    |c_i|^2): the step-1 queries are -d_j, each 1-Lipschitz in q. Legendre and Fourier
+    modules compute c and the residual in O(S m) from local Taylor tables (closed_form.py:
+    sums of non-negative terms, float error <= closed_form.query_eta B); other bases by the
+    module's projection and a Gauss rule on every piece."""
+    table = closed_form.cells(module, params)
+    if table is not None:
+        c, residual = closed_form.project_and_residual(curve, table)
+    else:
+        c = _coordinates(module, curve, params)
+        residual = residual_squared(module, curve, c, params)
     energy = (c ** 2).sum(axis=1)
     return c, residual, numpy.sqrt(residual + numpy.append(numpy.cumsum(energy[::-1])[::-1][1:], 0.0))
 
