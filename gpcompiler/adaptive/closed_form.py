@@ -259,7 +259,7 @@ def _moments(pieces, table, sigma):
     per cell the products of the pieces' weights h rho^i (ybar/(i + 1), delta/(i + 2))
     with their powers v^k, summed by BLAS within a block and over blocks by TwoSum."""
     size, degree, values = table.tau.shape[0], table.tau.shape[1], pieces[4].shape[1]
-    total = numpy.zeros((size, values, degree, degree))
+    total = numpy.zeros((size, values, max(degree, 2), degree))  # order I <= max(K, 1)
     error = numpy.zeros_like(total)
     top = 0
     for (cell, v, rho, h, ybar, delta), order in _blocks(pieces, sigma):
@@ -301,7 +301,7 @@ def _residual(pieces, table, sigma, c):
     blocks by math.fsum)."""
     degree = table.tau.shape[1]
     local = numpy.einsum("cnj,jv->cvn", table.tau, c)             # gamma[c, :, n]
-    shifted = numpy.zeros(local.shape[:2] + (degree, degree))      # [c, v, i, k]
+    shifted = numpy.zeros(local.shape[:2] + (max(degree, 2), degree))  # [c, v, i, k]
     for i in range(degree):
         for k in range(degree - i):
             shifted[:, :, i, k] = math.comb(k + i, i) * local[:, :, k + i]
