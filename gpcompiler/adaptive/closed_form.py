@@ -34,14 +34,16 @@ in exact arithmetic; rounding adds ``query_eta``'s model term (docs/clipping.md,
 import functools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy
 
+from ..rounding import ceil_float, ceil_sqrt
 from ..slack import UNIT, gamma
-from ..rounding import ceil_float
 
 TAIL = 2.0 ** -60    # truncation remainder allowed per unit of ||g||_inf
-PIECES = 1 << 14     # pieces per block
+PIECES = 1 << 12     # pieces per block (BLAS sums within a block: gamma_4096)
+_FEW = 1 / 32        # more runs of one cell per piece than this: vectorized, not per cell
 _PROBES = 7          # public points where a module's atoms are compared with the closed forms
 
 
@@ -271,9 +273,13 @@ def _moments(pieces, table, sigma):
                                   + slope[None, :, None] * delta.T[:, None]))  # (n, i, s)
         powers = _powers(v, degree)
         cells, starts, stops = _segments(cell)
-        part = numpy.empty((cells.size, values, order + 1, degree))
-        for j, (start, stop) in enumerate(zip(starts, stops)):
-            part[j] = weights[:, :, start:stop] @ powers[:, start:stop].T
+        if cells.size > _FEW * h.size:      # short runs: one reduceat, not a BLAS call each
+            products = weights[:, :, None, :] * powers[None, None]
+            part = numpy.moveaxis(numpy.add.reduceat(products, starts, axis=-1), -1, 0)
+        else:
+            part = numpy.empty((cells.size, values, order + 1, degree))
+            for j, (start, stop) in enumerate(zip(starts, stops)):
+                part[j] = weights[:, :, start:stop] @ powers[:, start:stop].T
         here, wrong = total[cells, :, :order + 1], error[cells, :, :order + 1]
         _two_sum(here, wrong, part)
         total[cells, :, :order + 1], error[cells, :, :order + 1] = here, wrong
@@ -310,9 +316,13 @@ def _residual(pieces, table, sigma, c):
         change = _legendre_change(order)
         norms = 1.0 / (2 * numpy.arange(order + 1) + 1.0)
         powers = _powers(v, degree)
-        taylor = numpy.empty((shifted.shape[1], order + 1, h.size))  # (n, i, s)
-        for c, start, stop in zip(*_segments(cell)):
-            taylor[:, :, start:stop] = shifted[c, :, :order + 1] @ powers[:, start:stop]
+        cells, starts, stops = _segments(cell)
+        if cells.size > _FEW * h.size:
+            taylor = numpy.einsum("snik,ks->nis", shifted[cell, :, :order + 1], powers)
+        else:
+            taylor = numpy.empty((shifted.shape[1], order + 1, h.size))  # (n, i, s)
+            for c, start, stop in zip(cells, starts, stops):
+                taylor[:, :, start:stop] = shifted[c, :, :order + 1] @ powers[:, start:stop]
         taylor *= _powers(rho, order + 1)
         g = numpy.einsum("ki,nis->nks", change, taylor)
         g[:, 0] -= ybar.T
@@ -327,5 +337,40 @@ def project_and_residual(curve, table):
     is expanded to the order I its longest piece needs."""
     pieces = _split(curve, table)
     sigma = binomial_bounds(table.beta)
-    c = numpy.einsum("cnj,cnv->jv", table.tau, _moments(pieces, table, sigma))
+    c = _contract(table.tau, _moments(pieces, table, sigma))
     return c, _residual(pieces, table, sigma, c)
+
+
+def _contract(tau, mu):
+    """c_j = sum over cells of sum_n tau[c, n, j] mu[c, n]: each cell's K + 1 products by
+    einsum, the cells' sums by math.fsum (correctly rounded)."""
+    per_cell = numpy.einsum("cnj,cnv->cjv", tau, mu)
+    return numpy.array([[math.fsum(per_cell[:, j, v]) for v in range(per_cell.shape[2])]
+                        for j in range(per_cell.shape[1])])
+
+
+def query_eta(table, domain):
+    """A bound, per unit of the clip bound B, on |d~_j - d_j| for every query distance
+    d_j = dist2(P_(U^(j)) q, q) computed here, for every curve with ||q|| <= B.
+
+    Truncation (exact arithmetic): theta = the cell remainder + TAIL, each e_j and g = P q
+    moved by at most theta ||.||_inf, ||g||_inf <= M ||c||, so ||c~ - c|| <= theta M
+    sqrt(b - a) B and d_j moves by at most 3 theta M sqrt(b - a) B (twice the coordinates',
+    once the residual's G). Rounding (the model of gpcompiler/slack.py: a chain of N
+    operations errs by gamma_N of the sum of its terms' magnitudes; BLAS within a block of
+    PIECES pieces in any order, TwoSum across blocks, math.fsum across cells): every term's
+    magnitude is at most kappa = sum_n 2^n beta_n times ||e_j||_inf per unit of
+    h max(|y_0|, |y_1|) <= 2 int |q| over the piece, and int |q| <= sqrt(3 (b - a)) ||q||
+    for the interpolant of |y| (docs/clipping.md); the residual is a sum of non-negative
+    terms (pairwise, then math.fsum), so its square root errs by gamma_64 relatively."""
+    a, b = domain
+    cells, degree = table.tau.shape[:2]
+    length = Fraction(b) - Fraction(a)
+    kappa = Fraction(sum(2 ** n * float(v) for n, v in enumerate(table.beta)))
+    sup = Fraction(table.sup_norm)
+    root = ceil_sqrt(length)
+    steps = gamma(PIECES + 5 * degree + 16) + UNIT + gamma(PIECES) ** 2
+    truncation = 3 * (Fraction(table.tail) + Fraction(TAIL)) * sup * root
+    coordinates = steps * 2 * kappa * sup * ceil_sqrt(3 * length)
+    residual = steps * (2 * ceil_sqrt(3) + kappa * sup * root)
+    return ceil_float((truncation + 2 * coordinates + residual + gamma(64)) * (1 + gamma(64)))
