@@ -255,8 +255,8 @@ def bench_select(args):
                 before = best_time(run, 1)
             row(f"  before: Gauss rule S = {size:.0e}", before, "norm_squared, same curve", floor)
         _, peak = traced_peak(run)
-        print(f"  peak traced memory at S = 1e6: {peak / 1e6:.0f} MB (curve {2 * t.nbytes / 1e6:.0f}"
-              f" MB)", flush=True)
+        print(f"  peak traced memory at S = 1e6: {peak / 1e6:.0f} MB "
+              f"(curve {2 * t.nbytes / 1e6:.0f} MB)", flush=True)
 
 
 def bench_cdf(args):

@@ -68,7 +68,8 @@ def cells(module, params):
 def _cells(module, items):
     params = dict(items)
     a, b = module.curve_interval(**params)
-    if not (math.isfinite(a) and math.isfinite(b)) or module.VECTOR_BASIS:
+    if (not (math.isfinite(a) and math.isfinite(b)) or module.VECTOR_BASIS
+            or not hasattr(module, "_params")):
         return None
     p = module._params(params)
     family, transform = _family(module, p, a, b)

@@ -4,7 +4,11 @@ U^(j) is the span of the first j basis functions of a compiled spec; in orthonor
 coordinates c (e_j spans the same prefixes as phi_j) the projection onto U^(j) keeps
 c_1..c_j. Distances are sums of non-negative terms (Pythagoras), never differences:
 dist2(P_j q, q)^2 = ||q - P q||^2 + sum_{i>j} |c_i|^2, with the residual ||q - P q||^2 of
-the whole space integrated directly, so every SVT query is 1-Lipschitz in floating point too.
+the whole space integrated directly, so every SVT query is 1-Lipschitz in floating point up
+to its float error: for Legendre and Fourier spaces c and the residual come in O(S m) from
+closed forms (closed_form.py), off the exact values by at most closed_form.query_eta B
+(docs/clipping.md, "PrivFuncSelect's queries"); other bases use the module's projection
+and a Gauss rule on every piece.
 """
 import math
 from fractions import Fraction
