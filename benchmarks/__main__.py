@@ -231,7 +231,7 @@ def bench_seg(args):
 def bench_select(args):
     """PrivFuncSelect (epsilon = 10) on monomial32 and fourier8, S = 1e3..1e6, against one
     exact L2-norm pass of the same curve (Curve.norm_squared), interleaved, best of
-    --repeats (one round at 1e6); the Gauss-rule path it replaced (the closed forms switched
+    --repeats; the Gauss-rule path it replaced (the closed forms switched
     off) in the same run, once per size; the queries alone (prefix_distances: coordinates,
     residual, distances) against the same floor; traced peak memory at S = 1e6."""
     for name in ("monomial32", "fourier8"):
@@ -247,8 +247,8 @@ def bench_select(args):
                 priv_func_select(t, y, generated, epsilon=10.0, rng=1)
             def queries():
                 select.prefix_distances(generated, curve, {})
-            rounds = 1 if size == 10 ** 6 else args.repeats
-            seconds, distances, floor = best_times([run, queries, curve.norm_squared], rounds)
+            seconds, distances, floor = best_times([run, queries, curve.norm_squared],
+                                                   args.repeats)
             row(f"priv_func_select S = {size:.0e}", seconds, "norm_squared, same curve", floor)
             row(f"  its queries (c, residual, d_j)", distances, "norm_squared, same curve", floor)
             with mock.patch.object(closed_form, "cells", return_value=None):
