@@ -195,12 +195,6 @@ KILLED_BEFORE = [   # representatives of the categories issue 24 found killed
              "norms = numpy.append([1.0, 1.0 / 3.0], numpy.zeros(order - 1))",
              ("tests/test_select_closed_form.py::"
               "test_closed_forms_match_a_40_digit_reference_on_random_curves",)),
-    Mutation("PrivFuncSelect piece expansion one order short",
-             "gpcompiler/adaptive/closed_form.py", "_blocks",
-             "yield block, max(1, piece_order(sigma, float(numpy.max(block[2]))))",
-             "yield block, max(1, piece_order(sigma, float(numpy.max(block[2]))) - 1)",
-             ("tests/test_select_closed_form.py::"
-              "test_closed_forms_match_a_40_digit_reference_on_random_curves",)),
     Mutation("no rng: an unseeded NumPy generator", "gpcompiler/runtime/entropy.py",
              "default_generator", "return SecureGenerator()",
              "return numpy.random.default_rng()",

@@ -363,7 +363,8 @@ def query_eta(table, domain):
     magnitude is at most kappa = sum_n 2^n beta_n times ||e_j||_inf per unit of
     h max(|y_0|, |y_1|) <= 2 int |q| over the piece, and int |q| <= sqrt(3 (b - a)) ||q||
     for the interpolant of |y| (docs/clipping.md); the residual is a sum of non-negative
-    terms (pairwise, then math.fsum), so its square root errs by gamma_64 relatively."""
+    terms (pairwise, then math.fsum) and the tail energies are m more, so the square root
+    errs by gamma_(64 + m) relatively."""
     a, b = domain
     cells, degree = table.tau.shape[:2]
     length = Fraction(b) - Fraction(a)
@@ -374,4 +375,5 @@ def query_eta(table, domain):
     truncation = 3 * (Fraction(table.tail) + Fraction(TAIL)) * sup * root
     coordinates = steps * 2 * kappa * sup * ceil_sqrt(3 * length)
     residual = steps * (2 * ceil_sqrt(3) + kappa * sup * root)
-    return ceil_float((truncation + 2 * coordinates + residual + gamma(64)) * (1 + gamma(64)))
+    summed = gamma(64 + table.tau.shape[2])     # the residual plus the tail's m squares
+    return ceil_float((truncation + 2 * coordinates + residual + summed) * (1 + summed))
