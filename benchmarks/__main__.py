@@ -11,8 +11,8 @@ inputs. Ratios are what matter on a shared, noisy machine.
 BLAS runs one thread unless OPENBLAS_NUM_THREADS is set. Sections: privatize (weights,
 Project-and-Privatize: sinc_ecg, monomial32, and the floors of its noise), exact (the
 refinement rate of exact noise and the cost of one refinement), seg (PrivFuncSeg,
-S = 1e3..1e6), select (PrivFuncSelect, S = 1e6), cdf (cdf.estimate, N = 1e7, K = 20), dask
-(privatize_batch, B = 4096, then a Parquet dataset on a 2-worker LocalCluster with a
+S = 1e3..1e6), select (PrivFuncSelect, S = 1e3..1e6), cdf (cdf.estimate, N = 1e7, K = 20),
+dask (privatize_batch, B = 4096, then a Parquet dataset on a 2-worker LocalCluster with a
 per-worker memory limit, or a scheduler address), timing (the weight cache's timing side
 channel, with and without cache=False).
 """
@@ -23,6 +23,7 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
+from unittest import mock
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # the issue's condition: one BLAS thread
 import numpy  # noqa: E402
@@ -32,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from gpcompiler import cdf  # noqa: E402
 from gpcompiler.adaptive import piecewise, priv_func_select, priv_func_seg, seg  # noqa: E402
+from gpcompiler.adaptive import closed_form, select  # noqa: E402
 from gpcompiler.adaptive.curve import make_curve  # noqa: E402
 from gpcompiler.build import import_module_file  # noqa: E402
 from gpcompiler.curves import bundled_ecg  # noqa: E402
@@ -294,17 +296,34 @@ def bench_seg(args):
 
 
 def bench_select(args):
-    """PrivFuncSelect on fourier8 at S = 1e6: time and traced peak memory, against one
-    generated-module projection of the whole curve."""
-    fourier = module("fourier8")
-    size = 10 ** 6
-    t = numpy.linspace(-3, 3, size)
-    y = numpy.sin(3 * t) + numpy.cos(t)
-    header(f"select: PrivFuncSelect (fourier8, S = {size:.0e}); peak traced memory")
-    seconds, peak = traced_peak(lambda: priv_func_select(t, y, fourier, epsilon=10.0, rng=1))
-    reference, reference_peak = traced_peak(lambda: fourier.project(t[None], y[None]))
-    row("priv_func_select", seconds, "module.project, whole curve", reference,
-        f"peak {peak / 1e6:.0f} MB (reference {reference_peak / 1e6:.0f} MB)")
+    """PrivFuncSelect (epsilon = 10) on monomial32 and fourier8, S = 1e3..1e6, against one
+    exact L2-norm pass of the same curve (Curve.norm_squared), interleaved, best of
+    --repeats; the Gauss-rule path it replaced (the closed forms switched
+    off) in the same run, once per size; the queries alone (prefix_distances: coordinates,
+    residual, distances) against the same floor; traced peak memory at S = 1e6."""
+    for name in ("monomial32", "fourier8"):
+        generated = module(name)
+        a, b = generated.curve_interval()
+        header(f"select: PrivFuncSelect ({name}); floor: one exact L2-norm pass of the curve")
+        for size in (10 ** 3, 10 ** 4, 10 ** 5, 10 ** 6):
+            t = numpy.linspace(a, b, size)
+            y = numpy.sin(12 * (t - a) / (b - a)) + numpy.cos(3 * (t - a) / (b - a))
+            curve = make_curve(t, y, (a, b))
+
+            def run():
+                priv_func_select(t, y, generated, epsilon=10.0, rng=1)
+            def queries():
+                select.prefix_distances(generated, curve, {})
+            seconds, distances, floor = best_times([run, queries, curve.norm_squared],
+                                                   args.repeats)
+            row(f"priv_func_select S = {size:.0e}", seconds, "norm_squared, same curve", floor)
+            row(f"  its queries (c, residual, d_j)", distances, "norm_squared, same curve", floor)
+            with mock.patch.object(closed_form, "cells", return_value=None):
+                before = best_time(run, 1)
+            row(f"  before: Gauss rule S = {size:.0e}", before, "norm_squared, same curve", floor)
+        _, peak = traced_peak(run)
+        print(f"  peak traced memory at S = 1e6: {peak / 1e6:.0f} MB "
+              f"(curve {2 * t.nbytes / 1e6:.0f} MB)", flush=True)
 
 
 def bench_cdf(args):

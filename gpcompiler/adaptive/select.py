@@ -4,7 +4,11 @@ U^(j) is the span of the first j basis functions of a compiled spec; in orthonor
 coordinates c (e_j spans the same prefixes as phi_j) the projection onto U^(j) keeps
 c_1..c_j. Distances are sums of non-negative terms (Pythagoras), never differences:
 dist2(P_j q, q)^2 = ||q - P q||^2 + sum_{i>j} |c_i|^2, with the residual ||q - P q||^2 of
-the whole space integrated directly, so every SVT query is 1-Lipschitz in floating point too.
+the whole space integrated directly, so every SVT query is 1-Lipschitz in floating point up
+to its float error: for Legendre and Fourier spaces c and the residual come in O(S m) from
+closed forms (closed_form.py), off the exact values by at most closed_form.query_eta B
+(docs/clipping.md, "PrivFuncSelect's queries"); other bases use the module's projection
+and a Gauss rule on every piece.
 """
 import math
 from fractions import Fraction
@@ -14,6 +18,7 @@ from numpy.polynomial import legendre
 
 from ..build import load
 from ..rounding import floor_float
+from . import closed_form
 from .curve import prepare_run
 from .ledger import check_budget
 from .noise import privatize_vector
@@ -95,9 +100,16 @@ def residual_squared(module, curve, c, params):
 
 def prefix_distances(module, curve, params):
     """(c, ||q - P q||^2, d) with d_j = dist2(P_{U^(j+1)} q, q) = sqrt(residual + sum_{i>j}
-    |c_i|^2): the step-1 queries are -d_j, each 1-Lipschitz in q."""
-    c = _coordinates(module, curve, params)
-    residual = residual_squared(module, curve, c, params)
+    |c_i|^2): the step-1 queries are -d_j, each 1-Lipschitz in q. Legendre and Fourier
+    modules compute c and the residual in O(S m) from local Taylor tables (closed_form.py:
+    sums of non-negative terms, float error <= closed_form.query_eta B); other bases by the
+    module's projection and a Gauss rule on every piece."""
+    table = closed_form.cells(module, params)
+    if table is not None:
+        c, residual = closed_form.project_and_residual(curve, table)
+    else:
+        c = _coordinates(module, curve, params)
+        residual = residual_squared(module, curve, c, params)
     energy = (c ** 2).sum(axis=1)
     return c, residual, numpy.sqrt(residual + numpy.append(numpy.cumsum(energy[::-1])[::-1][1:], 0.0))
 
