@@ -554,7 +554,7 @@ def _packed_body(matrix):
         f"Exact entries: {matrix.formula or 'see gpcompiler explain'}. Below: float64 "
         f"values rounded once from them, {matrix.pattern}"
         + (" (row by row)." if matrix.pattern != "diagonal" else "."), 90)]
-    values = textwrap.wrap(", ".join(e.code for e in matrix.entries) + ",", 91)
+    values = _fill_words([f"{e.code}," for e in matrix.entries], 91)
     lines += ["    values = numpy.array(("] + [f"        {v}" for v in values] + ["    ))"]
     if matrix.pattern == "diagonal":
         lines.append("    return numpy.diag(values)" if rows == cols else
@@ -568,6 +568,20 @@ def _packed_body(matrix):
                   "    return out + numpy.tril(out, -1).T" if matrix.symmetric else "    return out"]
     return "\n".join(lines)
 
+
+def _fill_words(words, width):
+    """Words joined by single spaces into lines of at most ``width`` characters, greedily:
+    textwrap.wrap's lines for words without whitespace or hyphens between letters (such
+    as float literals), in linear time."""
+    lines, line = [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) <= width:
+            line += " " + word
+        else:
+            if line:
+                lines.append(line)
+            line = word
+    return lines + [line] if line else lines
 
 def _expression_body(name, doc, codes, shape, points="numpy.shape(x)"):
     lines = [f"def {name}(x, p):", f'    """{doc}"""',
