@@ -490,9 +490,14 @@ class _MonomialRows(Sequence):
         return range(j % 2, j + 1, 2) if self.beta == 0 else range(j + 1)
 
     def exact(self, j, k):
-        """C_jk as a field element (cached)."""
+        """C_jk as a field element (cached); along the diagonal, read in order by the
+        pivots, C_jj = C_(j-1)(j-1) alpha j/(2j - 1)."""
         if (j, k) not in self._exact:
-            self._exact[j, k] = self.field(*_monomial_entry(self.alpha, self.beta, j, k))
+            if j == k and (j - 1, j - 1) in self._exact:
+                self._exact[j, j] = self._exact[j - 1, j - 1] * self.field(
+                    j * self.alpha.numerator, (2 * j - 1) * self.alpha.denominator)
+            else:
+                self._exact[j, k] = self.field(*_monomial_entry(self.alpha, self.beta, j, k))
         return self._exact[j, k]
 
     def floats(self, norms):
@@ -622,8 +627,8 @@ def _polynomial_space(spec, stage):
     field, rows, norms, atoms = legendre_expansion(spec)
     gram, formula = _polynomial_gram(spec, field, rows, norms)
     constant = field.is_QQ
-    gram = ExactMatrix((m, m), gram, field.to_sympy, rational_float if constant else None,
-                       constant, symmetric=True)
+    gram = ExactMatrix((m, m), gram, field.to_sympy, _once_per_object(rational_float)
+                       if constant else None, constant, symmetric=True)
     size = atoms.size
     change = _change_of_basis(field, rows, norms, constant, (m, size))
     formulas = [("gram", formula)] if formula else []
@@ -636,8 +641,7 @@ def _polynomial_space(spec, stage):
     certificate = ("G = C D C^T, C the exact triangular change of basis to Legendre "
                    "(nonzero diagonal), D_k = (b - a)/(2k + 1) > 0: every LDL^T pivot "
                    "C_kk^2 D_k is positive") if constant else _certificate(spec, pivots)
-    lower = ExactMatrix((m, m), {(i, j): (i, j) for i, row in enumerate(rows)
-                                 for j in row},    # L = C diag(C)^-1, on demand
+    lower = ExactMatrix((m, m), change.raw,    # L = C diag(C)^-1 at C's positions, on demand
                         lambda entry: field.to_sympy(rows[entry[0]][entry[1]]
                                                      / rows[entry[1]][entry[1]]))
     stage("orthonormal basis")
@@ -651,14 +655,30 @@ def _polynomial_space(spec, stage):
                     formulas=tuple(formulas))
 
 
+def _once_per_object(function):
+    """``function`` computed once per argument object (the Gram matrix of monomials holds
+    each moment object along a whole anti-diagonal; hashing big rationals would cost more
+    than rounding them): the objects stay alive in the matrix that holds the memo."""
+    memo = {}
+
+    def once(value):
+        key = id(value)
+        if key not in memo:
+            memo[key] = (value, function(value))
+        return memo[key][1]
+    return once
+
 def _change_of_basis(field, rows, norms, constant, shape):
     """R = C D^(1/2) as an ExactMatrix over the positions (j, k) of C: phi = R . normalized
     atoms; its float64 entries all computed at once, correctly rounded (constant C)."""
-    roots = [sympy.sqrt(simplify_entry(field.to_sympy(n))) for n in norms]
+    roots = {}
 
     def convert(position):
-        value = field.to_sympy(rows[position[0]][position[1]])
-        return roots[position[1]] if value == 1 else value * roots[position[1]]
+        j, k = position
+        if k not in roots:
+            roots[k] = sympy.sqrt(simplify_entry(field.to_sympy(norms[k])))
+        value = field.to_sympy(rows[j][k])
+        return roots[k] if value == 1 else value * roots[k]
     floats = _change_floats(rows, norms) if constant else None
     return ExactMatrix(shape, {(j, k): (j, k) for j, row in enumerate(rows) for k in row},
                        convert, floats.__getitem__ if constant else None, constant)

@@ -222,6 +222,15 @@ class ExactMatrix:
             return 0.0
         return self._float(value) if self._float else to_float(self._convert(value))
 
+    def floats(self, keys):
+        """Correctly rounded float64 of the entries at ``keys``, in one pass (constant
+        matrices; 0.0 where no entry is stored)."""
+        if self.raw is None or self._float is None:
+            return [self.float(key) for key in keys]
+        raw, rounded = self.raw, self._float
+        return [0.0 if value is None else rounded(value)
+                for value in map(raw.get, keys)]
+
     def todok(self):
         """{(i, j): exact value} of every nonzero entry (both triangles if symmetric)."""
         out = {k: self._convert(v) for k, v in self.raw.items()}
