@@ -681,7 +681,7 @@ def _change_of_basis(field, rows, norms, constant, shape):
         return roots[k] if value == 1 else value * roots[k]
     floats = _change_floats(rows, norms) if constant else None
     return ExactMatrix(shape, {(j, k): (j, k) for j, row in enumerate(rows) for k in row},
-                       convert, floats.__getitem__ if constant else None, constant)
+                       convert, floats, constant)
 
 
 def _change_floats(rows, norms):

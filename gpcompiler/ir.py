@@ -345,7 +345,8 @@ def _packed(name, matrix, keys, symmetric, formula):
         pattern, positions = "lower", [(i, j) for i in range(rows) for j in range(i + 1)]
     else:
         pattern, positions = "dense", [(i, j) for i in range(rows) for j in range(cols)]
-    codes = tuple(map(_float_code, matrix.floats(positions)))
+    special = {"inf": "math.inf", "-inf": "-math.inf", "nan": "math.nan"}   # _float_code
+    codes = tuple(special.get(code, code) for code in map(repr, matrix.floats(positions)))
     return MatrixIR(name, (rows, cols), codes, symmetric, False, pattern, formula)
 
 
