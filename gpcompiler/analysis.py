@@ -461,7 +461,6 @@ def _legendre_rows(spec, field, a, b):
     return rows, degree + 1
 
 
-
 class _MonomialRows(Sequence):
     """Rows of C for t^j = (alpha u + beta)^j, j < m, over QQ, built on demand.
 
@@ -485,7 +484,7 @@ class _MonomialRows(Sequence):
             raise IndexError(j)
         return _MonomialRow(self, j)
 
-    def keys(self, j):
+    def positions(self, j):
         """The positions k of the nonzero entries of row j."""
         return range(j % 2, j + 1, 2) if self.beta == 0 else range(j + 1)
 
@@ -525,7 +524,7 @@ class _MonomialRows(Sequence):
             for j in range(m):
                 if j:
                     row = _power_step(row, up, down, beta)
-                keys = self.keys(j)
+                keys = self.positions(j)
                 values = row[keys.start::keys.step] * roots[keys.start:j + 1:keys.step]
                 lo = (values * low).astype(float)
                 hi = (values * high).astype(float)
@@ -542,7 +541,7 @@ class _MonomialRow(Mapping):
     """Row j of :class:`_MonomialRows`: {k: C_jk}, entries computed when read."""
 
     def __init__(self, rows, j):
-        self._rows, self._j, self._keys = rows, j, rows.keys(j)
+        self._rows, self._j, self._keys = rows, j, rows.positions(j)
 
     def __getitem__(self, k):
         if k not in self._keys:
