@@ -554,7 +554,7 @@ def _packed_body(matrix):
         f"Exact entries: {matrix.formula or 'see gpcompiler explain'}. Below: float64 "
         f"values rounded once from them, {matrix.pattern}"
         + (" (row by row)." if matrix.pattern != "diagonal" else "."), 90)]
-    values = textwrap.wrap(", ".join(e.code for e in matrix.entries) + ",", 91)
+    values = _fill_words(matrix.entries, 91)
     lines += ["    values = numpy.array(("] + [f"        {v}" for v in values] + ["    ))"]
     if matrix.pattern == "diagonal":
         lines.append("    return numpy.diag(values)" if rows == cols else
@@ -567,6 +567,19 @@ def _packed_body(matrix):
                   f"    out[numpy.tril_indices({rows})] = values",
                   "    return out + numpy.tril(out, -1).T" if matrix.symmetric else "    return out"]
     return "\n".join(lines)
+
+
+def _fill_words(codes, width):
+    """The codes, each followed by a comma, joined by single spaces into lines of at most
+    ``width`` characters, greedily: textwrap.wrap's lines for codes without whitespace or
+    hyphens between letters (float literals), in linear time."""
+    lines, start, length = [], 0, -1
+    for end, size in enumerate(map(len, codes)):
+        if length >= 0 and length + size + 2 > width:
+            lines.append(", ".join(codes[start:end]) + ",")
+            start, length = end, -1
+        length += size + 2
+    return lines + [", ".join(codes[start:]) + ","] if codes else lines
 
 
 def _expression_body(name, doc, codes, shape, points="numpy.shape(x)"):

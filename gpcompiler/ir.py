@@ -35,9 +35,10 @@ COMPACT_LIMIT = 600
 class MatrixIR:
     """A matrix as its nonzero entries (lower triangle only when symmetric).
 
-    Constant matrices with more than COMPACT_LIMIT entries are ``packed``: one float64
-    literal per position of ``pattern`` ("diagonal", "lower" row by row, or "dense"),
-    with ``formula`` stating the exact entries instead of one comment per entry."""
+    Constant matrices with more than COMPACT_LIMIT entries are ``packed``: ``entries`` is
+    then the Python code of one float64 literal per position of ``pattern`` ("diagonal",
+    "lower" row by row, or "dense"), with ``formula`` stating the exact entries instead of
+    one comment per entry."""
     name: str
     shape: tuple
     entries: tuple
@@ -344,8 +345,9 @@ def _packed(name, matrix, keys, symmetric, formula):
         pattern, positions = "lower", [(i, j) for i in range(rows) for j in range(i + 1)]
     else:
         pattern, positions = "dense", [(i, j) for i in range(rows) for j in range(cols)]
-    entries = tuple(Entry(i, j, _float_code(matrix.float((i, j))), None) for i, j in positions)
-    return MatrixIR(name, (rows, cols), entries, symmetric, False, pattern, formula)
+    special = {"inf": "math.inf", "-inf": "-math.inf", "nan": "math.nan"}   # _float_code
+    codes = tuple(special.get(code, code) for code in map(repr, matrix.floats(positions)))
+    return MatrixIR(name, (rows, cols), codes, symmetric, False, pattern, formula)
 
 
 def _summary(analysis):

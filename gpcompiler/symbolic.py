@@ -188,8 +188,9 @@ class ExactMatrix:
     """A sparse exact matrix kept as raw entries, converted to SymPy only on demand.
 
     ``convert`` maps a raw entry to its exact SymPy value and ``as_float`` to its float64
-    (correctly rounded); large tables (degree-200 change of basis: 20301 entries) thus never
-    build SymPy expressions. ``symmetric`` matrices store their lower triangle only.
+    (correctly rounded), or is a dict {position: float64} of them computed beforehand;
+    large tables (degree-200 change of basis: 20301 entries) thus never build SymPy
+    expressions. ``symmetric`` matrices store their lower triangle only.
     """
 
     def __init__(self, shape, entries, convert=None, as_float=None, constant=True,
@@ -217,10 +218,23 @@ class ExactMatrix:
 
     def float(self, key):
         """Correctly rounded float64 of entry ``key`` (constant matrices)."""
+        if isinstance(self._float, dict):
+            return self._float.get(key, 0.0)
         value = self.raw.get(key)
         if value is None:
             return 0.0
         return self._float(value) if self._float else to_float(self._convert(value))
+
+    def floats(self, keys):
+        """Correctly rounded float64 of the entries at ``keys``, in one pass (constant
+        matrices; 0.0 where no entry is stored)."""
+        if isinstance(self._float, dict):
+            return list(map(self._float.get, keys, itertools.repeat(0.0)))
+        if self.raw is None or self._float is None:
+            return [self.float(key) for key in keys]
+        raw, rounded = self.raw, self._float
+        return [0.0 if value is None else rounded(value)
+                for value in map(raw.get, keys)]
 
     def todok(self):
         """{(i, j): exact value} of every nonzero entry (both triangles if symmetric)."""
