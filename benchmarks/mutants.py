@@ -374,7 +374,9 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
 
 SEG_UTILITY = tuple("tests/test_adaptive.py::" + name for name in (
     "test_priv_func_seg_within_twice_the_best_dyadic_segmentation",
-    "test_reduce_seg_removes_segments_only_where_the_curve_is_flat"))
+    "test_reduce_seg_removes_segments_only_where_the_curve_is_flat",
+    "test_reduce_seg_merges_with_the_papers_margin_at_the_last_level",
+    "test_reduce_seg_runs_on_four_quarters_with_depth_min_level_minus_2_and_4"))
 UTILITY = [   # change only utility or the paper's split (issue 24)
     Mutation("SVT split halves", "gpcompiler/adaptive/svt.py", "svt_split",
              "first = epsilon0 / 3", "first = epsilon0 / 2",
