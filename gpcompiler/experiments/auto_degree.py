@@ -1,9 +1,10 @@
 """The CDF degree chosen privately (degree="auto", gpcompiler/cdf/degree.py) against the
 64-bin histogram and every fixed candidate K, on real columns with declared public bounds
 at epsilon = 1, delta = 1e-5: ``python -m gpcompiler.experiments.auto_degree [SEEDS]``
-prints the Markdown table of docs/choosing.md; ``... auto_degree design [SEEDS]`` the
-design table of the score's noise weight on synthetic distributions (the data the weight
-was chosen on, before the real columns were looked at). Not private: the errors compare
+prints the Markdown table of docs/choosing.md; ``... auto_degree constants`` the proxy's
+constants a, b and ``... auto_degree design [SEEDS]`` the design table of the score's
+noise weight, both on synthetic distributions (the data the weight was chosen on, before
+the real columns were looked at). Not private: the errors compare
 releases with the true data, and "best fixed K" is chosen with hindsight.
 
 Error: the Kolmogorov distance to the empirical CDF (cdf.distances), mean (and standard
@@ -119,8 +120,34 @@ def design(seeds=4):
     return "\n".join(lines)
 
 
+def proxy_constants(seeds=8):
+    """(a, b): medians of the truncation-only Kolmogorov distance over sqrt(K + 1) tail_K
+    (noiseless coefficients, post-processed; the design sets at N = 20000, K < Kmax) and of
+    the noise-only one over sigma sqrt(K + 1) (uniform data, whose CDF is of degree 1, at
+    N = 3000 and 50000, mean of ``seeds`` releases at epsilon 0.8)."""
+    from ..cdf.estimators import CDFEstimate, _post_process, legendre_cdf
+    reference, a, b = numpy.linspace(-1, 1, 2001), [], []
+    for x in design_data(20000, numpy.random.default_rng(1)).values():
+        c = Statistics.from_data(x, lo=0.0, hi=1.0, degree=max(CANDIDATES)).sums / x.size
+        for k in CANDIDATES[:-1]:
+            values = _post_process(legendre_cdf(c[:k + 1], reference))
+            found = CDFEstimate("direct", 0.0, 1.0, (reference + 1) / 2, values, 0, 0, 1, DELTA)
+            a.append(cdf.distances(found, x)[0] / numpy.sqrt((k + 1) * (c[k + 1:] ** 2).sum()))
+    for n in (3000, 50000):
+        x = numpy.linspace(0, 1, n)
+        sigma = cdf.expected_l2_errors(0, n, 0.8, DELTA)["direct"]
+        for k in CANDIDATES:
+            b.append(numpy.mean([cdf.distances(cdf.estimate(
+                x, lo=0, hi=1, epsilon=0.8, delta=DELTA, degree=k, rng=j), x)[0]
+                for j in range(seeds)]) / (sigma * numpy.sqrt(k + 1)))
+    return float(numpy.median(a)), float(numpy.median(b))
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["design"]:
+    if sys.argv[1:2] == ["constants"]:
+        a, b = proxy_constants()
+        print(f"a = {a:.3f}, b = {b:.3f}, (b/a)^2 = {(b / a) ** 2:.2f}")
+    elif sys.argv[1:2] == ["design"]:
         print(design(int(sys.argv[2]) if len(sys.argv) > 2 else 4))
     else:
         print(table(int(sys.argv[1]) if len(sys.argv) > 1 else 20))
