@@ -347,6 +347,12 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
              "most 2^(1 + alpha) 1e-17, still far below the 1e-13 relative weight accuracy "
              "that ETA assumes (slack.WEIGHT_ACCURACY): the stated slack holds",
              generated="_graded_pieces"),
+    Mutation("auto-degree score sensitivity without the (K + 1) weight",
+             "gpcompiler/cdf/degree.py", "WEIGHTED_TAIL_SUP_SQUARED",
+             "WEIGHTED_TAIL_SUP_SQUARED = 3 * TAIL_SUP_SQUARED_2",
+             "WEIGHTED_TAIL_SUP_SQUARED = TAIL_SUP_SQUARED_2",
+             ("tests/test_cdf_degree.py::"
+              "test_score_sensitivity_holds_by_brute_force_and_is_not_loose_by_much",)),
     Mutation("degree choice not charged: the release takes the whole epsilon",
              "gpcompiler/cdf/estimators.py", "_auto_estimate",
              "chosen.privatize(epsilon=release,", "chosen.privatize(epsilon=epsilon,",
@@ -373,7 +379,9 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
 
 SEG_UTILITY = tuple("tests/test_adaptive.py::" + name for name in (
     "test_priv_func_seg_within_twice_the_best_dyadic_segmentation",
-    "test_reduce_seg_removes_segments_only_where_the_curve_is_flat"))
+    "test_reduce_seg_removes_segments_only_where_the_curve_is_flat",
+    "test_reduce_seg_merges_with_the_papers_margin_at_the_last_level",
+    "test_reduce_seg_runs_on_four_quarters_with_depth_min_level_minus_2_and_4"))
 UTILITY = [   # change only utility or the paper's split (issue 24)
     Mutation("SVT split halves", "gpcompiler/adaptive/svt.py", "svt_split",
              "first = epsilon0 / 3", "first = epsilon0 / 2",

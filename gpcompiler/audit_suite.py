@@ -219,9 +219,9 @@ def _cdf_end_to_end(method, claim, s, alpha, seed, name):
 
 def cdf_auto_pair():
     """Two neighbouring data sets of 200 records on [0, 1] whose noiseless best degree with
-    the whole epsilon = 1 differs (12 against 8; tests/test_cdf_degree.py checks it): 95
-    records at 0.125 and 105 at 0.75, and the same with one record moved from 0.125 to 0."""
-    data = numpy.repeat([0.125, 0.75], [95, 105])
+    the whole epsilon = 1 differs (4 against 2; tests/test_cdf_degree.py checks it): 130
+    records at 0.05 and 70 at 0.6, and the same with one record moved from 0.05 to 0."""
+    data = numpy.repeat([0.05, 0.6], [130, 70])
     moved = data.copy()
     moved[0] = 0.0
     return data, moved

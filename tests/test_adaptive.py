@@ -293,3 +293,42 @@ def test_piecewise_project_and_privatize_on_given_breakpoints():
     assert stats.kstest(numpy.array(radii) * 2.0, "gamma", args=(d,)).pvalue > 1e-6
     with pytest.raises(ValueError, match="strictly increasing"):
         piecewise_project_and_privatize(t, y, generated("linear"), [0, 2, 1], epsilon=1.0, T=3)
+
+
+def test_reduce_seg_merges_with_the_papers_margin_at_the_last_level():
+    """ReduceSeg (Alg. 5, GP) on a constant curve (residual 0) at level 1 of depth k1 = 1:
+    it merges exactly when its Laplace noise + 2^l/eps' (k1 ln 2 + ln 1/beta) <= the target
+    (intervals/2) e m n / (2 (e - 1) remaining). With the budget making margin = target a
+    merge has probability 1/2 (400 runs); the margin at beta/2 gives 1/4, a ReduceSeg that
+    stops one level early 0."""
+    from gpcompiler.adaptive.seg import reduce_seg
+    t = numpy.linspace(0.0, 1.0, 1025)
+    projections = piecewise.DyadicProjections(make_curve(t, numpy.ones_like(t), (0.0, 1.0)),
+                                              1, 6)
+    grid = piecewise.dyadic_grid(0.0, 1.0, 6)
+    share, beta = 1.0, 0.1
+    margin = 2 / share * (math.log(2) + math.log(1 / beta))
+    budget = share / 2 + 32 * math.e * 2 / (2 * (math.e - 1) * margin)
+    rng = numpy.random.default_rng(11)
+    merged = [len(reduce_seg(projections, 0.0, 1.0, grid, 1, 1, beta, share,
+                             PrivacyLedger(budget, "GP"), rng)) == 33 for _ in range(400)]
+    assert abs(numpy.mean(merged) - 0.5) < 0.1
+
+
+@pytest.mark.parametrize("level", [2, 3, 5, 6, 8])
+def test_reduce_seg_runs_on_four_quarters_with_depth_min_level_minus_2_and_4(monkeypatch,
+                                                                             level):
+    """Alg. 4: ReduceSeg on each quarter from level 1 with k1 = min(k - 2, 4), none when
+    k1 < 1, its share 1/16 of the budget."""
+    from gpcompiler.adaptive import seg
+    t = numpy.linspace(0.0, 1.0, 1025)
+    curve = make_curve(t, numpy.sin(7 * t), (0.0, 1.0))
+    monkeypatch.setattr(seg, "choose_level", lambda curve, degree, ledger, rng: (
+        level, piecewise.DyadicProjections(curve, degree, level)))
+    calls = []
+    monkeypatch.setattr(seg, "reduce_seg", lambda *args: calls.append(args) or args[3])
+    seg._segment(curve, 1, PrivacyLedger(1.0, "GP"), 0.1, numpy.random.default_rng(0))
+    k1 = min(level - 2, 4)
+    assert [(c[1], c[2], c[4], c[5]) for c in calls] == \
+        ([(i / 4, (i + 1) / 4, 1, k1) for i in range(4)] if k1 >= 1 else [])
+    assert all(c[7] == 1 / 16 for c in calls)

@@ -4,25 +4,30 @@
 A public share ``SELECTION_SHARE`` of epsilon (pure, delta = 0) runs the exponential
 mechanism over the public candidates ``CANDIDATES`` with the score
 
-    u(K) = -sqrt(||c_(K, Kmax]||^2 + (K + 1) sigma_K^2),
+    u(K) = -sqrt((K + 1) (||c_(K, Kmax]||^2 + lambda sigma^2)),
 
 c the orthonormal Legendre coefficients (F | e_k) of the empirical CDF on [-1, 1] up to
-Kmax = max(CANDIDATES) and sigma_K the public noise scale of one coefficient in the
-release at the remaining (epsilon - epsilon_s, delta): u(K) is minus the root expected
-squared L2 error of the release at degree K (truncation beyond K up to Kmax, plus noise;
-the energy beyond Kmax is common to every K). The release is then the direct estimator at
-the chosen K with (epsilon - epsilon_s, delta); by basic composition the whole release is
-(epsilon, delta)-DP.
+Kmax = max(CANDIDATES), sigma the public noise scale of one coefficient in the release at
+the remaining (epsilon - epsilon_s, delta) and lambda = ``NOISE_WEIGHT``: u(K) is minus a
+proxy of the release's Kolmogorov error at degree K. The truncation's sup error is about
+a sqrt(K + 1) ||c_(K, oo)|| (a degree-K truncation error lives on scales 1/K) and the
+noise's, after the isotonic post-processing, about b sigma sqrt(K + 1); lambda = (b/a)^2
+= 7.9, rounded to 8, from a = 0.754, b = 2.12 measured on synthetic distributions
+(docs/choosing.md; experiments/auto_degree.py), not on the real columns. The release is
+then the direct estimator at the chosen K with (epsilon - epsilon_s, delta); by basic
+composition the whole release is (epsilon, delta)-DP.
 
 Sensitivity (replace-one, N public): one record moving from x to x' moves c by
 Delta = (v(x') - v(x))/N with v(x) = (int_x^1 e_k)_k, the coefficients of 1_[x, 1]. The
-tail norm a = ||P c|| (P the projection onto the coordinates K+1..Kmax, K >= 2) moves by
-at most ||P Delta|| <= (||Q v(x)|| + ||Q v(x')||)/N <= 2 g_2/N (triangle inequality; Q
-the projection onto all coordinates above 2, P = P Q), where g_2^2 = max_x ||Q v(x)||^2
-= max_x (1 - x) - v_0(x)^2 - v_1(x)^2 - v_2(x)^2 = 1/8, a polynomial maximised exactly at
-x = 0 (tests/test_cdf_degree.py, with SymPy). And a -> sqrt(a^2 + E) has slope
-a/sqrt(a^2 + E) <= 1, so |u(K) - u'(K)| <= 2 g_2/N = 1/(sqrt(2) N) for every candidate
-(half the Bessel bound sqrt(2)/N on ||Delta||).
+tail norm a_K = ||P_K c|| (P_K the projection onto the coordinates K+1..Kmax) moves by at
+most ||P_K Delta|| <= 2 g_K/N, g_K^2 = max_x ||P_K v(x)||^2 (triangle inequality), and
+a -> sqrt((K + 1)(a^2 + E)) has slope at most sqrt(K + 1), so u(K) moves by at most
+2 sqrt(K + 1) g_K / N. For K = 2, g_2^2 <= max_x (1 - x) - v_0(x)^2 - v_1(x)^2 - v_2(x)^2
+= 1/8, a polynomial maximised exactly at x = 0 (SymPy, tests/test_cdf_degree.py), so
+3 g_2^2 <= 3/8 = ``WEIGHTED_TAIL_SUP_SQUARED``; for every larger candidate (K + 1) g_K^2 is
+at most 0.346 < 3/8, certified on Chebyshev points by the Ehlich-Zeller bound
+(``weighted_tail_certificate``, tested). Hence |u(K) - u'(K)| <= 2 sqrt(3/8)/N
+= sqrt(3/2)/N for every candidate.
 """
 from fractions import Fraction
 
@@ -34,13 +39,33 @@ from .gaussian import EPSILON_RANGE, analytic_gaussian_sigma
 from .tables import COEFFICIENT_SENSITIVITY_SQUARED
 
 TAIL_SUP_SQUARED_2 = Fraction(1, 8)   # g_2^2 = max_x ||P_(2, oo) v(x)||^2, at x = 0 (exact)
+WEIGHTED_TAIL_SUP_SQUARED = 3 * TAIL_SUP_SQUARED_2   # max_K (K + 1) g_K^2, attained at K = 2
 CANDIDATES = (2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 SELECTION_SHARE = Fraction(1, 5)
+NOISE_WEIGHT = 8.0   # lambda = (b/a)^2: noise against truncation in the Kolmogorov proxy
 
 
 def score_sensitivity(count):
-    """1/(sqrt(2) N), rounded up: 2 g_2 / N with g_2 = TAIL_SUP_2 (module docstring)."""
-    return ceil_sqrt(4 * TAIL_SUP_SQUARED_2 / Fraction(count) ** 2)
+    """sqrt(3/2)/N, rounded up: 2 sqrt(max_K (K + 1) g_K^2)/N (module docstring)."""
+    return ceil_sqrt(4 * WEIGHTED_TAIL_SUP_SQUARED / Fraction(count) ** 2)
+
+
+def weighted_tail_certificate(candidates=CANDIDATES, oversampling=16):
+    """Upper bounds on (K + 1) g_K^2 = (K + 1) max_x ||P_(K, Kmax] v(x)||^2 for each
+    candidate K: the maximum of the polynomial ||P_K v(x)||^2 (degree n = 2 Kmax + 2) over
+    the m + 1 Chebyshev points cos(j pi/m), m = oversampling n, times sec(n pi/(2m)) (Ehlich
+    and Zeller 1964: a bound on the whole of [-1, 1]) and 1 + 1e-9 (float rounding of a
+    sum of squares, relative error below 1e-12)."""
+    from .estimators import record_contributions
+    top = max(candidates)
+    n = 2 * top + 2
+    m = oversampling * n
+    x = numpy.cos(numpy.arange(m + 1) * numpy.pi / m)
+    squares = record_contributions(x, top, "direct") ** 2
+    tails = numpy.cumsum(squares[:, ::-1], axis=1)[:, ::-1]
+    inflate = (1 + 1e-9) / numpy.cos(n * numpy.pi / (2 * m))
+    return [(k + 1) * float(tails[:, k + 1].max()) * inflate if k < top else 0.0
+            for k in candidates]
 
 
 def split_budget(epsilon):
@@ -56,17 +81,18 @@ def split_budget(epsilon):
 
 def scores(coefficients, count, release_epsilon, delta, candidates):
     """u(K) for each candidate from the coefficients c_0..c_Kmax (not private) and the
-    public release budget, whose noise energy at degree K is (K + 1) sigma^2."""
+    public release budget, whose noise term at degree K is (K + 1) lambda sigma^2."""
     sigma = analytic_gaussian_sigma(release_epsilon, delta,
                                     ceil_sqrt(COEFFICIENT_SENSITIVITY_SQUARED)) / count
-    return tail_scores(coefficients, candidates, [(k + 1.0) * sigma ** 2 for k in candidates])
+    return tail_scores(coefficients, candidates,
+                       [(k + 1.0) * NOISE_WEIGHT * sigma ** 2 for k in candidates])
 
 
 def tail_scores(coefficients, candidates, noise_energy):
-    """-sqrt(||c_(K, Kmax]||^2 + E_K): the tail energy a sum of squares (never a
+    """-sqrt((K + 1) ||c_(K, Kmax]||^2 + E_K): the tail energy a sum of squares (never a
     difference), E_K public."""
     squares = numpy.asarray(coefficients, dtype=float) ** 2
-    tails = numpy.array([squares[k + 1:].sum() for k in candidates])
+    tails = numpy.array([(k + 1.0) * squares[k + 1:].sum() for k in candidates])
     return -numpy.sqrt(tails + numpy.asarray(noise_energy, dtype=float))
 
 

@@ -37,7 +37,9 @@ MAX_COEFFICIENTS = 100_000   # the tensor of coefficient sums, (degree + 1)^k
 @dataclass(frozen=True)
 class JointCDFEstimate:
     """A private joint CDF on the box prod_i [lo_i, hi_i]: values on a tensor grid,
-    non-decreasing in each coordinate, in [0, 1]; multilinear between grid points."""
+    non-decreasing in each coordinate, in [0, 1]; multilinear between grid points.
+    ``spent`` is the ledger, one (epsilon, delta, records) per step: the release, preceded
+    with degree="auto" by each column's degree selection (delta 0)."""
     method: str
     lo: tuple
     hi: tuple
@@ -48,6 +50,7 @@ class JointCDFEstimate:
     epsilon: float
     delta: float
     degree: tuple = None
+    spent: tuple = ()
 
     def cdf(self, points):
         """F~ at points (..., k): 0 below lo in any coordinate, the grid's edge above hi."""
@@ -164,15 +167,16 @@ def _direct(x, lo, hi, epsilon, delta, degrees, total_degree, rng):
         values += c * math.prod(numpy.ix_(*(s[:, a_i] for s, a_i in zip(scale, a))))
     grids = tuple(l + (reference + 1) * (h - l) / 2 for l, h in zip(lo, hi))
     return JointCDFEstimate("direct", lo, hi, grids, monotone(values), sigma,
-                            sum_sensitivity(k) / n, epsilon, delta, degrees)
+                            sum_sensitivity(k) / n, epsilon, delta, degrees,
+                            ((epsilon, delta, n),))
 
 
 def _auto_joint(x, lo, hi, epsilon, delta, total_degree, rng):
     """degree="auto" per column (gpcompiler.cdf.degree): column i's degree is chosen by
     the exponential mechanism with epsilon_s/k on its marginal's coefficients, the score's
-    noise energy that of a tensor release of degree K in every column, (K + 1)^k sigma^2
-    (sensitivity 1/(sqrt(2) N) per column as in 1-D: a record's move changes column i's
-    marginal coefficients as one 1-D record's); candidates with (K + 1)^k above
+    noise term that of a tensor release of degree K in every column, lambda (K + 1)^k
+    sigma^2 (sensitivity sqrt(3/2)/N per column as in 1-D: a record's move changes column
+    i's marginal coefficients as one 1-D record's); candidates with (K + 1)^k above
     MAX_COEFFICIENTS are left out (public). The k selections compose to epsilon_s; the
     tensor release takes epsilon_r: (epsilon, delta)-DP."""
     from . import degree as auto
@@ -186,12 +190,14 @@ def _auto_joint(x, lo, hi, epsilon, delta, total_degree, rng):
     for i in range(k):
         coefficients = record_contributions(x[:, i], max(candidates), "direct").sum(axis=0) / n
         values = auto.tail_scores(coefficients, candidates,
-                                  [(c + 1.0) ** k * sigma ** 2 for c in candidates])
+                                  [(c + 1.0) ** k * auto.NOISE_WEIGHT * sigma ** 2
+                                   for c in candidates])
         index = auto.exponential_mechanism(values, auto.score_sensitivity(n), share, rng)
         degrees.append(candidates[index])
     found = _direct(x, lo, hi, release, delta, _degrees(tuple(degrees), k, total_degree),
                     total_degree, rng)
-    return dataclasses.replace(found, epsilon=epsilon)
+    return dataclasses.replace(found, epsilon=epsilon,
+                               spent=((share, 0.0, n),) * k + found.spent)
 
 
 def _per_column(name, value, k, dtype=None):
@@ -240,7 +246,7 @@ def _histogram(x, lo, hi, epsilon, delta, bins, rng):
     values = numpy.pad(values / n, [(1, 0)] * k)
     grids = tuple(numpy.linspace(l, h, bins + 1) for l, h in zip(lo, hi))
     return JointCDFEstimate("histogram", lo, hi, grids, numpy.clip(values, 0.0, 1.0), sigma / n,
-                            sensitivity / n, epsilon, delta)
+                            sensitivity / n, epsilon, delta, spent=((epsilon, delta, n),))
 
 
 def joint_distances(estimate_, data, points=401):
