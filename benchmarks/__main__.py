@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 from gpcompiler import cdf  # noqa: E402
 from gpcompiler.adaptive import piecewise, priv_func_select, priv_func_seg, seg  # noqa: E402
 from gpcompiler.adaptive.curve import make_curve  # noqa: E402
-from gpcompiler.build import import_module_file  # noqa: E402
-from gpcompiler.curves import bundled_ecg  # noqa: E402
-from gpcompiler.secure import SecureGenerator  # noqa: E402
+from gpcompiler.compiler.build import import_module_file  # noqa: E402
+from gpcompiler.io.curves import bundled_ecg  # noqa: E402
+from gpcompiler.runtime.secure import SecureGenerator  # noqa: E402
 
 from benchmarks.original import original_weights  # noqa: E402
 

@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gpcompiler.build import compile_spec  # noqa: E402
+from gpcompiler.compiler.build import compile_spec  # noqa: E402
 
 FAMILIES = {
     "legendre": ('["-1", "1"]', lambda m: f'name = "legendre", degree = {m - 1}', lambda m: m),

@@ -38,8 +38,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = "tests/test_privacy_mutants.py::"
-TEMPLATE = "gpcompiler/templates/module.py.tmpl"
-EMIT = "gpcompiler/emit.py"
+TEMPLATE = "gpcompiler/compiler/templates/module.py.tmpl"
+EMIT = "gpcompiler/compiler/emit.py"
 EXACT = "gpcompiler/runtime/exact.py"
 EXACT_TESTS = "tests/test_exact.py::"
 CLIP_TESTS = "tests/test_clipping.py::"
@@ -129,7 +129,7 @@ SURVIVORS = [   # the 15 privacy survivors of issue 24's table
              _t("test_a_release_far_outside_its_bound_is_the_clipped_vector_plus_its_noise"),
              reason="was the 2^40 headroom refusal (replaced by clipping): a vector released "
              "beyond the bound the ledger states"),
-    Mutation("secure uniform on a 53-bit grid", "gpcompiler/secure.py", "random",
+    Mutation("secure uniform on a 53-bit grid", "gpcompiler/runtime/secure.py", "random",
              "values = self._uniforms(self._words(count))",
              "values = (self._words(count) >> numpy.uint64(11)) * 2.0 ** -53",
              _t("test_secure_laplace_reaches_beyond_37_scales")),
@@ -325,7 +325,7 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
              "while Fraction(radius) > target:\n        radius /= 2\n    radius *= 2",
              (CLIP_TESTS + "test_slack_at_the_default_bound_is_below_1e_6_of_the_noise_scale",),
              generated="_default_bound"),
-    Mutation("slack.default_bound doubled past the stated slack", "gpcompiler/slack.py",
+    Mutation("slack.default_bound doubled past the stated slack", "gpcompiler/compiler/slack.py",
              "default_bound", "while Fraction(radius) > target:\n        radius /= 2",
              "while Fraction(radius) > target:\n        radius /= 2\n    radius *= 2",
              (CLIP_TESTS + "test_slack_at_the_default_bound_is_below_1e_6_of_the_noise_scale",)),
@@ -387,7 +387,7 @@ UTILITY = [   # change only utility or the paper's split (issue 24)
 ]
 
 EQUIVALENT = [
-    Mutation("ceil_sqrt steps up at most once", "gpcompiler/rounding.py", "ceil_sqrt",
+    Mutation("ceil_sqrt steps up at most once", "gpcompiler/runtime/rounding.py", "ceil_sqrt",
              "while Fraction(result) ** 2 < value:", "if Fraction(result) ** 2 < value:",
              ("tests/test_privacy_boundary.py::"
               "test_cgp_noise_scale_is_never_below_one_over_sqrt_two_rho",),
@@ -399,7 +399,7 @@ EQUIVALENT = [
                 "test_select_size_svt_noise_is_the_proofs_for_its_charge"), "equivalent",
              "comparisons are decided on the real-valued noisy values (exact.exceeds; only "
              "released numbers are rounded to the lattice), where a tie has probability 0"),
-    Mutation("Gamma sampler: log(v) unguarded", "gpcompiler/secure.py", "gamma",
+    Mutation("Gamma sampler: log(v) unguarded", "gpcompiler/runtime/secure.py", "gamma",
              "numpy.log(numpy.where(positive, v, 1.0))", "numpy.log(v)",
              ("tests/test_noise.py::test_secure_generator_variates_pass_ks_at_one_in_a_million",),
              "equivalent",

@@ -12,7 +12,7 @@ from numpy.polynomial import legendre
 from conftest import ROOT, generated
 from gpcompiler import cdf
 from gpcompiler.cdf.estimators import record_contributions
-from gpcompiler.symbolic import to_float
+from gpcompiler.compiler.symbolic import to_float
 
 
 def _reference_sigma(epsilon, delta):

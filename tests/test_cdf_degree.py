@@ -12,7 +12,7 @@ import pytest
 import sympy
 from scipy import stats
 
-from gpcompiler import audit_suite, cdf, mutants
+from gpcompiler.audit import suite as audit_suite, mutants; from gpcompiler import cdf
 from gpcompiler.cdf import degree
 from gpcompiler.cdf.estimators import Statistics, record_contributions
 

@@ -248,7 +248,7 @@ def test_gram_error_names_the_spec(cli, tmp_path):
 
 
 def test_budget_error_comes_before_the_data_is_read(cli, tmp_path, monkeypatch):
-    from gpcompiler import curves
+    from gpcompiler.io import curves
     monkeypatch.setattr(curves, "read_curves", lambda *a: pytest.fail("data was read"))
     for budget in (("--epsilon", "-1"), ("--rho", "0"), ("--epsilon", "1e-300")):
         status, _, err = cli("privatize", "specs/linear.toml", tmp_path / "missing.csv", *budget)
@@ -308,8 +308,8 @@ def test_no_command_prints_a_traceback(cli, tmp_path, command):
 def test_an_internal_error_is_one_line_and_exit_3(cli, monkeypatch):
     """A bug in gpcompiler (here: explain raising a TypeError) is one line naming it, exit
     3; GPCOMPILER_DEBUG=1 re-raises it with its traceback."""
-    import gpcompiler.explain
-    monkeypatch.setattr(gpcompiler.explain, "explain",
+    import gpcompiler.compiler.explain
+    monkeypatch.setattr(gpcompiler.compiler.explain, "explain",
                         lambda *a, **k: (_ for _ in ()).throw(TypeError("complex pivot")))
     status, out, err = cli("explain", "specs/linear.toml")
     assert status == 3 and err.count("\n") == 1
@@ -454,7 +454,7 @@ def test_cdf_prints_true_values_only_with_compare_and_writes_its_release(cli, tm
     out_spec, out_bounds = tmp_path / "spec.json", tmp_path / "bounds.json"
     status, stdout, err = cli("cdf", "bundled:cps1988", "--spec", "specs/cdf_wages.toml",
                               *common, "-o", out_spec)
-    from gpcompiler.curves import read_column
+    from gpcompiler.io.curves import read_column
     wages = read_column("bundled:cps1988", "wage")
     clipped = f"{numpy.count_nonzero(wages > 2500)} records clipped (not private): outside " \
               "the public bounds [0, 2500]\n"      # issue 20: the data owner is told
@@ -646,7 +646,7 @@ def test_csv_reader_accepts_any_sample_count_and_refuses_decreasing_times(tmp_pa
     """F4: the reader passes short curves and repeated times through unchanged; an empty
     wide-format curve is the zero function; decreasing times are an error naming the
     curve."""
-    from gpcompiler.curves import parse_csv
+    from gpcompiler.io.curves import parse_csv
     curves = parse_csv(SHORT["batch"], "b.csv")
     assert curves.ids == ("A", "B") and curves.times[1].tolist() == [0.5]
     assert curves.values[1].tolist() == [1.0]
@@ -738,7 +738,7 @@ def test_negative_numbers_in_scientific_notation_are_values(cli):
 def test_options_of_other_methods_are_errors(cli, tmp_path, monkeypatch, method, option):
     """F9: an option that does not apply to the method is a one-line error, exit 2, before
     the data is read."""
-    from gpcompiler import curves
+    from gpcompiler.io import curves
     monkeypatch.setattr(curves, "read_curves", lambda *a: pytest.fail("data was read"))
     one_line_error(*cli("privatize", "specs/linear.toml", tmp_path / "c.csv", "--epsilon", "1",
                         "--method", method, *option)[::2], option[0], method)
@@ -754,7 +754,7 @@ def test_errors_name_file_curve_and_cause(cli, tmp_path, monkeypatch):
                     ("cdf", empty, "--column", "w", "--lo", "0", "--hi", "1", "--epsilon", "1",
                      "--delta", "1e-6")):
         one_line_error(*cli(*command)[::2], "empty.csv: empty file")
-    from gpcompiler import curves
+    from gpcompiler.io import curves
     monkeypatch.setattr(curves, "read_curves", lambda *a: pytest.fail("data was read"))
     for spec, method, needle in (("specs/fourier8.toml", "seg", "all polynomials"),
                                  ("specs/circle_shift.toml", "unbounded", "all polynomials"),
@@ -791,13 +791,13 @@ def test_missing_directories_are_created_by_every_o_option(cli, tmp_path, monkey
         "c/c.csv", "gen/linear.py", "p/r.png", "r.json", "x.md"]
     blocker = tmp_path / "blocker"
     blocker.write_text("")
-    from gpcompiler import build
+    from gpcompiler.compiler import build
     monkeypatch.setattr(build, "compile_spec", lambda *a: pytest.fail("compiled"))
     one_line_error(*cli("compile", "specs/linear.toml", "-o", blocker / "gen")[::2],
                    "blocker", "not a directory")
     one_line_error(*cli("cdf", "--lo", "0", "--hi", "1", "--epsilon", "1", "--delta", "1e-6",
                         "-o", blocker / "c.csv")[::2], "not a directory")
-    from gpcompiler.curves import write_text_atomically
+    from gpcompiler.io.curves import write_text_atomically
 
     def refuse(*args):
         raise OSError(28, "No space left on device")
@@ -832,13 +832,13 @@ def test_batch_plot_has_a_colour_and_legend_entry_per_curve(cli, tmp_path, monke
 def test_a_plot_that_cannot_be_written_leaves_no_release(cli, tmp_path, monkeypatch):
     """The release and its figure are written all or none: a figure that fails at the
     last moment must not leave a written release (a rerun would spend the budget twice)."""
-    from gpcompiler import curves
+    from gpcompiler.io import curves
     blocker = tmp_path / "file"
     blocker.write_text("")
     with pytest.raises(curves.DataError, match="cannot write .*b.png"):
         curves.write_files_atomically([(tmp_path / "a.csv", "1"), (blocker / "b.png", b"2")])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
-    monkeypatch.setattr("gpcompiler.curves.check_writable", lambda *a, **k: None)
+    monkeypatch.setattr("gpcompiler.io.curves.check_writable", lambda *a, **k: None)
     status, _, err = cli("privatize", "specs/linear.toml", "bundled:ecg", "--param", "T=800",
                          "--epsilon", "1", "-o", tmp_path / "r.csv", "--plot",
                          blocker / "p.png")

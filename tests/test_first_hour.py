@@ -3,7 +3,7 @@ fails on main at 6dfa791."""
 import pytest
 
 from conftest import ROOT
-from gpcompiler import build
+from gpcompiler.compiler import build
 from gpcompiler import cli as cli_module
 from gpcompiler.errors import NotPositiveDefiniteError, SpecError
 
@@ -60,8 +60,8 @@ def test_a_zero_polynomial_reaching_the_analysis_is_a_dependence():
 
     import sympy
 
-    from gpcompiler.analysis import analyze
-    from gpcompiler.spec import load_spec
+    from gpcompiler.compiler.analysis import analyze
+    from gpcompiler.compiler.spec import load_spec
     spec = load_spec(ROOT / "specs" / "linear.toml")
     t = spec.variable
     spec = dataclasses.replace(spec, functions=((sympy.Integer(0),), (t,)))
@@ -87,7 +87,7 @@ def test_a_dependence_hidden_by_an_identity_is_named_proven_or_numerical(cli, tm
 def test_progress_bar_counts_specs_not_stages(cli, tmp_path, monkeypatch):
     """Defect 4: stage messages of a long compile advanced the spec bar (`100% 2/2` during
     the first of two specs, then `9spec`)."""
-    from gpcompiler import analysis
+    from gpcompiler.compiler import analysis
 
     class Bar:
         def __init__(self, *args, **kwargs):

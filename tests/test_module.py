@@ -7,7 +7,7 @@ import numpy
 import pytest
 
 from conftest import ROOT, SPECS, generated
-from gpcompiler.build import check, compile_spec, load
+from gpcompiler.compiler.build import check, compile_spec, load
 
 
 @pytest.mark.parametrize("name", SPECS)
@@ -15,7 +15,7 @@ def test_generated_module_inlines_the_audited_runtime_verbatim(name):
     """Each runtime part of a module is the package's gpcompiler/runtime source after its
     imports, byte for byte, under a marker giving its sha256."""
     import hashlib
-    from gpcompiler import emit
+    from gpcompiler.compiler import emit
     from gpcompiler.runtime import entropy, exact
     text = (ROOT / "generated" / f"{name}.py").read_text()
     for module, path in ((entropy, "runtime/entropy.py"), (exact, "runtime/exact.py")):
@@ -189,7 +189,7 @@ def test_noise_scale_is_never_rounded_down():
 
 
 def test_sinc_module_projects_the_bundled_ecg():
-    from gpcompiler.curves import bundled_ecg
+    from gpcompiler.io.curves import bundled_ecg
     module = generated("sinc_ecg")
     curve = bundled_ecg(0)
     t, y = curve.times[0], curve.values[0]

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy
 
-from ..secure import default_generator
+from ..runtime.secure import default_generator
 from .curve import make_curve
 from .ledger import PrivacyLedger, check_budget
 from ..runtime.exact import lattice

@@ -18,10 +18,10 @@ import numpy
 from numpy.polynomial import legendre
 from scipy.optimize import isotonic_regression
 
-from ..rounding import ceil_sqrt
+from ..runtime.rounding import ceil_sqrt
 from ..runtime import exact
-from ..secure import default_generator
-from ..symbolic import to_float
+from ..runtime.secure import default_generator
+from ..compiler.symbolic import to_float
 from .gaussian import analytic_gaussian_sigma
 from .streaming import direct_terms, partial_sums, quantile_points, to_reference
 from .tables import COEFFICIENT_SENSITIVITY_SQUARED, cdf_tables, moment_sensitivity_squared
@@ -140,7 +140,7 @@ class Statistics:
         if not _is_dask(data):
             return cls.from_chunks([data], lo=lo, hi=hi, degree=degree, method=method,
                                    bins=bins, steps=steps)
-        from ..dask import dask_partial
+        from ..engines.dask import dask_partial
         size = _size(method, degree, bins, steps)
         _check_bounds(lo, hi)
         return cls._from_partial(dask_partial(data, lo, hi, method, size), lo, hi, degree, method,

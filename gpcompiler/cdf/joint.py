@@ -21,9 +21,9 @@ from numpy.polynomial import legendre
 from scipy.interpolate import RegularGridInterpolator
 from scipy.optimize import isotonic_regression
 
-from ..rounding import ceil_sqrt, floor_float
+from ..runtime.rounding import ceil_sqrt, floor_float
 from ..runtime import exact
-from ..secure import default_generator
+from ..runtime.secure import default_generator
 from .estimators import CDFEstimate, _check_budget, record_contributions
 from .gaussian import analytic_gaussian_sigma
 

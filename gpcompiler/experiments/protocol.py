@@ -21,10 +21,10 @@ from numpy.polynomial import legendre
 from ..adaptive.baseline import _sliding_mean, baseline_bound
 from ..adaptive.curve import make_curve
 from ..adaptive.ledger import PrivacyLedger, check_budget
-from ..curves import Curves, read_curves
+from ..io.curves import Curves, read_curves
 from ..errors import DataError
 from ..adaptive.noise import clip, release_scale
-from ..rounding import ceil_float, ceil_sqrt
+from ..runtime.rounding import ceil_float, ceil_sqrt
 from ..runtime import exact
 
 BASE_SEED = 20260501

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy
 
-from . import __version__
-from .errors import DataError, UserError
+from .. import __version__
+from ..errors import DataError, UserError
 
 # A noise scale above this overflows float64 arithmetic on its squares (norms, variances).
 MAX_NOISE_SCALE = 1e100
@@ -94,8 +94,8 @@ def _named(path, error):
 
 def cmd_compile(args):
     """`gpcompiler compile SPEC... -o DIR`: write the generated modules."""
-    from .build import compile_files
-    from .curves import check_writable
+    from ..compiler.build import compile_files
+    from ..io.curves import check_writable
     check_writable(args.output, directory=True)
     steps = _Steps(args, len(args.specs))
     try:
@@ -112,8 +112,8 @@ def cmd_compile(args):
 def cmd_check(args):
     """`gpcompiler check`: regenerate every spec, diff against generated/, report modules
     of generated/ that no spec makes (stale)."""
-    from .build import check
-    from .spec import load_spec
+    from ..compiler.build import check
+    from ..compiler.spec import load_spec
     spec_dir, generated = Path(args.specs), Path(args.generated)
     if not spec_dir.is_dir():
         raise UserError(f"no spec directory {spec_dir}")
@@ -145,8 +145,8 @@ def cmd_check(args):
 def cmd_explain(args):
     """`gpcompiler explain SPEC`: the exact derivation as Markdown with LaTeX (served from
     the build cache when the spec and the compiler are unchanged)."""
-    from .build import explained
-    from .curves import check_writable, write_text_atomically
+    from ..compiler.build import explained
+    from ..io.curves import check_writable, write_text_atomically
     if args.output:
         check_writable(args.output)
     try:
@@ -176,7 +176,7 @@ def _noise_floor(budget):
 def _mechanism(spec):
     """The generated module of a mechanism spec (a cdf spec is refused with a pointer);
     every error names the spec."""
-    from .build import load
+    from ..compiler.build import load
     try:
         module = load(spec)
     except UserError as error:
@@ -280,8 +280,8 @@ def _release_bound(module, args):
     """The public clip bound B of every curve's release (checked before any data is read):
     --bound, else the spec's [privacy] bound or the module's default at this budget; for
     the baseline, the bound of each released value."""
-    from .adaptive.baseline import baseline_bound
-    from .adaptive.ledger import PrivacyLedger
+    from ..adaptive.baseline import baseline_bound
+    from ..adaptive.ledger import PrivacyLedger
     from fractions import Fraction
     budget = _budget(args)
     try:
@@ -298,7 +298,7 @@ def _release_bound(module, args):
 
 def _was_clipped(module, args, params, t, y, bound):
     """Whether the curve exceeds the bound and was clipped (told to the data owner only)."""
-    from .adaptive.curve import make_curve
+    from ..adaptive.curve import make_curve
     if len(t) < 2 and module.OUTSIDE == "zero":
         return False  # the zero function
     domain = module.curve_interval(**params)
@@ -321,7 +321,7 @@ def _release(module, args, params, t, y, rng, bound, projection=None):
     """One curve, clipped to ``bound``, through the chosen method (paper Alg. 2/6, 3/7, 4/8,
     Sec. 4.3, LY23); ``projection``: its projection computed elsewhere (--scheduler; its
     coefficients are clipped to ``bound``), or the error it gave."""
-    from . import adaptive
+    from .. import adaptive
     budget = _budget(args)
     domain = module.curve_interval(**params)
     if isinstance(projection, Exception):
@@ -397,7 +397,7 @@ def _jsonable(value):
 def _release_format(path):
     """The release file format from its suffix, CSV for standard output (checked before any
     noise is drawn)."""
-    from .curves import check_writable
+    from ..io.curves import check_writable
     if path == STDOUT:
         return ".csv"
     suffix = Path(path).suffix.lower()
@@ -410,7 +410,7 @@ def _release_format(path):
 
 def _write_files(args, files):
     """Write (path, content) pairs: the files all or none, then `-o -` on standard output."""
-    from .curves import write_files_atomically
+    from ..io.curves import write_files_atomically
     written = [(path, content) for path, content in files if path != STDOUT]
     write_files_atomically(written)
     for path, _ in written:
@@ -490,7 +490,7 @@ def _privatize_file(args, module, curves, releases, grids):
 def cmd_privatize(args):
     """`gpcompiler privatize SPEC INPUT`: privatize curves with the chosen method; the
     release goes to -o FILE or standard output."""
-    from .curves import read_curves
+    from ..io.curves import read_curves
     _method_options(args)
     args.output_format = _release_format(args.output)
     _check_plot(args.plot)
@@ -568,7 +568,7 @@ def _noise_norm(module):
 def _privatize_fields(args, module, params):
     """Gridded fields through project_grid and privatize (paper Sec. 3.2, Alg. 2/6); the
     release is the function evaluated on a public grid of about --grid points."""
-    from .fields import read_fields
+    from ..io.fields import read_fields
     over = f"{args.spec} is over {module.DIMENSION} variables"
     for used, problem in ((args.method != "project", f"--method {args.method} is for curves: "
                            f"{over} (fields use --method project)"),
@@ -707,7 +707,7 @@ def _title(module, args, params):
 
 def _check_plot(path):
     """--plot: a writable .png path, and matplotlib installed (checked before any noise)."""
-    from .curves import check_writable
+    from ..io.curves import check_writable
     if path is None:
         return
     if not path.lower().endswith(".png"):
@@ -846,7 +846,7 @@ def _small_multiples(curves, releases, grids, title, compare, units):
 
 def cmd_cdf(args):
     """`gpcompiler cdf FILE ...`: (epsilon, delta)-DP CDF of one column (second paper)."""
-    from . import cdf
+    from .. import cdf
     columns = (args.column or []) + (args.columns or [])
     if len(columns) > 1:
         return _joint_cdf(args, columns)
@@ -921,8 +921,8 @@ def cmd_cdf(args):
 def _joint_cdf(args, columns):
     """`gpcompiler cdf --column a --column b ...`: the (epsilon, delta)-DP joint CDF of
     several columns (docs/design.md, "CDF estimation"), released on a public grid."""
-    from .cdf import joint
-    from .curves import dataset_files, read_dataset_column
+    from ..cdf import joint
+    from ..io.curves import dataset_files, read_dataset_column
     k = len(columns)
     problems = [(len(set(columns)) < k, f"--column: a column is named twice ({', '.join(columns)})"),
                 (args.spec is not None, "--spec gives the bounds of one column; give --lo and "
@@ -1006,7 +1006,7 @@ def _joint_cdf_file(args, columns, result, degree, records):
 def _cdf_column(args, lo, hi):
     """The column of `cdf`: in memory, or a Dask array with --scheduler (the same values,
     read on the workers); says how many records lie outside [lo, hi]."""
-    from .curves import dataset_files, read_dataset_column
+    from ..io.curves import dataset_files, read_dataset_column
     files = dataset_files(args.file)
     engine = _engine(args)
     if engine is None:
@@ -1038,11 +1038,11 @@ def _scheduled(command):
 
 
 def _engine(args):
-    """gpcompiler.dask with a client of --scheduler connected, or None without it."""
+    """gpcompiler.engines.dask with a client of --scheduler connected, or None without it."""
     if args.scheduler is None:
         return None
     try:
-        from . import dask as engine
+        from ..engines import dask as engine
     except ImportError:
         raise UserError("--scheduler needs Dask: pip install 'gpcompiler[dask]'") from None
     if not getattr(args, "connected", False):
@@ -1084,7 +1084,7 @@ def _cdf_bounds(args):
         if args.lo is None or args.hi is None:
             raise UserError("give the public bounds --lo and --hi, or a kind = \"cdf\" --spec")
         return args.lo, args.hi, 10 if degree is None else degree, {}
-    from .build import load
+    from ..compiler.build import load
     try:
         module = load(args.spec)
     except UserError as error:
@@ -1125,7 +1125,7 @@ def _cdf_figure(args, result, data, lo, hi, degree, unit=None):
 
 def cmd_audit(args):
     """`gpcompiler audit SPEC | --suite | --power`: black-box audit and noise conformance."""
-    from . import audit_suite
+    from ..audit import suite as audit_suite
     mode = "quick" if args.quick else "full"
     if args.power:
         bar = _audit_bar(args, len(audit_suite.power_tasks(mode)))
@@ -1154,7 +1154,7 @@ def cmd_audit(args):
 
 def cmd_experiment(args):
     """`gpcompiler experiment NAME`: the paper's evaluation under its protocol (Sec. 5)."""
-    from .experiments import run
+    from ..experiments import run
     out = args.out or f"experiment-{args.name}"
     options = {"column": args.column, "lo": args.lo, "hi": args.hi}
     start = time.perf_counter()
@@ -1175,8 +1175,8 @@ def cmd_experiment(args):
 
 def _audit_rows(args, mode):
     """Rows of `audit --suite` or of `audit SPEC` (one per claim, sharing --alpha)."""
-    from . import audit_suite
-    from .audit import Claim
+    from ..audit import suite as audit_suite
+    from ..audit.blackbox import Claim
     if args.suite:
         bar = _audit_bar(args, len(audit_suite.suite_tasks(mode)))
         rows = audit_suite.run_suite(mode, jobs=args.jobs, progress=bar.update_with,
@@ -1202,7 +1202,7 @@ def _audit_rows(args, mode):
 
 def _audited_module(spec):
     """A spec's module, or a generated module file, checked to be a curve mechanism."""
-    from .build import import_module_file
+    from ..compiler.build import import_module_file
     if not spec.endswith(".py"):
         return _mechanism(spec)
     if not Path(spec).is_file():
@@ -1281,7 +1281,7 @@ def _calibrated(name):
     """argparse type of cdf's --epsilon/--delta: a number in the one range where the analytic
     Gaussian mechanism is calibrated (epsilon in [0.01, 50], delta in [1e-12, 0.5))."""
     def parse(text):
-        from .cdf.gaussian import DELTA_RANGE, EPSILON_RANGE
+        from ..cdf.gaussian import DELTA_RANGE, EPSILON_RANGE
         low, high = EPSILON_RANGE if name == "epsilon" else DELTA_RANGE
         try:
             value = float(text)
@@ -1303,7 +1303,7 @@ def _degree(text):
 
 def _split(text):
     """argparse type of --split: four fractions of the budget (select.check_split)."""
-    from .adaptive.select import check_split
+    from ..adaptive.select import check_split
     try:
         return check_split(text.split(","))
     except ValueError as error:
@@ -1329,7 +1329,7 @@ class _Times(argparse.Action):
     """--at FILE: read the public evaluation times at once (before any data)."""
 
     def __call__(self, parser, namespace, value, option_string=None):
-        from .curves import read_times
+        from ..io.curves import read_times
         try:
             setattr(namespace, self.dest, read_times(value))
         except DataError as error:

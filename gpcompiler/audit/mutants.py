@@ -115,7 +115,7 @@ def module_mutants(model):
 @contextlib.contextmanager
 def cdf_sigma_scaled(factor):
     """The CDF estimators calibrate sigma ``factor`` times the analytic Gaussian value."""
-    from .cdf import estimators
+    from ..cdf import estimators
     shipped = estimators.analytic_gaussian_sigma
     estimators.analytic_gaussian_sigma = lambda *args: factor * shipped(*args)
     try:
@@ -129,7 +129,7 @@ def cdf_degree_uncharged():
     """degree="auto" choosing K as the noiseless best score (no exponential mechanism) and
     charging nothing for it: the release gets the whole epsilon and K is a deterministic
     function of the data."""
-    from .cdf import degree
+    from ..cdf import degree
     shipped = degree.choose_degree
 
     def mutated(coefficients, count, epsilon, delta, rng, candidates=degree.CANDIDATES):
@@ -221,7 +221,7 @@ def ramp_clipping():
     """Patch Curve.restricted back to the old clipping of the unbounded algorithm (issue 8,
     finding 1): (lo, 0) and (hi, 0) inserted and joined linearly to the first and last
     samples inside -- a ramp that is not part of q 1[lo, hi], so not non-expansive."""
-    from .adaptive.curve import Curve
+    from ..adaptive.curve import Curve
 
     def wrap(shipped):
         def restricted(self, lo, hi):

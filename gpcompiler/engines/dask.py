@@ -29,11 +29,11 @@ from dask import delayed
 from distributed import Client, LocalCluster
 from numpy.random import SeedSequence
 
-from .adaptive.select import load_module
-from .build import import_module_file
-from .cdf.streaming import CHUNK, partial_sums
-from .curves import read_file_column
-from .errors import DataError, UserError
+from ..adaptive.select import load_module
+from ..compiler.build import import_module_file
+from ..cdf.streaming import CHUNK, partial_sums
+from ..io.curves import read_file_column
+from ..errors import DataError, UserError
 
 SPLIT_EVERY = 8
 ALIGNED = 64 * CHUNK    # records per block of a dataset column: a multiple of CHUNK
@@ -92,8 +92,8 @@ def _privatize_block(path, t, block, epsilon, rho, stream, params):
 
 def dataset_column(files, column, lo, hi):
     """(Dask array, records outside [lo, hi]) of one numeric column of a dataset's files
-    (:func:`gpcompiler.curves.dataset_files`) on the current scheduler. Each file is read
-    and checked on a worker as in memory (:func:`gpcompiler.curves.read_file_column`: the
+    (:func:`gpcompiler.io.curves.dataset_files`) on the current scheduler. Each file is read
+    and checked on a worker as in memory (:func:`gpcompiler.io.curves.read_file_column`: the
     same errors), first to count its records, then to sum; the array is cut into blocks of
     ALIGNED records, so the chunks of the partial sums (cdf/streaming.py) are those of the
     data in memory and the statistics, hence the release, are the same bits."""

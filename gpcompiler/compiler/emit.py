@@ -11,8 +11,9 @@ import string
 import textwrap
 from importlib import resources
 
-from . import analysis, rounding
-from .runtime import entropy, exact
+from . import analysis
+from ..runtime import rounding
+from ..runtime import entropy, exact
 
 _ATOMS = {
     "legendre": '''def _atoms(x, p):
@@ -108,7 +109,7 @@ _SECTION = re.compile(r"^#@box (\w+)\n(.*?)^#@end\n", re.M | re.S)
 
 
 def _template(name):
-    return resources.files("gpcompiler").joinpath(f"templates/{name}").read_text()
+    return resources.files("gpcompiler.compiler").joinpath(f"templates/{name}").read_text()
 
 
 def _fill(template_name, values, sections=None):

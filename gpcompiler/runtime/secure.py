@@ -19,8 +19,8 @@ import math
 
 import numpy
 
-from .runtime import entropy
-from .runtime.entropy import default_generator  # noqa: F401 (the public noise source)
+from . import entropy
+from .entropy import default_generator  # noqa: F401 (the public noise source)
 
 
 class SecureGenerator(entropy.SecureGenerator):

@@ -22,7 +22,7 @@ import mpmath
 import numpy
 import sympy
 
-from .errors import NotPositiveDefiniteError, SpecError, SymbolicLimitError
+from ..errors import NotPositiveDefiniteError, SpecError, SymbolicLimitError
 from .symbolic import (DIGITS, ExactMatrix, combination_text, condition_number,
                        dependent_row, exact_ldl, matrix_field, rational_float, simplify_entry,
                        time_limit, unit_lower_inverse)

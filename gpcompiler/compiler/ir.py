@@ -13,9 +13,10 @@ import sympy
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.str import StrPrinter
 
-from . import __version__, slack
+from .. import __version__
+from . import slack
 from .analysis import EIGENSOLVER_LIMIT
-from .errors import SpecError
+from ..errors import SpecError
 from .symbolic import is_identity, to_float
 
 
@@ -49,7 +50,7 @@ class MatrixIR:
 
 @dataclass(frozen=True)
 class ModuleIR:
-    """Plain data for :func:`gpcompiler.emit.emit_module`."""
+    """Plain data for :func:`gpcompiler.compiler.emit.emit_module`."""
     name: str
     title: str
     tool_version: str
@@ -384,7 +385,7 @@ def condition_text(kappa):
 
 @dataclass(frozen=True)
 class CDFModuleIR:
-    """Plain data for :func:`gpcompiler.emit.emit_cdf_module` (exact tables as Entries)."""
+    """Plain data for :func:`gpcompiler.compiler.emit.emit_cdf_module` (exact tables as Entries)."""
     name: str
     title: str
     tool_version: str

@@ -36,8 +36,8 @@ from fractions import Fraction
 import numpy
 from scipy import integrate, stats
 
-from .adaptive.noise import clip
-from .audit import audit_grid, gram_eigh
+from ..adaptive.noise import clip
+from .blackbox import audit_grid, gram_eigh
 
 MAX_AXES = 16
 RANDOM_DIRECTIONS = 4

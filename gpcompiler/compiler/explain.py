@@ -4,10 +4,10 @@ from fractions import Fraction
 import mpmath
 import sympy
 
-from .cdf.estimators import expected_l2_errors
-from .cdf.tables import moment_sensitivity_sup
+from ..cdf.estimators import expected_l2_errors
+from ..cdf.tables import moment_sensitivity_sup
 from .ir import condition_text, eta as projection_eta
-from .rounding import ceil_float, ceil_sqrt
+from ..runtime.rounding import ceil_float, ceil_sqrt
 from .slack import facts
 from .symbolic import is_identity, to_float
 

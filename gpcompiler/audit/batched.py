@@ -25,7 +25,7 @@ Nothing about the noise is restated here; the algorithms' own code is run:
   ledger its replay charged.
 
 Names are looked up in the algorithm's module when a step is taken, so a mutant patched
-there (gpcompiler.mutants) is what gets sampled. The runs have the algorithm's
+there (gpcompiler.audit.mutants) is what gets sampled. The runs have the algorithm's
 distribution (tests/test_batched.py compares them with the algorithm run one at a time);
 a value may differ from a one-at-a-time run in its last bits (sums in another order).
 """
@@ -36,12 +36,12 @@ from fractions import Fraction
 
 import numpy
 
-from .adaptive import piecewise, seg, select
-from .adaptive.curve import Curve, prepare_run
-from .adaptive.noise import clip
-from .runtime import exact
+from ..adaptive import piecewise, seg, select
+from ..adaptive.curve import Curve, prepare_run
+from ..adaptive.noise import clip
+from ..runtime import exact
 from .mutants import patched
-from .rounding import floor_float
+from ..runtime.rounding import floor_float
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy
 
 from .curves import read_text
-from .errors import DataError
+from ..errors import DataError
 
 ID_NAMES = ("field", "id")
 

@@ -20,7 +20,7 @@ mechanism is flagged with probability below alpha over a whole audit (``AuditRep
 is that sum, for a table's Bonferroni bound). What the black box cannot do: the loss an
 event can certify from n samples is capped near ln n, and in high dimension the events
 on which a 0.7x noise scale shows have tiny probability -- conformance
-(gpcompiler.conformance) tests the noise law itself.
+(gpcompiler.audit.conformance) tests the noise law itself.
 """
 import math
 from dataclasses import dataclass

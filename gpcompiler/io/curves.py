@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy
 
-from .errors import DataError
+from ..errors import DataError
 
 ECG_RATE = 360.0
 ECG_WINDOW_SECONDS = 10.0

@@ -1,9 +1,9 @@
 """The audit table and the power table (docs/design.md, "Auditing").
 
 The audit table: negative controls that must be flagged, every shipped mechanism that must
-pass. The power table: every shipped mechanism next to its mutants (gpcompiler.mutants),
-each run through the full audit -- the black box (gpcompiler.audit) and, where the noise is
-observable, white-box conformance (gpcompiler.conformance).
+pass. The power table: every shipped mechanism next to its mutants (gpcompiler.audit.mutants),
+each run through the full audit -- the black box (gpcompiler.audit.blackbox) and, where the noise is
+observable, white-box conformance (gpcompiler.audit.conformance).
 
 False alarms: a table of N audits gives each audit alpha = ALPHA / N, which the audit
 splits over the tests it runs (Bonferroni); ``false_alarm_bound`` adds up the levels of
@@ -21,13 +21,14 @@ from functools import lru_cache
 
 import numpy
 
-from . import adaptive, cdf, mutants
+from .. import adaptive, cdf
+from . import mutants
 from . import batched
-from .adaptive import seg, select
-from .audit import (AuditReport, Claim, audit_fields, audit_module, audit_pair,
+from ..adaptive import seg, select
+from .blackbox import (AuditReport, Claim, audit_fields, audit_module, audit_pair,
                     black_box_samples, pair_multiples)
-from .build import SHIPPED_MODULES, SHIPPED_SPECS, import_module_file
-from .cdf import estimators
+from ..compiler.build import SHIPPED_MODULES, SHIPPED_SPECS, import_module_file
+from ..cdf import estimators
 from .conformance import (StepRecorder, conform_fields, conform_module, conformance,
                           default_draws, steps_report)
 
@@ -315,10 +316,10 @@ def adaptive_pairs(algorithm, model, samples):
 def adaptive_audit(algorithm, model, mutant=None, mode="full", alpha=ALPHA, seed=70):
     """End-to-end black box of an adaptive algorithm (or of a mutant patched in for the
     run) on ``adaptive_pairs``, its release evaluated on 24 public points, from batched
-    runs (gpcompiler.batched: the mode's "adaptive" samples per phase). Then
+    runs (gpcompiler.audit.batched: the mode's "adaptive" samples per phase). Then
     the algorithm itself run "spied" times one at a time with spies on its SVTs and
     releases: the conformance of each noisy step with the budget its ledger charged
-    (gpcompiler.conformance.StepRecorder)."""
+    (gpcompiler.audit.conformance.StepRecorder)."""
     spec, home, function_name, build, interval = ADAPTIVE[algorithm]
     module, s = generated(spec), SETTINGS[mode]
     samples = s["adaptive"]

@@ -22,7 +22,7 @@ from .analysis import (Analysis, Atoms, Quadrature, _check_weight, _expression_g
                        _polynomial_space, _weight_singularities, analyze,
                        verified_frequency, weighted_components,
                        weighted_legendre_gram)
-from .errors import SpecError
+from ..errors import SpecError
 from .spec import Family, Metric, _family_functions, axis_families, family_size, multi_indices
 from .symbolic import KroneckerMatrix, matrix_field
 

@@ -9,8 +9,8 @@ variables) and of the error model below; it is rounded up by exact arithmetic.
 import math
 from fractions import Fraction
 
-from .rounding import ceil_float, ceil_sqrt
-from .runtime.exact import lattice
+from ..runtime.rounding import ceil_float, ceil_sqrt
+from ..runtime.exact import lattice
 
 UNIT = Fraction(1, 2 ** 53)       # u: the unit roundoff of float64 (round to nearest)
 WEIGHT_ACCURACY = Fraction(1, 10 ** 13)  # delta_w: each weight's error, relative (see below)

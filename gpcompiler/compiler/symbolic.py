@@ -10,7 +10,7 @@ import mpmath
 import sympy
 from sympy.polys.constructor import construct_domain
 
-from .errors import NotPositiveDefiniteError, SymbolicLimitError
+from ..errors import NotPositiveDefiniteError, SymbolicLimitError
 
 DIGITS = 60
 

@@ -8,20 +8,20 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__
+from .. import __version__
 from .analysis import Stages, analyze
-from .cdf.tables import cdf_tables
-from .curves import write_text_atomically
+from ..cdf.tables import cdf_tables
+from ..io.curves import write_text_atomically
 from .emit import emit_cdf_module, emit_module
-from .errors import SpecError
+from ..errors import SpecError
 from .ir import lower, lower_cdf
 from .spec import load_spec
 from .symbolic import time_limit
 
 # The shipped specs and their generated modules, inside the package (links to the top-level
 # specs/ and generated/ in a checkout; copies in an installed wheel).
-SHIPPED_SPECS = Path(__file__).resolve().parent / "specs"
-SHIPPED_MODULES = Path(__file__).resolve().parent / "generated"
+SHIPPED_SPECS = Path(__file__).resolve().parent.parent / "specs"
+SHIPPED_MODULES = Path(__file__).resolve().parent.parent / "generated"
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def compiler_digest():
     """sha256 over the compiler's own source and templates: a cached build is reused only
     by the very compiler that made it (the version string alone misses development edits)."""
     digest = hashlib.sha256(__version__.encode())
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent
     for path in sorted(package.rglob("*")):
         if path.suffix in (".py", ".tmpl") and "__pycache__" not in path.parts:
             digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())

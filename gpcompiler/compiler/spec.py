@@ -14,7 +14,7 @@ from pathlib import Path
 
 import sympy
 
-from .errors import SpecError
+from ..errors import SpecError
 from .expressions import CONSTANTS, FUNCTIONS, ExpressionError, parse_expression
 
 FAMILIES = {

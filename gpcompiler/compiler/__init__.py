@@ -1,0 +1,1 @@
+"""The compiler: spec -> analysis -> ir -> emit (docs/design.md, "Module map")."""
