@@ -87,7 +87,7 @@ def test_a_dependence_hidden_by_an_identity_is_named_proven_or_numerical(cli, tm
 def test_progress_bar_counts_specs_not_stages(cli, tmp_path, monkeypatch):
     """Defect 4: stage messages of a long compile advanced the spec bar (`100% 2/2` during
     the first of two specs, then `9spec`)."""
-    from gpcompiler.compiler import analysis
+    from gpcompiler.compiler.analysis import core as analysis
 
     class Bar:
         def __init__(self, *args, **kwargs):

@@ -4,7 +4,7 @@ import numpy
 import pytest
 
 from gpcompiler import load
-from gpcompiler.compiler import analysis as analysis_module
+from gpcompiler.compiler.analysis import gram as analysis_module
 from gpcompiler.compiler.analysis import analyze
 from gpcompiler.compiler.spec import load_spec
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import __version__
-from .analysis import Stages, analyze
+from .analysis import analyze
+from .analysis.core import Stages
 from ..cdf.tables import cdf_tables
 from ..io.curves import write_text_atomically
 from .emit import emit_cdf_module, emit_module

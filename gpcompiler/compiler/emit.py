@@ -11,9 +11,9 @@ import string
 import textwrap
 from importlib import resources
 
-from . import analysis
 from ..runtime import rounding
 from ..runtime import entropy, exact
+from .analysis.quadrature import gauss_order
 
 _ATOMS = {
     "legendre": '''def _atoms(x, p):
@@ -138,7 +138,7 @@ def _placeholders(ir):
         "domain_exact": f"{lo[1]!r}, {hi[1]!r}",
         "quadrature_constants": _quadrature_constants(ir),
         "gauss_rule_function": (_GAUSS_RULE[True] if ir.exact_nodes is not None
-                                else _source(analysis.gauss_order) + "\n\n\n" + _GAUSS_RULE[False]),
+                                else _source(gauss_order) + "\n\n\n" + _GAUSS_RULE[False]),
         "sub_pieces_function": _sub_pieces_function(ir),
         "gram_body": _matrix_body(ir.gram),
         "cholesky_body": _matrix_body(ir.cholesky),
@@ -981,7 +981,7 @@ def _box_constants(box, ir):
     return "\n".join([f"_FREQUENCY = {box.frequency}  # per variable: sub-pieces <= 8/frequency",
                       f"_MIN_NODES = {box.min_nodes}"] + grades + [
                       "_CHUNK = 1 << 20  # atom values per block of Gauss nodes"] + lines
-                     + ["\n\n" + _source(analysis.gauss_order)])
+                     + ["\n\n" + _source(gauss_order)])
 
 
 def _box_matrix_body(matrix, factors, position, symbol, helper=""):

@@ -86,7 +86,7 @@ def _box_weight(analysis):
     spec = analysis.spec
     if spec.dimension == 1 or spec.metric.weight is None:
         return []
-    from .box import weight_factors
+    from .analysis.weights import weight_factors
     from .emit import grade_levels
     factors = weight_factors(spec)
     if factors is None:

@@ -15,7 +15,7 @@ from sympy.printing.str import StrPrinter
 
 from .. import __version__
 from . import slack
-from .analysis import EIGENSOLVER_LIMIT
+from .analysis.factor import EIGENSOLVER_LIMIT
 from ..errors import SpecError
 from .symbolic import is_identity, to_float
 
@@ -260,7 +260,7 @@ def _weight_factors(spec, singular):
     factor w_i (variable x), w_i exactly, and its singular ends as in 1-D."""
     if not singular:
         return ()
-    from .box import weight_axis_spec, weight_factors
+    from .analysis.weights import weight_axis_spec, weight_factors
     out = []
     for axis, (factor, ends) in enumerate(zip(weight_factors(spec), singular)):
         one = weight_axis_spec(spec, axis, factor)
