@@ -11,7 +11,7 @@ from numpy.polynomial import legendre
 
 from conftest import ROOT, generated
 from gpcompiler import cdf
-from gpcompiler.cdf.estimators import record_contributions
+from gpcompiler.cdf.release import record_contributions
 from gpcompiler.compiler.symbolic import to_float
 
 

@@ -30,38 +30,16 @@ from distributed import Client, LocalCluster
 from numpy.random import SeedSequence
 
 from ..adaptive.select import load_module
+from ..cdf.streaming import CHUNK
 from ..compiler.build import import_module_file
-from ..cdf.streaming import CHUNK, partial_sums
-from ..io.curves import read_file_column
 from ..errors import DataError, UserError
+from ..io.curves import read_file_column
 
-SPLIT_EVERY = 8
+
 ALIGNED = 64 * CHUNK    # records per block of a dataset column: a multiple of CHUNK
+
+
 CONNECT_SECONDS = 10
-
-
-def dask_partial(data, lo, hi, method, size):
-    """Partial sums of every partition of ``data`` (Dask array or DataFrame column),
-    combined as a tree with fan-in SPLIT_EVERY, computed on the current scheduler."""
-    if getattr(data, "ndim", 1) != 1 and not isinstance(data, dask.array.Array):
-        raise ValueError("pass one column of a Dask DataFrame, e.g. frame['wage']")
-    blocks = data.to_delayed()
-    parts = [delayed(_partition)(block, lo, hi, method, size)
-             for block in numpy.asarray(blocks, dtype=object).ravel()]
-    while len(parts) > 1:
-        parts = [delayed(_combine)(*parts[i:i + SPLIT_EVERY])
-                 for i in range(0, len(parts), SPLIT_EVERY)]
-    return dask.compute(parts[0])[0]
-
-
-def _partition(block, lo, hi, method, size):
-    return partial_sums([numpy.asarray(block, dtype=float)], lo, hi, method, size)
-
-
-def _combine(first, *others):
-    for other in others:
-        first.merge(other)
-    return first
 
 
 def privatize_batch(module, t, y, *, epsilon=None, rho=None, seed=None, **params):
