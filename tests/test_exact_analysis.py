@@ -134,7 +134,7 @@ def test_to_user_round_trip_where_conditioning_allows(tmp_path):
 
 def test_size_cap_is_checked_before_any_expression_is_built(monkeypatch):
     from gpcompiler.compiler import spec as spec_module
-    monkeypatch.setattr(spec_module, "_family_functions", lambda *a: pytest.fail("built"))
+    monkeypatch.setattr(spec_module, "family_functions", lambda *a: pytest.fail("built"))
     with pytest.raises(SpecError, match="basis size 3000 exceeds 2000"):
         _spec('[domain]\nintervals = [["-oo", "oo"]]\n'
               '[basis]\nfamily = { name = "sinc", count = 3000 }\n')

@@ -418,7 +418,7 @@ def _functions(basis, family, variables, intervals, symbols, value_dim, problems
             return (), False
         if len(variables) > 1:
             return tuple((f,) for f in _box_functions(family, variables, intervals)), False
-        return tuple((f,) for f in _family_functions(family, variables[0], intervals[0])), False
+        return tuple((f,) for f in family_functions(family, variables[0], intervals[0])), False
     if len(variables) > 1 and not all(i is None or all(e.is_finite for e in i) for i in intervals):
         problems.add("domain.intervals", "expected finite intervals for basis.functions over "
                                          "several variables")
@@ -489,12 +489,12 @@ def _box_functions(family, variables, intervals):
     total = family.option("total_degree")
     axes = ([Family(family.name, (("degree", total),))] * family.variables
             if total is not None else axis_families(family))
-    tables = [_family_functions(f, v, i) for f, v, i in zip(axes, variables, intervals)]
+    tables = [family_functions(f, v, i) for f, v, i in zip(axes, variables, intervals)]
     return [sympy.Mul(*(tables[i][a_i] for i, a_i in enumerate(a)))
             for a in multi_indices(family)]
 
 
-def _family_functions(family, t, interval):
+def family_functions(family, t, interval):
     """Basis functions of a named family, as exact SymPy expressions (Legendre and Hermite
     polynomials unevaluated: the analysis uses their closed forms, never their expansion)."""
     if family.name == "sinc":

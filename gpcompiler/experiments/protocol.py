@@ -18,7 +18,7 @@ from importlib import import_module
 import numpy
 from numpy.polynomial import legendre
 
-from ..adaptive.baseline import _sliding_mean, baseline_bound
+from ..adaptive.baseline import baseline_bound, sliding_mean
 from ..adaptive.curve import make_curve
 from ..adaptive.ledger import PrivacyLedger, check_budget
 from ..io.curves import Curves, read_curves
@@ -173,7 +173,7 @@ def baseline_errors(index, t, y, curve, key, budgets, simulations, plan):
         joined = JoinedErrors(curve, times)
         plain[k_label] = (joined(noisy) / norm).reshape(shape).tolist()
         for label, window in windows:
-            values = noisy if window <= 1 else _sliding_mean(
+            values = noisy if window <= 1 else sliding_mean(
                 noisy.reshape(k, -1), int(window)).reshape(noisy.shape)
             smoothed[f"{k_label}, {label}"] = (joined(values) / norm).reshape(shape).tolist()
     return {"Baseline": plain, "Baseline (smoothed)": smoothed}

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from ..spec import Metric, _family_functions
+from ..spec import Metric, family_functions
 from ..symbolic import ExactMatrix, condition_number
 
 
@@ -138,5 +138,5 @@ def axis_spec(spec, axis, family, weight=None):
     return dataclasses.replace(
         spec, name=f"{spec.name}_{t}", variable=t, interval=interval, variables=(t,),
         intervals=(interval,), family=family, vector_basis=False, value_dim=1,
-        functions=tuple((f,) for f in _family_functions(family, t, interval)),
+        functions=tuple((f,) for f in family_functions(family, t, interval)),
         metric=Metric(weight=None if weight in (None, 1) else weight), curve_interval=None)
