@@ -19,6 +19,8 @@ import pytest
 
 from conftest import ROOT
 from gpcompiler import cli as cli_module
+from gpcompiler import errors
+from gpcompiler.cli import privatize as privatize_command
 
 
 def run(*args, cwd=ROOT, **kwargs):
@@ -67,8 +69,8 @@ def test_no_cache_gives_the_same_release_and_leaves_the_cache_alone(cli, tmp_pat
     """privatize --no-cache (issue 19 item 3): the same release file for the same seed, and
     the module's cache of recent grids neither read nor written (written without it)."""
     modules = []
-    mechanism = cli_module._mechanism
-    monkeypatch.setattr(cli_module, "_mechanism", lambda spec: modules.append(
+    mechanism = privatize_command.load_mechanism
+    monkeypatch.setattr(privatize_command, "load_mechanism", lambda spec: modules.append(
         mechanism(spec)) or modules[-1])
     mechanism("specs/linear.toml")._GRIDS.clear()
     t = numpy.linspace(0, 1, 7)
@@ -119,7 +121,7 @@ def test_budget_whose_noise_overflows_is_refused(cli):
 
 def test_unwritable_destination_is_checked_first_and_named(cli, tmp_path, monkeypatch):
     drawn = []
-    monkeypatch.setattr(cli_module, "_release", lambda *a: drawn.append(a))
+    monkeypatch.setattr(privatize_command, "_release", lambda *a: drawn.append(a))
     blocker = tmp_path / "file"     # a file where a directory should be (fails even as root)
     blocker.write_text("")
     target = blocker / "dir" / "x.csv"
@@ -374,7 +376,7 @@ def test_progress_bar_on_a_terminal_only(tmp_path):
 
 def test_plot_labels_units_epsilon_and_the_original_beneath(cli, tmp_path, monkeypatch):
     figures = []
-    monkeypatch.setattr(cli_module, "_png", lambda figure: figures.append(figure) or b"png")
+    monkeypatch.setattr(privatize_command, "png", lambda figure: figures.append(figure) or b"png")
     for compare in ((), ("--compare",)):
         status, _, err = cli("privatize", "specs/linear.toml", "bundled:ecg:2", "--param",
                              "T=800", "--epsilon", "100", "--seed", "1", "--grid", "50",
@@ -395,7 +397,7 @@ def test_plot_labels_units_epsilon_and_the_original_beneath(cli, tmp_path, monke
 
 def test_trajectory_plot_is_labelled_in_metres(cli, tmp_path, monkeypatch):
     figures = []
-    monkeypatch.setattr(cli_module, "_png", lambda figure: figures.append(figure) or b"png")
+    monkeypatch.setattr(privatize_command, "png", lambda figure: figures.append(figure) or b"png")
     status, _, err = cli("privatize", "specs/trajectory_linear.toml", "bundled:ais:2",
                          "--param", "T=1e4", "--rho", "10", "--plot", tmp_path / "t.png")
     assert status == 0, err
@@ -654,7 +656,7 @@ def test_csv_reader_accepts_any_sample_count_and_refuses_decreasing_times(tmp_pa
     assert jump.times[0].tolist() == [0, 0.5, 0.5, 1] and jump.values[0].tolist() == [1, 2, 0, 0]
     empty = parse_csv("t,x,y\n")
     assert empty.times[0].shape == (0,) and empty.values[0].shape == (0, 2)
-    with pytest.raises(cli_module.DataError, match=r"d.csv: curve 'B': .*non-decreasing"):
+    with pytest.raises(errors.DataError, match=r"d.csv: curve 'B': .*non-decreasing"):
         parse_csv("id,t,y\nA,0,1\nB,1,0\nB,0.5,0\n", "d.csv")
 
 
@@ -768,9 +770,9 @@ def test_select_needs_a_bounded_curve_domain():
     from types import SimpleNamespace
     module = SimpleNamespace(METRIC="L2", VECTOR_BASIS=False, POLYNOMIAL_DEGREE=None,
                              curve_interval=lambda: (-numpy.inf, numpy.inf))
-    with pytest.raises(cli_module.UserError, match="h.toml: --method select needs a bounded"):
-        cli_module._check_spec_for_method("h.toml", module, "select", {})
-    cli_module._check_spec_for_method("h.toml", module, "project", {})
+    with pytest.raises(errors.UserError, match="h.toml: --method select needs a bounded"):
+        privatize_command._check_spec_for_method("h.toml", module, "select", {})
+    privatize_command._check_spec_for_method("h.toml", module, "project", {})
 
 
 def test_missing_directories_are_created_by_every_o_option(cli, tmp_path, monkeypatch):
@@ -802,7 +804,7 @@ def test_missing_directories_are_created_by_every_o_option(cli, tmp_path, monkey
     def refuse(*args):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(cli_module.DataError, match="No space left"):
+    with pytest.raises(errors.DataError, match="No space left"):
         write_text_atomically(tmp_path / "new" / "deeper" / "x.csv", "x")
     assert not (tmp_path / "new").exists()
 
@@ -810,7 +812,7 @@ def test_missing_directories_are_created_by_every_o_option(cli, tmp_path, monkey
 def test_batch_plot_has_a_colour_and_legend_entry_per_curve(cli, tmp_path, monkeypatch):
     """F14: two curves get two colours and two legend entries; the title shows T."""
     figures = []
-    monkeypatch.setattr(cli_module, "_png", lambda figure: figures.append(figure) or b"png")
+    monkeypatch.setattr(privatize_command, "png", lambda figure: figures.append(figure) or b"png")
     two = tmp_path / "two.csv"
     two.write_text("curve,t,y\nA,0,1\nA,10,2\nB,0,3\nB,10,0\n")
     status, _, err = cli("privatize", "specs/linear.toml", two, "--param", "T=10", "--epsilon",
