@@ -105,7 +105,8 @@ def test_progress_bar_counts_specs_not_stages(cli, tmp_path, monkeypatch):
         def close(self):
             pass
     bars = []
-    monkeypatch.setattr(common, "progress_bar", lambda *a, **k: bars.append(Bar(*a, **k)) or bars[-1])
+    monkeypatch.setattr(common, "progress_bar",
+                        lambda *a, **k: bars.append(Bar(*a, **k)) or bars[-1])
     monkeypatch.setattr(analysis, "PROGRESS_AFTER", 0.0)     # every stage is reported
     specs = [write_spec(tmp_path, f"s{i}", f'functions = ["1", "t**{i + 1}"]') for i in range(2)]
     status, _, err = cli("compile", *specs, "-o", tmp_path / "out")

@@ -61,7 +61,7 @@ def test_wheel_ships_every_module_template_and_data_file(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = shipped_files()
     assert any(name.startswith("gpcompiler/adaptive/") for name in expected)
-    assert any(name.startswith("gpcompiler/compiler/templates/") for name in expected)
+    assert any(name.startswith("gpcompiler/compiler/emit/templates/") for name in expected)
     assert any(name.startswith("gpcompiler/data/") for name in expected)
     assert "gpcompiler/specs/sinc_ecg.toml" in expected
     assert "gpcompiler/generated/linear.py" in expected

@@ -15,7 +15,7 @@ def test_generated_module_inlines_the_audited_runtime_verbatim(name):
     """Each runtime part of a module is the package's gpcompiler/runtime source after its
     imports, byte for byte, under a marker giving its sha256."""
     import hashlib
-    from gpcompiler.compiler import emit
+    from gpcompiler.compiler.emit import runtime as emit
     from gpcompiler.runtime import entropy, exact
     text = (ROOT / "generated" / f"{name}.py").read_text()
     for module, path in ((entropy, "runtime/entropy.py"), (exact, "runtime/exact.py")):

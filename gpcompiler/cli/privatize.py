@@ -391,7 +391,8 @@ def _privatize_fields(args, module, params):
         flat = points.reshape(-1, module.DIMENSION)
         names = [f"value{r + 1}" for r in range(module.VALUE_DIM)] if module.VALUE_DIM > 1 \
             else ["value"]
-        rows = ([field.id, *(repr(float(x)) for x in point), *map(exact_number, numpy.atleast_1d(v))]
+        rows = ([field.id, *(repr(float(x)) for x in point),
+                 *map(exact_number, numpy.atleast_1d(v))]
                 for field, value in zip(fields, values)
                 for point, v in zip(flat, value.reshape(len(flat), -1)))
         text = csv_text(metadata, ["field", *module.VARIABLES, *names], rows)

@@ -87,7 +87,7 @@ def _box_weight(analysis):
     if spec.dimension == 1 or spec.metric.weight is None:
         return []
     from .analysis.weights import weight_factors
-    from .emit import grade_levels
+    from .emit.common import grade_levels
     factors = weight_factors(spec)
     if factors is None:
         return ["", "The weight does not separate into one-variable factors; it is bounded on "

@@ -1,0 +1,27 @@
+"""The runtime a generated module carries (gpcompiler/runtime/), inlined verbatim
+after the spec-specific part, each source marked with its path and sha256."""
+import hashlib
+import inspect
+
+from ...runtime import entropy, exact
+
+
+def runtime_body(module):
+    """A runtime module's source after its docstring and imports: what a generated module
+    inlines verbatim (the module already imports math, hashlib, os, numbers and numpy)."""
+    lines = inspect.getsource(module).splitlines()
+    last_import = max(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
+    return "\n".join(lines[last_import + 1:]).strip("\n")
+
+
+def runtime_source():
+    """The inlined runtime (entropy, exact noise), each part marked with its sha256 so a
+    reviewer can check that it is the audited gpcompiler/runtime source."""
+    parts = []
+    for module in (entropy, exact):
+        body = runtime_body(module)
+        digest = hashlib.sha256(body.encode()).hexdigest()
+        name = module.__name__.split(".", 1)[1].replace(".", "/") + ".py"
+        parts.append(f"# ---- {name} sha256 {digest}\n\n"
+                     f"{body}\n\n# ---- end of {name}")
+    return "\n\n\n".join(parts)
