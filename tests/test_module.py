@@ -13,15 +13,23 @@ from gpcompiler.compiler.build import check, compile_spec, load
 @pytest.mark.parametrize("name", SPECS)
 def test_generated_module_inlines_the_audited_runtime_verbatim(name):
     """Each runtime part of a module is the package's gpcompiler/runtime source after its
-    imports, byte for byte, under a marker giving its sha256."""
+    imports, byte for byte, under a marker giving its version and sha256; the runtime
+    comes last, after the spec-specific part, as one block."""
     import hashlib
+    import gpcompiler
     from gpcompiler.compiler.emit import runtime as emit
     from gpcompiler.runtime import entropy, exact
     text = (ROOT / "generated" / f"{name}.py").read_text()
     for module, path in ((entropy, "runtime/entropy.py"), (exact, "runtime/exact.py")):
         body = emit.runtime_body(module)
         digest = hashlib.sha256(body.encode()).hexdigest()
-        assert f"# ---- {path} sha256 {digest}\n\n{body}\n\n# ---- end of {path}" in text
+        marker = f"# ---- {path} gpcompiler {gpcompiler.__version__} sha256 {digest}"
+        assert f"{marker}\n\n{body}\n\n# ---- end of {path}" in text
+    header = emit.HEADER.format(version=gpcompiler.__version__)
+    assert text.count(header) == 1
+    runtime = text[text.index(header):]
+    assert runtime == emit.runtime_source() + "\n"
+    assert "\ndef privatize(" in text[:text.index(header)]   # the module's own API first
 
 
 @pytest.mark.parametrize("name", SPECS)

@@ -1,9 +1,14 @@
-"""The runtime a generated module carries (gpcompiler/runtime/), inlined verbatim
-after the spec-specific part, each source marked with its path and sha256."""
+"""The runtime a generated module carries (gpcompiler/runtime/), inlined verbatim at its end,
+after the spec-specific part, each source marked with its path, version and sha256."""
 import hashlib
 import inspect
 
+from ... import __version__
 from ...runtime import entropy, exact
+
+HEADER = ("# ==== The runtime of gpcompiler {version}: the spec-specific part ends above. What\n"
+          "# follows is gpcompiler/runtime inlined verbatim, each part marked with its version\n"
+          "# and the sha256 of its text, the same in every module of this version.")
 
 
 def runtime_body(module):
@@ -15,13 +20,14 @@ def runtime_body(module):
 
 
 def runtime_source():
-    """The inlined runtime (entropy, exact noise), each part marked with its sha256 so a
-    reviewer can check that it is the audited gpcompiler/runtime source."""
-    parts = []
+    """The inlined runtime (entropy, exact noise) after a header, each part marked with the
+    gpcompiler version and its sha256 so a reviewer can check that it is the audited
+    gpcompiler/runtime source; a generated module ends with it."""
+    parts = [HEADER.format(version=__version__)]
     for module in (entropy, exact):
         body = runtime_body(module)
         digest = hashlib.sha256(body.encode()).hexdigest()
         name = module.__name__.split(".", 1)[1].replace(".", "/") + ".py"
-        parts.append(f"# ---- {name} sha256 {digest}\n\n"
+        parts.append(f"# ---- {name} gpcompiler {__version__} sha256 {digest}\n\n"
                      f"{body}\n\n# ---- end of {name}")
     return "\n\n\n".join(parts)
