@@ -653,7 +653,8 @@ def error_bound(beta, *, epsilon=None, rho=None):
 # and the sha256 of its text, the same in every module of this version.
 
 
-# ---- runtime/entropy.py gpcompiler 0.1.0 sha256 6a910e6d282132cbf7b708a6fb6da9a5e2db53fe1507f8b0bd70703422292678
+# ---- runtime/entropy.py from gpcompiler 0.1.0
+# ---- sha256 6a910e6d282132cbf7b708a6fb6da9a5e2db53fe1507f8b0bd70703422292678
 
 class SecureGenerator:
     """OS-entropy random words: the default noise source of every release."""
@@ -688,7 +689,8 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py gpcompiler 0.1.0 sha256 74db45658e13824d5976fa2cbee5f8d19039a64a9097c56cf47912a26dae8a81
+# ---- runtime/exact.py from gpcompiler 0.1.0
+# ---- sha256 74db45658e13824d5976fa2cbee5f8d19039a64a9097c56cf47912a26dae8a81
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|

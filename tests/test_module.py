@@ -23,7 +23,7 @@ def test_generated_module_inlines_the_audited_runtime_verbatim(name):
     for module, path in ((entropy, "runtime/entropy.py"), (exact, "runtime/exact.py")):
         body = emit.runtime_body(module)
         digest = hashlib.sha256(body.encode()).hexdigest()
-        marker = f"# ---- {path} gpcompiler {gpcompiler.__version__} sha256 {digest}"
+        marker = f"# ---- {path} from gpcompiler {gpcompiler.__version__}\n# ---- sha256 {digest}"
         assert f"{marker}\n\n{body}\n\n# ---- end of {path}" in text
     header = emit.HEADER.format(version=gpcompiler.__version__)
     assert text.count(header) == 1

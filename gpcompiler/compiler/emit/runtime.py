@@ -19,6 +19,11 @@ def runtime_body(module):
     return "\n".join(lines[last_import + 1:]).strip("\n")
 
 
+def marker(name):
+    """The first line of the marker of an inlined runtime source: its path and version."""
+    return f"# ---- {name} from gpcompiler {__version__}"
+
+
 def runtime_source():
     """The inlined runtime (entropy, exact noise) after a header, each part marked with the
     gpcompiler version and its sha256 so a reviewer can check that it is the audited
@@ -28,6 +33,6 @@ def runtime_source():
         body = runtime_body(module)
         digest = hashlib.sha256(body.encode()).hexdigest()
         name = module.__name__.split(".", 1)[1].replace(".", "/") + ".py"
-        parts.append(f"# ---- {name} gpcompiler {__version__} sha256 {digest}\n\n"
+        parts.append(f"{marker(name)}\n# ---- sha256 {digest}\n\n"
                      f"{body}\n\n# ---- end of {name}")
     return "\n\n\n".join(parts)
