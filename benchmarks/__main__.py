@@ -35,9 +35,9 @@ from gpcompiler import cdf  # noqa: E402
 from gpcompiler.adaptive import piecewise, priv_func_select, priv_func_seg, seg  # noqa: E402
 from gpcompiler.adaptive import closed_form, select  # noqa: E402
 from gpcompiler.adaptive.curve import make_curve  # noqa: E402
-from gpcompiler.build import import_module_file  # noqa: E402
-from gpcompiler.curves import bundled_ecg  # noqa: E402
-from gpcompiler.secure import SecureGenerator  # noqa: E402
+from gpcompiler.compiler.build import import_module_file  # noqa: E402
+from gpcompiler.io.curves import bundled_ecg  # noqa: E402
+from gpcompiler.runtime.secure import SecureGenerator  # noqa: E402
 
 from benchmarks.original import original_weights  # noqa: E402
 
@@ -364,7 +364,7 @@ def bench_dask_privatize(args):
     from dask import delayed
     from distributed import Client, LocalCluster
 
-    from gpcompiler.dask import privatize_batch
+    from gpcompiler.engines.dask import privatize_batch
     generated = module("sinc_ecg")
     size, rows = 3600, 256
     t = numpy.linspace(*generated.curve_interval(), size)

@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gpcompiler.build import compile_spec  # noqa: E402
+from gpcompiler.compiler.build import compile_spec  # noqa: E402
 
 FAMILIES = {
     "legendre": ('["-1", "1"]', lambda m: f'name = "legendre", degree = {m - 1}', lambda m: m),
@@ -39,7 +39,7 @@ FAMILIES = {
 _CHILD = """
 import json, resource, sys, time
 sys.path.insert(0, sys.argv[1])
-from gpcompiler.build import compile_spec
+from gpcompiler.compiler.build import compile_spec
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 start = time.perf_counter()
 compile_spec(sys.argv[2], sys.argv[3])

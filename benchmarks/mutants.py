@@ -4,7 +4,7 @@ constant, a rounding direction or a check is wrong?
 Each mutation in CATALOG is one small, named edit: in one file, inside one function (found
 by its ``def``, so line numbers do not matter), one expression's exact text replaced by
 another (a constant's name instead of a function: its assignment). A mutation of the module
-template, of emit.py's code templates (``generated`` names the function they emit) or of the
+template, of the emitter's code templates (``generated`` names the function they emit) or of the
 runtime (gpcompiler/runtime, inlined verbatim) is applied there and to the same function of
 every committed generated module holding that text (what `gpcompiler compile` would emit).
 Each is applied in its own copy of a scratch copy of the repository taken at the start (so
@@ -38,8 +38,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = "tests/test_privacy_mutants.py::"
-TEMPLATE = "gpcompiler/templates/module.py.tmpl"
-EMIT = "gpcompiler/emit.py"
+TEMPLATE = "gpcompiler/compiler/emit/templates/module.py.tmpl"
+EMIT = "gpcompiler/compiler/emit/"   # the emitter's code templates: common.py, line.py, box.py
+EMIT_COMMON = EMIT + "common.py"
+EMIT_LINE = EMIT + "line.py"
 EXACT = "gpcompiler/runtime/exact.py"
 EXACT_TESTS = "tests/test_exact.py::"
 CLIP_TESTS = "tests/test_clipping.py::"
@@ -129,7 +131,7 @@ SURVIVORS = [   # the 15 privacy survivors of issue 24's table
              _t("test_a_release_far_outside_its_bound_is_the_clipped_vector_plus_its_noise"),
              reason="was the 2^40 headroom refusal (replaced by clipping): a vector released "
              "beyond the bound the ledger states"),
-    Mutation("secure uniform on a 53-bit grid", "gpcompiler/secure.py", "random",
+    Mutation("secure uniform on a 53-bit grid", "gpcompiler/runtime/secure.py", "random",
              "values = self._uniforms(self._words(count))",
              "values = (self._words(count) >> numpy.uint64(11)) * 2.0 ** -53",
              _t("test_secure_laplace_reaches_beyond_37_scales")),
@@ -311,7 +313,7 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
              "project_and_privatize", "clipped = _clip(c, radius)", "clipped = c",
              (CLIP_TESTS + "test_project_and_privatize_clips_the_curve_before_projecting",
               CLIP_TESTS + "test_a_release_far_outside_the_bound_carries_the_whole_noise")),
-    Mutation("curves clipped to 2B before projecting", EMIT, "_CLIP_CURVES",
+    Mutation("curves clipped to 2B before projecting", EMIT_LINE, "_CLIP_CURVES",
              "ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))\n"
              "    factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)\n"
              "    return y * factor",
@@ -325,22 +327,22 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
              "privatize_vector", "return _add_noise(clipped, gp, scale, rng)",
              "return clip(_add_noise(vector, gp, scale, rng), bound)",
              _t("test_a_release_far_outside_its_bound_is_the_clipped_vector_plus_its_noise")),
-    Mutation("default bound doubled past the stated slack", EMIT, "_DEFAULT_BOUND",
+    Mutation("default bound doubled past the stated slack", EMIT_COMMON, "_DEFAULT_BOUND",
              "while Fraction(radius) > target:\n        radius /= 2",
              "while Fraction(radius) > target:\n        radius /= 2\n    radius *= 2",
              (CLIP_TESTS + "test_slack_at_the_default_bound_is_below_1e_6_of_the_noise_scale",),
              generated="_default_bound"),
-    Mutation("slack.default_bound doubled past the stated slack", "gpcompiler/slack.py",
+    Mutation("slack.default_bound doubled past the stated slack", "gpcompiler/compiler/slack.py",
              "default_bound", "while Fraction(radius) > target:\n        radius /= 2",
              "while Fraction(radius) > target:\n        radius /= 2\n    radius *= 2",
              (CLIP_TESTS + "test_slack_at_the_default_bound_is_below_1e_6_of_the_noise_scale",)),
-    Mutation("grading by index: only the end pieces", EMIT, "_GRADED_PIECES",
+    Mutation("grading by index: only the end pieces", EMIT_COMMON, "GRADED_PIECES",
              "graded = (toward != 0) & (d <= h[piece] / count)",
              "graded = (toward != 0) & ((piece == 0) | (piece == h.size - 1))",
              GRADING_TESTS, generated="_graded_pieces",
              reason="weights whose error depends on the private sample times: the slack ETA "
              "no longer holds"),
-    Mutation("grading one level fewer", EMIT, "_GRADED_PIECES",
+    Mutation("grading one level fewer", EMIT_COMMON, "GRADED_PIECES",
              "most = numpy.where(toward < 0, grades[1], grades[0]) + 1",
              "most = numpy.where(toward < 0, grades[1], grades[0])",
              GRADING_TESTS, "equivalent", "the last cut's share 2^-(G-1)(1 + alpha) is at "
@@ -400,7 +402,7 @@ UTILITY = [   # change only utility or the paper's split (issue 24)
 ]
 
 EQUIVALENT = [
-    Mutation("ceil_sqrt steps up at most once", "gpcompiler/rounding.py", "ceil_sqrt",
+    Mutation("ceil_sqrt steps up at most once", "gpcompiler/runtime/rounding.py", "ceil_sqrt",
              "while Fraction(result) ** 2 < value:", "if Fraction(result) ** 2 < value:",
              ("tests/test_privacy_boundary.py::"
               "test_cgp_noise_scale_is_never_below_one_over_sqrt_two_rho",),
@@ -412,7 +414,7 @@ EQUIVALENT = [
                 "test_select_size_svt_noise_is_the_proofs_for_its_charge"), "equivalent",
              "comparisons are decided on the real-valued noisy values (exact.exceeds; only "
              "released numbers are rounded to the lattice), where a tie has probability 0"),
-    Mutation("Gamma sampler: log(v) unguarded", "gpcompiler/secure.py", "gamma",
+    Mutation("Gamma sampler: log(v) unguarded", "gpcompiler/runtime/secure.py", "gamma",
              "numpy.log(numpy.where(positive, v, 1.0))", "numpy.log(v)",
              ("tests/test_noise.py::test_secure_generator_variates_pass_ks_at_one_in_a_million",),
              "equivalent",
@@ -442,7 +444,7 @@ def _constant(name):
 def function_span(lines, function):
     """(start, end) line indices of ``def function`` (a method: 'Class.method' or just its
     name; the first match), ending before the next line indented no deeper; None if absent.
-    A constant's name (``_ANGLE``, or emit.py's code templates such as ``_GRADED_PIECES``)
+    A constant's name (``_ANGLE``, or the emitter's code templates such as ``GRADED_PIECES``)
     spans its assignment up to the next top-level def, class or assignment."""
     name = function.split(".")[-1]
     if _constant(name):
@@ -487,9 +489,9 @@ def mutate_text(text, mutation):
 
 
 def inlined(path):
-    """Whether generated modules carry a copy of the code of ``path`` (the template, emit.py's
+    """Whether generated modules carry a copy of the code of ``path`` (the template, the emitter's
     code templates, the runtime inlined verbatim)."""
-    return path in (TEMPLATE, EMIT) or path.startswith("gpcompiler/runtime/")
+    return path == TEMPLATE or path.startswith((EMIT, "gpcompiler/runtime/"))
 
 
 def apply(mutation, root):

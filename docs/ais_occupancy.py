@@ -13,7 +13,7 @@ from importlib import resources
 import numpy
 
 import gpcompiler
-from gpcompiler.curves import bundled_trajectories
+from gpcompiler.io.curves import bundled_trajectories
 
 HALF, CELLS, STEP = 20.0, 40, 0.25          # km, cells per axis, minutes between samples
 EPSILONS = (0.1, 0.3, 1.0, 3.0, 10.0)

@@ -184,7 +184,23 @@ def evaluate(c, x):
     return numpy.polynomial.legendre.legval(to_reference(x), scaled)
 
 
-# ---- runtime/entropy.py sha256 6a910e6d282132cbf7b708a6fb6da9a5e2db53fe1507f8b0bd70703422292678
+def privatize(vector, sigma, rng=None):
+    """round_gamma(vector + sigma N), N standard normal, exactly (the runtime's exact.py,
+    gamma = lattice(sigma)); rng: an int seed or a numpy Generator for reproducible tests;
+    None (production) draws from the OS CSPRNG through SecureGenerator."""
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"sigma must be positive and finite, got {sigma}")
+    rng = default_generator(rng)
+    return gaussian(vector, sigma, rng)
+
+
+# ==== The runtime of gpcompiler 0.1.0: the spec-specific part ends above. What
+# follows is gpcompiler/runtime inlined verbatim, each part marked with its version
+# and the sha256 of its text, the same in every module of this version.
+
+
+# ---- runtime/entropy.py from gpcompiler 0.1.0
+# ---- sha256 6a910e6d282132cbf7b708a6fb6da9a5e2db53fe1507f8b0bd70703422292678
 
 class SecureGenerator:
     """OS-entropy random words: the default noise source of every release."""
@@ -219,7 +235,8 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py sha256 74db45658e13824d5976fa2cbee5f8d19039a64a9097c56cf47912a26dae8a81
+# ---- runtime/exact.py from gpcompiler 0.1.0
+# ---- sha256 74db45658e13824d5976fa2cbee5f8d19039a64a9097c56cf47912a26dae8a81
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -660,13 +677,3 @@ def _refine_sign(value, threshold, terms):
     raise ArithmeticError("exact comparison: undecided after 64 refinements (p < 2^-4000)")
 
 # ---- end of runtime/exact.py
-
-
-def privatize(vector, sigma, rng=None):
-    """round_gamma(vector + sigma N), N standard normal, exactly (the runtime's exact.py,
-    gamma = lattice(sigma)); rng: an int seed or a numpy Generator for reproducible tests;
-    None (production) draws from the OS CSPRNG through SecureGenerator."""
-    if not (math.isfinite(sigma) and sigma > 0):
-        raise ValueError(f"sigma must be positive and finite, got {sigma}")
-    rng = default_generator(rng)
-    return gaussian(vector, sigma, rng)

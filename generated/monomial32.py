@@ -1546,7 +1546,220 @@ def _reject_nonfinite(y):
         raise ValueError("values y contain NaN or infinite values")
 
 
-# ---- runtime/entropy.py sha256 6a910e6d282132cbf7b708a6fb6da9a5e2db53fe1507f8b0bd70703422292678
+def _budget(epsilon, rho):
+    """The one budget given (a positive finite real, not a bool or a string)."""
+    if (epsilon is None) == (rho is None):
+        raise ValueError("pass exactly one of epsilon (GP) or rho (CGP)")
+    value = epsilon if rho is None else rho
+    real = isinstance(value, (int, float, numpy.integer, numpy.floating))
+    if isinstance(value, bool) or not (real and math.isfinite(value) and value > 0):
+        raise ValueError(f"the privacy budget must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+def ceil_float(value):
+    """The smallest float >= an exact value (noise scales); OverflowError past float64."""
+    value = Fraction(value)
+    if value > Fraction(sys.float_info.max):
+        raise OverflowError("the value exceeds the largest float64")
+    result = float(value)
+    return math.nextafter(result, math.inf) if Fraction(result) < value else result
+
+
+def ceil_sqrt(value):
+    """The smallest float whose square is >= an exact value (Gaussian scales,
+    sensitivities); OverflowError past float64."""
+    value = Fraction(value) if isinstance(value, (int, float, Fraction)) else Fraction(str(value))
+    largest = Fraction(sys.float_info.max)
+    if value > largest ** 2:
+        raise OverflowError("the square root exceeds the largest float64")
+    result = math.ldexp(math.sqrt(float(value / 2 ** 1024)), 512) if value > largest \
+        else math.sqrt(float(value))
+    while Fraction(result) ** 2 < value:
+        result = math.nextafter(result, math.inf)
+    return result
+
+
+def _noise_scale(epsilon, rho):
+    """1/epsilon (GP) or 1/sqrt(2 rho) (CGP), rounded up to a float by exact arithmetic."""
+    budget = _budget(epsilon, rho)
+    exact = 1 / Fraction(budget) if rho is None else 1 / (2 * Fraction(budget))
+    try:
+        return ceil_float(exact) if rho is None else ceil_sqrt(exact)
+    except OverflowError:
+        raise ValueError(f"the noise scale for budget {budget!r} overflows float64") from None
+
+
+_SCALES = {}
+
+
+def _scale(epsilon, rho):
+    """_noise_scale, remembered per budget and its type (so True never matches 1)."""
+    key = (type(epsilon), epsilon, type(rho), rho)
+    try:
+        return _SCALES[key]
+    except (KeyError, TypeError):
+        scale = _noise_scale(epsilon, rho)
+    if len(_SCALES) < 1024:
+        _SCALES[key] = scale
+    return scale
+
+
+def privatize(c, *, epsilon=None, rho=None, rng=None, bound=None):
+    """c + Z/epsilon with Z spherical Laplace in R^d (epsilon-GP, paper Thm 3.2), or
+    c + N(0, I)/sqrt(2 rho) (rho-CGP, Thm 3.3). A leading batch axis gets independent
+    noise per curve. rng: an int seed or a numpy Generator for reproducible tests; None
+    (production) draws from the OS CSPRNG through SecureGenerator. The noise scale is
+    rounded up by exact arithmetic (ceil_float, ceil_sqrt). Before the noise, c is clipped
+    to the public norm bound B (``bound``, default default_bound): c * min(1, B/||c||)."""
+    scale = _scale(epsilon, rho)
+    c = numpy.asarray(c, dtype=float)
+    if c.shape[c.ndim - len(COEF_SHAPE):] != COEF_SHAPE or c.ndim < len(COEF_SHAPE):
+        raise ValueError(f"coefficients must have shape (..., {', '.join(map(str, COEF_SHAPE))}), "
+                         f"got {c.shape}")
+    if not _finite(c):
+        raise ValueError("coefficients contain NaN or infinite values")
+    clipped = _clip(c, _bound(bound, scale))
+    return _add_noise(clipped, scale, rho is None, default_generator(rng))
+
+
+def default_bound(*, epsilon=None, rho=None):
+    """The public norm bound B of a release at this budget (docs/clipping.md): the spec's
+    [privacy] bound, else the largest power of two with 2 ETA B <= SLACK_FRACTION x the
+    noise scale, so the float slack of the projection is negligible beside the noise."""
+    return _bound(None, _scale(epsilon, rho))
+
+
+def release_facts(*, epsilon=None, rho=None, bound=None):
+    """What a release states besides its numbers: the bound B, the distance slack 2 ETA B
+    (loss <= epsilon (d(q, q') + slack); rounded up) and the lattice step gamma."""
+    scale = _scale(epsilon, rho)
+    radius = _bound(bound, scale)
+    return {"bound": radius, "slack": ceil_float(2 * Fraction(ETA) * Fraction(radius)),
+            "lattice": lattice(scale)}
+
+
+def _default_bound(scale):
+    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact)."""
+    target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
+    radius = math.ldexp(1.0, math.frexp(float(target))[1])
+    while Fraction(radius) > target:
+        radius /= 2
+    return radius
+
+
+def _bound(bound, scale):
+    """The clip bound B (public): ``bound`` if given, else the default; positive, finite
+    and at most 2^50 lattice steps, so B plus the noise stays on the exact lattice."""
+    radius = _default_bound(scale) if bound is None else bound
+    real = isinstance(radius, (int, float, numpy.integer, numpy.floating))
+    if isinstance(radius, bool) or not (real and math.isfinite(radius) and radius > 0):
+        raise ValueError(f"the bound must be a positive finite number, got {radius!r}")
+    limit = math.ldexp(lattice(scale), 50)
+    if radius > limit:
+        raise ValueError(f"the bound {float(radius)!r} exceeds 2^50 lattice steps ({limit!r}) "
+                         "at this budget: use a smaller bound or a smaller budget")
+    return float(radius)
+
+
+def _clip(c, bound):
+    """c * min(1, B/||c||) per curve: the projection onto the ball of radius B, non-expansive
+    in the metric (orthonormal coordinates); scaled by the largest entry (no overflow)."""
+    flat = c.reshape(c.shape[:c.ndim - len(COEF_SHAPE)] + (COEF_DIM,))
+    big = numpy.max(numpy.abs(flat), axis=-1, initial=0.0)
+    unit = flat / numpy.where(big > 0, big, 1.0)[..., None]
+    norm = numpy.sqrt(numpy.einsum("...i,...i->...", unit, unit))  # ||c|| / big, in [1, sqrt(d)]
+    with numpy.errstate(over="ignore"):
+        outside = big * norm > bound
+    scaled = unit * (bound / numpy.where(norm > 0, norm, 1.0))[..., None]  # B/||c|| never formed
+    return numpy.where(outside[..., None], scaled, flat).reshape(c.shape)
+
+
+def _add_noise(c, scale, spherical, rng, y=None):
+    """round_gamma(c + scale Z) per curve, exactly (the runtime's exact.py): Z spherical
+    Laplace in R^d (GP) or standard normal (CGP), gamma = lattice(scale).
+    y: the values c was projected from, checked here (_reject_nonfinite) if c was not."""
+    if not _finite(c):
+        if y is not None:
+            _reject_nonfinite(y)
+        raise ValueError("coefficients contain NaN or infinite values")
+    batch = c.shape[:c.ndim - len(COEF_SHAPE)]
+    flat = c.reshape(batch + (COEF_DIM,))
+    released = spherical_laplace(flat, scale, rng) if spherical else gaussian(flat, scale, rng)
+    return released.reshape(c.shape)
+
+
+def project_and_privatize(t, y, *, epsilon=None, rho=None, rng=None, bound=None, cache=True,
+                          **params):
+    """Project-and-Privatize (paper Alg. 2 for GP, Alg. 6 for CGP) of curves clipped to the
+    public bound B (``bound``, default default_bound; docs/clipping.md): every curve is
+    released, with loss <= epsilon (d(q, q') + 2 ETA B) (rho-CGP likewise). cache=False:
+    see project."""
+    scale = _scale(epsilon, rho)
+    radius = _bound(bound, scale)
+    c, y = _project(t, y, _params(params), cache, radius)
+    clipped = _clip(c, radius)
+    return _add_noise(clipped, scale, rho is None, default_generator(rng), y)
+
+
+def evaluate(c, t, **params):
+    """Values of f = sum_j c_j e_j at t: (..., T) or (..., T, n)."""
+    p = _params(params)
+    c = numpy.asarray(c, dtype=float)
+    e = _orthonormal(_points(t, p), p)
+    return c @ e.T
+
+
+def _along_coefficients(function, c):
+    c = numpy.asarray(c, dtype=float)
+    axis = c.ndim - len(COEF_SHAPE)
+    if axis < 0 or c.shape[axis:] != COEF_SHAPE:
+        raise ValueError(f"coefficients must have shape (..., {', '.join(map(str, COEF_SHAPE))})")
+    moved = numpy.moveaxis(c, axis, 0)
+    flat = function(moved.reshape(BASIS_SIZE, -1))
+    return numpy.moveaxis(flat.reshape(moved.shape), 0, axis)
+
+
+def to_user(c, **params):
+    """User-basis coefficients a = R^(-T) c (conditioning: see the module docstring)."""
+    upper = _cholesky(_params(params)).T
+    return _along_coefficients(lambda v: numpy.linalg.solve(upper, v), c)
+
+
+def from_user(a, **params):
+    """Orthonormal coordinates c = R^T a of the user-basis coefficients a."""
+    upper = _cholesky(_params(params)).T
+    return _along_coefficients(lambda v: upper @ v, a)
+
+
+def expected_error(*, epsilon=None, rho=None):
+    """E[dist2(f~, f)]: d/epsilon (GP); sqrt(2) Gamma((d+1)/2)/Gamma(d/2)/sqrt(2 rho) (CGP)."""
+    budget = _budget(epsilon, rho)
+    if rho is None:
+        return COEF_DIM / budget
+    ratio = math.exp(math.lgamma((COEF_DIM + 1) / 2) - math.lgamma(COEF_DIM / 2))
+    return ratio / math.sqrt(budget)
+
+
+def error_bound(beta, *, epsilon=None, rho=None):
+    """dist2(f~, f) bound holding with probability >= 1 - beta (docs/design.md, "Utility")."""
+    budget = _budget(epsilon, rho)
+    if not 0 < beta < 1:
+        raise ValueError(f"beta must lie in (0, 1), got {beta}")
+    log_term = math.log(1 / beta)
+    if rho is None:
+        return math.e / (math.e - 1) * (COEF_DIM + log_term) / budget
+    d = COEF_DIM
+    return math.sqrt(d + 2 * math.sqrt(d * log_term) + 2 * log_term) / math.sqrt(2 * budget)
+
+
+# ==== The runtime of gpcompiler 0.1.0: the spec-specific part ends above. What
+# follows is gpcompiler/runtime inlined verbatim, each part marked with its version
+# and the sha256 of its text, the same in every module of this version.
+
+
+# ---- runtime/entropy.py from gpcompiler 0.1.0
+# ---- sha256 6a910e6d282132cbf7b708a6fb6da9a5e2db53fe1507f8b0bd70703422292678
 
 class SecureGenerator:
     """OS-entropy random words: the default noise source of every release."""
@@ -1581,7 +1794,8 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py sha256 74db45658e13824d5976fa2cbee5f8d19039a64a9097c56cf47912a26dae8a81
+# ---- runtime/exact.py from gpcompiler 0.1.0
+# ---- sha256 74db45658e13824d5976fa2cbee5f8d19039a64a9097c56cf47912a26dae8a81
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -2022,210 +2236,3 @@ def _refine_sign(value, threshold, terms):
     raise ArithmeticError("exact comparison: undecided after 64 refinements (p < 2^-4000)")
 
 # ---- end of runtime/exact.py
-
-
-def _budget(epsilon, rho):
-    """The one budget given (a positive finite real, not a bool or a string)."""
-    if (epsilon is None) == (rho is None):
-        raise ValueError("pass exactly one of epsilon (GP) or rho (CGP)")
-    value = epsilon if rho is None else rho
-    real = isinstance(value, (int, float, numpy.integer, numpy.floating))
-    if isinstance(value, bool) or not (real and math.isfinite(value) and value > 0):
-        raise ValueError(f"the privacy budget must be a positive finite number, got {value!r}")
-    return float(value)
-
-
-def ceil_float(value):
-    """The smallest float >= an exact value (noise scales); OverflowError past float64."""
-    value = Fraction(value)
-    if value > Fraction(sys.float_info.max):
-        raise OverflowError("the value exceeds the largest float64")
-    result = float(value)
-    return math.nextafter(result, math.inf) if Fraction(result) < value else result
-
-
-def ceil_sqrt(value):
-    """The smallest float whose square is >= an exact value (Gaussian scales,
-    sensitivities); OverflowError past float64."""
-    value = Fraction(value) if isinstance(value, (int, float, Fraction)) else Fraction(str(value))
-    largest = Fraction(sys.float_info.max)
-    if value > largest ** 2:
-        raise OverflowError("the square root exceeds the largest float64")
-    result = math.ldexp(math.sqrt(float(value / 2 ** 1024)), 512) if value > largest \
-        else math.sqrt(float(value))
-    while Fraction(result) ** 2 < value:
-        result = math.nextafter(result, math.inf)
-    return result
-
-
-def _noise_scale(epsilon, rho):
-    """1/epsilon (GP) or 1/sqrt(2 rho) (CGP), rounded up to a float by exact arithmetic."""
-    budget = _budget(epsilon, rho)
-    exact = 1 / Fraction(budget) if rho is None else 1 / (2 * Fraction(budget))
-    try:
-        return ceil_float(exact) if rho is None else ceil_sqrt(exact)
-    except OverflowError:
-        raise ValueError(f"the noise scale for budget {budget!r} overflows float64") from None
-
-
-_SCALES = {}
-
-
-def _scale(epsilon, rho):
-    """_noise_scale, remembered per budget and its type (so True never matches 1)."""
-    key = (type(epsilon), epsilon, type(rho), rho)
-    try:
-        return _SCALES[key]
-    except (KeyError, TypeError):
-        scale = _noise_scale(epsilon, rho)
-    if len(_SCALES) < 1024:
-        _SCALES[key] = scale
-    return scale
-
-
-def privatize(c, *, epsilon=None, rho=None, rng=None, bound=None):
-    """c + Z/epsilon with Z spherical Laplace in R^d (epsilon-GP, paper Thm 3.2), or
-    c + N(0, I)/sqrt(2 rho) (rho-CGP, Thm 3.3). A leading batch axis gets independent
-    noise per curve. rng: an int seed or a numpy Generator for reproducible tests; None
-    (production) draws from the OS CSPRNG through SecureGenerator. The noise scale is
-    rounded up by exact arithmetic (ceil_float, ceil_sqrt). Before the noise, c is clipped
-    to the public norm bound B (``bound``, default default_bound): c * min(1, B/||c||)."""
-    scale = _scale(epsilon, rho)
-    c = numpy.asarray(c, dtype=float)
-    if c.shape[c.ndim - len(COEF_SHAPE):] != COEF_SHAPE or c.ndim < len(COEF_SHAPE):
-        raise ValueError(f"coefficients must have shape (..., {', '.join(map(str, COEF_SHAPE))}), "
-                         f"got {c.shape}")
-    if not _finite(c):
-        raise ValueError("coefficients contain NaN or infinite values")
-    clipped = _clip(c, _bound(bound, scale))
-    return _add_noise(clipped, scale, rho is None, default_generator(rng))
-
-
-def default_bound(*, epsilon=None, rho=None):
-    """The public norm bound B of a release at this budget (docs/clipping.md): the spec's
-    [privacy] bound, else the largest power of two with 2 ETA B <= SLACK_FRACTION x the
-    noise scale, so the float slack of the projection is negligible beside the noise."""
-    return _bound(None, _scale(epsilon, rho))
-
-
-def release_facts(*, epsilon=None, rho=None, bound=None):
-    """What a release states besides its numbers: the bound B, the distance slack 2 ETA B
-    (loss <= epsilon (d(q, q') + slack); rounded up) and the lattice step gamma."""
-    scale = _scale(epsilon, rho)
-    radius = _bound(bound, scale)
-    return {"bound": radius, "slack": ceil_float(2 * Fraction(ETA) * Fraction(radius)),
-            "lattice": lattice(scale)}
-
-
-def _default_bound(scale):
-    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact)."""
-    target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
-    radius = math.ldexp(1.0, math.frexp(float(target))[1])
-    while Fraction(radius) > target:
-        radius /= 2
-    return radius
-
-
-def _bound(bound, scale):
-    """The clip bound B (public): ``bound`` if given, else the default; positive, finite
-    and at most 2^50 lattice steps, so B plus the noise stays on the exact lattice."""
-    radius = _default_bound(scale) if bound is None else bound
-    real = isinstance(radius, (int, float, numpy.integer, numpy.floating))
-    if isinstance(radius, bool) or not (real and math.isfinite(radius) and radius > 0):
-        raise ValueError(f"the bound must be a positive finite number, got {radius!r}")
-    limit = math.ldexp(lattice(scale), 50)
-    if radius > limit:
-        raise ValueError(f"the bound {float(radius)!r} exceeds 2^50 lattice steps ({limit!r}) "
-                         "at this budget: use a smaller bound or a smaller budget")
-    return float(radius)
-
-
-def _clip(c, bound):
-    """c * min(1, B/||c||) per curve: the projection onto the ball of radius B, non-expansive
-    in the metric (orthonormal coordinates); scaled by the largest entry (no overflow)."""
-    flat = c.reshape(c.shape[:c.ndim - len(COEF_SHAPE)] + (COEF_DIM,))
-    big = numpy.max(numpy.abs(flat), axis=-1, initial=0.0)
-    unit = flat / numpy.where(big > 0, big, 1.0)[..., None]
-    norm = numpy.sqrt(numpy.einsum("...i,...i->...", unit, unit))  # ||c|| / big, in [1, sqrt(d)]
-    with numpy.errstate(over="ignore"):
-        outside = big * norm > bound
-    scaled = unit * (bound / numpy.where(norm > 0, norm, 1.0))[..., None]  # B/||c|| never formed
-    return numpy.where(outside[..., None], scaled, flat).reshape(c.shape)
-
-
-def _add_noise(c, scale, spherical, rng, y=None):
-    """round_gamma(c + scale Z) per curve, exactly (the runtime's exact.py): Z spherical
-    Laplace in R^d (GP) or standard normal (CGP), gamma = lattice(scale).
-    y: the values c was projected from, checked here (_reject_nonfinite) if c was not."""
-    if not _finite(c):
-        if y is not None:
-            _reject_nonfinite(y)
-        raise ValueError("coefficients contain NaN or infinite values")
-    batch = c.shape[:c.ndim - len(COEF_SHAPE)]
-    flat = c.reshape(batch + (COEF_DIM,))
-    released = spherical_laplace(flat, scale, rng) if spherical else gaussian(flat, scale, rng)
-    return released.reshape(c.shape)
-
-
-def project_and_privatize(t, y, *, epsilon=None, rho=None, rng=None, bound=None, cache=True,
-                          **params):
-    """Project-and-Privatize (paper Alg. 2 for GP, Alg. 6 for CGP) of curves clipped to the
-    public bound B (``bound``, default default_bound; docs/clipping.md): every curve is
-    released, with loss <= epsilon (d(q, q') + 2 ETA B) (rho-CGP likewise). cache=False:
-    see project."""
-    scale = _scale(epsilon, rho)
-    radius = _bound(bound, scale)
-    c, y = _project(t, y, _params(params), cache, radius)
-    clipped = _clip(c, radius)
-    return _add_noise(clipped, scale, rho is None, default_generator(rng), y)
-
-
-def evaluate(c, t, **params):
-    """Values of f = sum_j c_j e_j at t: (..., T) or (..., T, n)."""
-    p = _params(params)
-    c = numpy.asarray(c, dtype=float)
-    e = _orthonormal(_points(t, p), p)
-    return c @ e.T
-
-
-def _along_coefficients(function, c):
-    c = numpy.asarray(c, dtype=float)
-    axis = c.ndim - len(COEF_SHAPE)
-    if axis < 0 or c.shape[axis:] != COEF_SHAPE:
-        raise ValueError(f"coefficients must have shape (..., {', '.join(map(str, COEF_SHAPE))})")
-    moved = numpy.moveaxis(c, axis, 0)
-    flat = function(moved.reshape(BASIS_SIZE, -1))
-    return numpy.moveaxis(flat.reshape(moved.shape), 0, axis)
-
-
-def to_user(c, **params):
-    """User-basis coefficients a = R^(-T) c (conditioning: see the module docstring)."""
-    upper = _cholesky(_params(params)).T
-    return _along_coefficients(lambda v: numpy.linalg.solve(upper, v), c)
-
-
-def from_user(a, **params):
-    """Orthonormal coordinates c = R^T a of the user-basis coefficients a."""
-    upper = _cholesky(_params(params)).T
-    return _along_coefficients(lambda v: upper @ v, a)
-
-
-def expected_error(*, epsilon=None, rho=None):
-    """E[dist2(f~, f)]: d/epsilon (GP); sqrt(2) Gamma((d+1)/2)/Gamma(d/2)/sqrt(2 rho) (CGP)."""
-    budget = _budget(epsilon, rho)
-    if rho is None:
-        return COEF_DIM / budget
-    ratio = math.exp(math.lgamma((COEF_DIM + 1) / 2) - math.lgamma(COEF_DIM / 2))
-    return ratio / math.sqrt(budget)
-
-
-def error_bound(beta, *, epsilon=None, rho=None):
-    """dist2(f~, f) bound holding with probability >= 1 - beta (docs/design.md, "Utility")."""
-    budget = _budget(epsilon, rho)
-    if not 0 < beta < 1:
-        raise ValueError(f"beta must lie in (0, 1), got {beta}")
-    log_term = math.log(1 / beta)
-    if rho is None:
-        return math.e / (math.e - 1) * (COEF_DIM + log_term) / budget
-    d = COEF_DIM
-    return math.sqrt(d + 2 * math.sqrt(d * log_term) + 2 * log_term) / math.sqrt(2 * budget)

@@ -6,9 +6,9 @@ import importlib
 
 __version__ = "0.1.0"
 
-_EXPORTS = {"load": ".build", "priv_func_select": ".adaptive", "priv_func_seg": ".adaptive",
-            "priv_func_unbounded": ".adaptive", "baseline_points": ".adaptive",
-            "PrivacyLedger": ".adaptive", "SpecError": ".errors",
+_EXPORTS = {"load": ".compiler.build", "priv_func_select": ".adaptive",
+            "priv_func_seg": ".adaptive", "priv_func_unbounded": ".adaptive",
+            "baseline_points": ".adaptive", "PrivacyLedger": ".adaptive", "SpecError": ".errors",
             "NotPositiveDefiniteError": ".errors", "DataError": ".errors", "UserError": ".errors"}
 __all__ = list(_EXPORTS)
 

@@ -21,8 +21,8 @@ settings.load_profile("ci" if os.environ.get("CI") else "local")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gpcompiler.build import import_module_file  # noqa: E402
-from gpcompiler.spec import load_spec  # noqa: E402
+from gpcompiler.compiler.build import import_module_file  # noqa: E402
+from gpcompiler.compiler.spec import load_spec  # noqa: E402
 
 SPECS = sorted(p.stem for p in (ROOT / "specs").glob("*.toml"))
 BOX_SPECS = [n for n in SPECS if load_spec(ROOT / "specs" / f"{n}.toml").dimension > 1]

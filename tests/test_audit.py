@@ -7,9 +7,9 @@ import numpy
 import pytest
 from scipy import stats
 
-from gpcompiler import audit_suite, mutants
-from gpcompiler.audit import Claim, audit_pair, clopper_pearson
-from gpcompiler.conformance import conformance
+from gpcompiler.audit import suite as audit_suite, mutants
+from gpcompiler.audit.blackbox import Claim, audit_pair, clopper_pearson
+from gpcompiler.audit.conformance import conformance
 
 
 def test_audit_table_flags_every_negative_control_and_passes_every_mechanism(capsys):
@@ -58,7 +58,7 @@ def test_field_pairs_are_as_far_apart_as_their_projections():
     incurs); for an L2 spec it is the exact L2 distance of the fields in the span (the
     multilinear and constant ones, by the hat functions' Gram matrix: h/3, h/6 per piece)
     and less for the random field, which the projection shortens."""
-    from gpcompiler.audit import field_pairs
+    from gpcompiler.audit.blackbox import field_pairs
     module = audit_suite.generated("surface_total")
     grids, pairs = field_pairs(module, 1.0, 2000)
     mass = numpy.ones((1, 1))
@@ -91,7 +91,7 @@ def test_adaptive_mutants_are_flagged_by_step_conformance(monkeypatch, algorithm
 
 
 def test_batched_black_box_flags_the_half_charged_final_release():
-    """50,000 batched runs per phase (gpcompiler.batched): the black box now sees
+    """50,000 batched runs per phase (gpcompiler.audit.batched): the black box now sees
     PrivFuncSeg's final release drawing the noise of twice its charge, on the pair whose
     SVT queries are equal (2,000 one-at-a-time runs per phase did not)."""
     assert audit_suite.SETTINGS["quick"]["adaptive"] >= 50000
@@ -106,7 +106,7 @@ def test_batched_runs_refuse_a_release_that_is_not_their_noise_law():
     """A final release with the right radius in one coordinate (the rest exact) would be
     sampled as a correct one if the batched runs read only its scale (third adversary
     review): they check the release against its recorded draws and refuse it."""
-    from gpcompiler import batched
+    from gpcompiler.audit import batched
     from gpcompiler.adaptive import select
     module = audit_suite.generated("legendre10")
     t = numpy.linspace(-1, 1, 33)
@@ -221,7 +221,7 @@ def test_step_conformance_sees_noise_confined_to_two_coordinates_or_shared(model
     coordinates (GP), or is one draw shared by every coordinate (CGP), passed the radius
     and per-coordinate tests; the random and all-ones direction tests fail it."""
     from gpcompiler.adaptive import select
-    from gpcompiler.conformance import StepRecorder, steps_report
+    from gpcompiler.audit.conformance import StepRecorder, steps_report
 
     def confined(privatize_vector):
         def mutated(vector, ledger, label, share, *, rng, **keywords):

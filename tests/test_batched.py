@@ -1,4 +1,4 @@
-"""Batched runs of the adaptive algorithms (gpcompiler/batched.py) against the
+"""Batched runs of the adaptive algorithms (gpcompiler/audit/batched.py) against the
 algorithms run one at a time: the same distribution (two-sample chi-square on the choices
 each run makes, KS on a released value) and the same ledger and noise scales."""
 import collections
@@ -9,10 +9,10 @@ import numpy
 import pytest
 from scipy import stats
 
-from gpcompiler import adaptive, audit_suite, mutants
-from gpcompiler import batched
+from gpcompiler import adaptive; from gpcompiler.audit import suite as audit_suite, mutants
+from gpcompiler.audit import batched
 from gpcompiler.adaptive import seg, select
-from gpcompiler.rounding import ceil_float, ceil_sqrt
+from gpcompiler.runtime.rounding import ceil_float, ceil_sqrt
 
 PAPER_SPLIT = (Fraction(1, 4),) * 4    # with the pruning steps (the paper's Alg. 3 split)
 LEVEL = 1e-4       # a correct sampler fails one of these comparisons w.p. < 1e-4 per test

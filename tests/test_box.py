@@ -4,10 +4,10 @@ import mpmath
 import pytest
 import sympy
 
-from gpcompiler.analysis import analyze
+from gpcompiler.compiler.analysis import analyze
 from gpcompiler.errors import SpecError
-from gpcompiler.spec import parse_spec
-from gpcompiler.symbolic import KroneckerMatrix
+from gpcompiler.compiler.spec import parse_spec
+from gpcompiler.compiler.symbolic import KroneckerMatrix
 
 mp = mpmath.mpf
 
@@ -206,7 +206,7 @@ def test_box_spec_errors_name_key_file_and_expectation(domain, basis, key, expec
 def test_numerical_gram_on_a_box(monkeypatch):
     """Without a closed form in time, mpmath Gauss-Legendre cubature at 120 digits gives the
     Gram matrix, to 30 digits of an independent 40-digit reference."""
-    from gpcompiler import analysis as stage
+    from gpcompiler.compiler.analysis import gram as stage
     monkeypatch.setattr(stage, "INTEGRATION_SECONDS", 0.01)
     spec = box_spec('variables = ["x", "y"]\nintervals = [["0", "2"], ["0", "1"]]',
                     'functions = ["1", "x*y", "sin(3*x*y)"]')
@@ -221,7 +221,7 @@ def test_oscillation_rates_over_a_box_are_bounded_not_guessed():
     used to be a guessed 10 whenever the derivative involved another variable (third
     adversary review). A derivative with no polynomial bound is a spec error."""
     from types import SimpleNamespace
-    from gpcompiler.box import _box_frequency_and_degree
+    from gpcompiler.compiler.analysis.quadrature import _box_frequency_and_degree
     from gpcompiler.errors import SpecError
     x, y = sympy.symbols("x y")
     box = SimpleNamespace(variables=(x, y), intervals=((sympy.S(0), sympy.S(1)),
@@ -258,8 +258,9 @@ def test_box_rules_are_verified_where_a_component_peaks(monkeypatch):
     midpoints of y (0, 1/2, 1), where the x-profile is 20x wider: the rules verified there
     alone fail on the section y = 3/10; the sharpest sections, found numerically, are
     verified too, and the chosen rule holds there against mpmath."""
-    from gpcompiler import box
-    from gpcompiler.analysis import Atoms, _rules_hold
+    from gpcompiler.compiler.analysis import quadrature as box
+    from gpcompiler.compiler.analysis.core import Atoms
+    from gpcompiler.compiler.analysis.quadrature import _rules_hold
     spec = box_spec('variables = ["x", "y"]\nintervals = [["0", "1"], ["0", "1"]]',
                     'functions = ["1", "1/((x - 1/2)**2 + (y - 3/10)**2 + 1/10000)"]')
     x, y = spec.variables

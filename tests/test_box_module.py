@@ -10,7 +10,7 @@ from scipy import stats
 from scipy.interpolate import RegularGridInterpolator
 
 from conftest import BOX_SPECS, generated
-from gpcompiler.build import compile_spec, import_module_file
+from gpcompiler.compiler.build import compile_spec, import_module_file
 
 ALPHA = 1e-6
 POLYNOMIALS = '''name = "box_poly"

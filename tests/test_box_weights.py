@@ -7,11 +7,11 @@ import numpy
 import pytest
 
 from conftest import ROOT, generated
-from gpcompiler.box import check_box_weight
-from gpcompiler.build import compile_spec, import_module_file
+from gpcompiler.compiler.analysis.weights import check_box_weight
+from gpcompiler.compiler.build import compile_spec, import_module_file
 from gpcompiler.errors import SpecError
-from gpcompiler.explain import explain
-from gpcompiler.spec import load_spec
+from gpcompiler.compiler.explain import explain
+from gpcompiler.compiler.spec import load_spec
 
 DPS = 40
 MIXED = '''name = "box_mixed_weight"
@@ -56,7 +56,7 @@ def test_chebyshev_box_gram_matches_mpmath_to_30_digits(monkeypatch):
     """G = G_x (x) G_y with each factor under its own w_i, in closed form (Beta-function
     moments) and, with the closed form and symbolic integration cut short, from tanh-sinh
     moments (flagged numerical): entries against 2-D mpmath quadrature at 40 digits."""
-    from gpcompiler import analysis as analysis_module
+    from gpcompiler.compiler.analysis import gram as analysis_module
     path = ROOT / "specs" / "chebyshev_box.toml"
     exact = compile_spec(path, ROOT, emit=False).analysis
     monkeypatch.setattr(analysis_module, "INTEGRATION_SECONDS", 0.5)
@@ -258,8 +258,8 @@ def test_separable_weights_factor_exactly(tmp_path):
 def test_sqrt_of_a_product_separates_where_the_variables_have_one_sign():
     """sqrt(x y) = sqrt(x) sqrt(y) on [0, 1]^2 (the variables are positive there), so the
     weight separates; on [-1, 1]^2 it does not (sqrt(x y) != sqrt(x) sqrt(y) for x, y < 0)."""
-    from gpcompiler.box import weight_factors
-    from gpcompiler.spec import parse_spec
+    from gpcompiler.compiler.analysis.weights import weight_factors
+    from gpcompiler.compiler.spec import parse_spec
 
     def factors(intervals):
         text = (f'name = "w"\n[domain]\nvariables = ["x", "y"]\nintervals = {intervals}\n'

@@ -11,8 +11,8 @@ from numpy.polynomial import legendre
 
 from conftest import ROOT, generated
 from gpcompiler import cdf
-from gpcompiler.cdf.estimators import record_contributions
-from gpcompiler.symbolic import to_float
+from gpcompiler.cdf.release import record_contributions
+from gpcompiler.compiler.symbolic import to_float
 
 
 def _reference_sigma(epsilon, delta):

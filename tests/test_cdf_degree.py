@@ -12,9 +12,10 @@ import pytest
 import sympy
 from scipy import stats
 
-from gpcompiler import audit_suite, cdf, mutants
+from gpcompiler.audit import suite as audit_suite, mutants; from gpcompiler import cdf
 from gpcompiler.cdf import degree
-from gpcompiler.cdf.estimators import Statistics, record_contributions
+from gpcompiler.cdf.estimators import Statistics
+from gpcompiler.cdf.release import record_contributions
 
 
 def test_the_largest_tail_above_degree_2_of_a_step_is_one_eighth_exactly():

@@ -11,9 +11,9 @@ import mpmath
 import pytest
 
 from conftest import ROOT  # noqa: F401  (puts the worktree on sys.path)
-from gpcompiler import analysis
-from gpcompiler.emit import _fill_words
-from gpcompiler.spec import load_spec
+from gpcompiler.compiler.analysis import legendre as analysis
+from gpcompiler.compiler.emit.common import _fill_words
+from gpcompiler.compiler.spec import load_spec
 
 INTERVALS = [("0", "100"), ("-1", "1"), ("-3", "1"), ("1/3", "7/2"), ("-2/7", "5"),
              ("0", "1000000000")]     # beta > 0, beta = 0, beta < 0, fractions, overflow to inf

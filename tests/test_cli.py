@@ -19,6 +19,8 @@ import pytest
 
 from conftest import ROOT
 from gpcompiler import cli as cli_module
+from gpcompiler import errors
+from gpcompiler.cli import privatize as privatize_command
 
 
 def run(*args, cwd=ROOT, **kwargs):
@@ -67,8 +69,8 @@ def test_no_cache_gives_the_same_release_and_leaves_the_cache_alone(cli, tmp_pat
     """privatize --no-cache (issue 19 item 3): the same release file for the same seed, and
     the module's cache of recent grids neither read nor written (written without it)."""
     modules = []
-    mechanism = cli_module._mechanism
-    monkeypatch.setattr(cli_module, "_mechanism", lambda spec: modules.append(
+    mechanism = privatize_command.load_mechanism
+    monkeypatch.setattr(privatize_command, "load_mechanism", lambda spec: modules.append(
         mechanism(spec)) or modules[-1])
     mechanism("specs/linear.toml")._GRIDS.clear()
     t = numpy.linspace(0, 1, 7)
@@ -119,7 +121,7 @@ def test_budget_whose_noise_overflows_is_refused(cli):
 
 def test_unwritable_destination_is_checked_first_and_named(cli, tmp_path, monkeypatch):
     drawn = []
-    monkeypatch.setattr(cli_module, "_release", lambda *a: drawn.append(a))
+    monkeypatch.setattr(privatize_command, "_release", lambda *a: drawn.append(a))
     blocker = tmp_path / "file"     # a file where a directory should be (fails even as root)
     blocker.write_text("")
     target = blocker / "dir" / "x.csv"
@@ -248,7 +250,7 @@ def test_gram_error_names_the_spec(cli, tmp_path):
 
 
 def test_budget_error_comes_before_the_data_is_read(cli, tmp_path, monkeypatch):
-    from gpcompiler import curves
+    from gpcompiler.io import curves
     monkeypatch.setattr(curves, "read_curves", lambda *a: pytest.fail("data was read"))
     for budget in (("--epsilon", "-1"), ("--rho", "0"), ("--epsilon", "1e-300")):
         status, _, err = cli("privatize", "specs/linear.toml", tmp_path / "missing.csv", *budget)
@@ -308,8 +310,8 @@ def test_no_command_prints_a_traceback(cli, tmp_path, command):
 def test_an_internal_error_is_one_line_and_exit_3(cli, monkeypatch):
     """A bug in gpcompiler (here: explain raising a TypeError) is one line naming it, exit
     3; GPCOMPILER_DEBUG=1 re-raises it with its traceback."""
-    import gpcompiler.explain
-    monkeypatch.setattr(gpcompiler.explain, "explain",
+    import gpcompiler.compiler.explain
+    monkeypatch.setattr(gpcompiler.compiler.explain, "explain",
                         lambda *a, **k: (_ for _ in ()).throw(TypeError("complex pivot")))
     status, out, err = cli("explain", "specs/linear.toml")
     assert status == 3 and err.count("\n") == 1
@@ -374,7 +376,7 @@ def test_progress_bar_on_a_terminal_only(tmp_path):
 
 def test_plot_labels_units_epsilon_and_the_original_beneath(cli, tmp_path, monkeypatch):
     figures = []
-    monkeypatch.setattr(cli_module, "_png", lambda figure: figures.append(figure) or b"png")
+    monkeypatch.setattr(privatize_command, "png", lambda figure: figures.append(figure) or b"png")
     for compare in ((), ("--compare",)):
         status, _, err = cli("privatize", "specs/linear.toml", "bundled:ecg:2", "--param",
                              "T=800", "--epsilon", "100", "--seed", "1", "--grid", "50",
@@ -395,7 +397,7 @@ def test_plot_labels_units_epsilon_and_the_original_beneath(cli, tmp_path, monke
 
 def test_trajectory_plot_is_labelled_in_metres(cli, tmp_path, monkeypatch):
     figures = []
-    monkeypatch.setattr(cli_module, "_png", lambda figure: figures.append(figure) or b"png")
+    monkeypatch.setattr(privatize_command, "png", lambda figure: figures.append(figure) or b"png")
     status, _, err = cli("privatize", "specs/trajectory_linear.toml", "bundled:ais:2",
                          "--param", "T=1e4", "--rho", "10", "--plot", tmp_path / "t.png")
     assert status == 0, err
@@ -454,7 +456,7 @@ def test_cdf_prints_true_values_only_with_compare_and_writes_its_release(cli, tm
     out_spec, out_bounds = tmp_path / "spec.json", tmp_path / "bounds.json"
     status, stdout, err = cli("cdf", "bundled:cps1988", "--spec", "specs/cdf_wages.toml",
                               *common, "-o", out_spec)
-    from gpcompiler.curves import read_column
+    from gpcompiler.io.curves import read_column
     wages = read_column("bundled:cps1988", "wage")
     clipped = f"{numpy.count_nonzero(wages > 2500)} records clipped (not private): outside " \
               "the public bounds [0, 2500]\n"      # issue 20: the data owner is told
@@ -646,7 +648,7 @@ def test_csv_reader_accepts_any_sample_count_and_refuses_decreasing_times(tmp_pa
     """F4: the reader passes short curves and repeated times through unchanged; an empty
     wide-format curve is the zero function; decreasing times are an error naming the
     curve."""
-    from gpcompiler.curves import parse_csv
+    from gpcompiler.io.curves import parse_csv
     curves = parse_csv(SHORT["batch"], "b.csv")
     assert curves.ids == ("A", "B") and curves.times[1].tolist() == [0.5]
     assert curves.values[1].tolist() == [1.0]
@@ -654,7 +656,7 @@ def test_csv_reader_accepts_any_sample_count_and_refuses_decreasing_times(tmp_pa
     assert jump.times[0].tolist() == [0, 0.5, 0.5, 1] and jump.values[0].tolist() == [1, 2, 0, 0]
     empty = parse_csv("t,x,y\n")
     assert empty.times[0].shape == (0,) and empty.values[0].shape == (0, 2)
-    with pytest.raises(cli_module.DataError, match=r"d.csv: curve 'B': .*non-decreasing"):
+    with pytest.raises(errors.DataError, match=r"d.csv: curve 'B': .*non-decreasing"):
         parse_csv("id,t,y\nA,0,1\nB,1,0\nB,0.5,0\n", "d.csv")
 
 
@@ -759,7 +761,7 @@ def test_negative_numbers_in_scientific_notation_are_values(cli):
 def test_options_of_other_methods_are_errors(cli, tmp_path, monkeypatch, method, option):
     """F9: an option that does not apply to the method is a one-line error, exit 2, before
     the data is read."""
-    from gpcompiler import curves
+    from gpcompiler.io import curves
     monkeypatch.setattr(curves, "read_curves", lambda *a: pytest.fail("data was read"))
     one_line_error(*cli("privatize", "specs/linear.toml", tmp_path / "c.csv", "--epsilon", "1",
                         "--method", method, *option)[::2], option[0], method)
@@ -775,7 +777,7 @@ def test_errors_name_file_curve_and_cause(cli, tmp_path, monkeypatch):
                     ("cdf", empty, "--column", "w", "--lo", "0", "--hi", "1", "--epsilon", "1",
                      "--delta", "1e-6")):
         one_line_error(*cli(*command)[::2], "empty.csv: empty file")
-    from gpcompiler import curves
+    from gpcompiler.io import curves
     monkeypatch.setattr(curves, "read_curves", lambda *a: pytest.fail("data was read"))
     for spec, method, needle in (("specs/fourier8.toml", "seg", "all polynomials"),
                                  ("specs/circle_shift.toml", "unbounded", "all polynomials"),
@@ -789,9 +791,9 @@ def test_select_needs_a_bounded_curve_domain():
     from types import SimpleNamespace
     module = SimpleNamespace(METRIC="L2", VECTOR_BASIS=False, POLYNOMIAL_DEGREE=None,
                              curve_interval=lambda: (-numpy.inf, numpy.inf))
-    with pytest.raises(cli_module.UserError, match="h.toml: --method select needs a bounded"):
-        cli_module._check_spec_for_method("h.toml", module, "select", {})
-    cli_module._check_spec_for_method("h.toml", module, "project", {})
+    with pytest.raises(errors.UserError, match="h.toml: --method select needs a bounded"):
+        privatize_command._check_spec_for_method("h.toml", module, "select", {})
+    privatize_command._check_spec_for_method("h.toml", module, "project", {})
 
 
 def test_missing_directories_are_created_by_every_o_option(cli, tmp_path, monkeypatch):
@@ -812,18 +814,18 @@ def test_missing_directories_are_created_by_every_o_option(cli, tmp_path, monkey
         "c/c.csv", "gen/linear.py", "p/r.png", "r.json", "x.md"]
     blocker = tmp_path / "blocker"
     blocker.write_text("")
-    from gpcompiler import build
+    from gpcompiler.compiler import build
     monkeypatch.setattr(build, "compile_spec", lambda *a: pytest.fail("compiled"))
     one_line_error(*cli("compile", "specs/linear.toml", "-o", blocker / "gen")[::2],
                    "blocker", "not a directory")
     one_line_error(*cli("cdf", "--lo", "0", "--hi", "1", "--epsilon", "1", "--delta", "1e-6",
                         "-o", blocker / "c.csv")[::2], "not a directory")
-    from gpcompiler.curves import write_text_atomically
+    from gpcompiler.io.curves import write_text_atomically
 
     def refuse(*args):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(os, "replace", refuse)
-    with pytest.raises(cli_module.DataError, match="No space left"):
+    with pytest.raises(errors.DataError, match="No space left"):
         write_text_atomically(tmp_path / "new" / "deeper" / "x.csv", "x")
     assert not (tmp_path / "new").exists()
 
@@ -831,7 +833,7 @@ def test_missing_directories_are_created_by_every_o_option(cli, tmp_path, monkey
 def test_batch_plot_has_a_colour_and_legend_entry_per_curve(cli, tmp_path, monkeypatch):
     """F14: two curves get two colours and two legend entries; the title shows T."""
     figures = []
-    monkeypatch.setattr(cli_module, "_png", lambda figure: figures.append(figure) or b"png")
+    monkeypatch.setattr(privatize_command, "png", lambda figure: figures.append(figure) or b"png")
     two = tmp_path / "two.csv"
     two.write_text("curve,t,y\nA,0,1\nA,10,2\nB,0,3\nB,10,0\n")
     status, _, err = cli("privatize", "specs/linear.toml", two, "--param", "T=10", "--epsilon",
@@ -853,13 +855,13 @@ def test_batch_plot_has_a_colour_and_legend_entry_per_curve(cli, tmp_path, monke
 def test_a_plot_that_cannot_be_written_leaves_no_release(cli, tmp_path, monkeypatch):
     """The release and its figure are written all or none: a figure that fails at the
     last moment must not leave a written release (a rerun would spend the budget twice)."""
-    from gpcompiler import curves
+    from gpcompiler.io import curves
     blocker = tmp_path / "file"
     blocker.write_text("")
     with pytest.raises(curves.DataError, match="cannot write .*b.png"):
         curves.write_files_atomically([(tmp_path / "a.csv", "1"), (blocker / "b.png", b"2")])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
-    monkeypatch.setattr("gpcompiler.curves.check_writable", lambda *a, **k: None)
+    monkeypatch.setattr("gpcompiler.io.curves.check_writable", lambda *a, **k: None)
     status, _, err = cli("privatize", "specs/linear.toml", "bundled:ecg", "--param", "T=800",
                          "--epsilon", "1", "-o", tmp_path / "r.csv", "--plot",
                          blocker / "p.png")

@@ -14,7 +14,7 @@ from scipy import stats
 
 from conftest import BOX_SPECS, MECHANISM_SPECS, ROOT, generated
 from gpcompiler import baseline_points, priv_func_select, priv_func_seg, priv_func_unbounded
-from gpcompiler import slack
+from gpcompiler.compiler import slack
 from gpcompiler.adaptive import piecewise_project_and_privatize
 from gpcompiler.adaptive.curve import make_curve
 from gpcompiler.adaptive.noise import clip

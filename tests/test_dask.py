@@ -13,8 +13,8 @@ from gpcompiler.cdf import streaming
 dask_array = pytest.importorskip("dask.array")
 dask_dataframe = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
-from gpcompiler.curves import dataset_files, read_dataset_column  # noqa: E402
-from gpcompiler.dask import dataset_column, privatize_batch  # noqa: E402
+from gpcompiler.io.curves import dataset_files, read_dataset_column  # noqa: E402
+from gpcompiler.engines.dask import dataset_column, privatize_batch  # noqa: E402
 
 METHODS = ("moments", "direct", "histogram", "adaptive-quantiles")
 KWARGS = dict(lo=-2.0, hi=3.0, degree=12, bins=20, steps=15)

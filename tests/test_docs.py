@@ -9,7 +9,7 @@ import tomllib
 import pytest
 
 from conftest import ROOT
-from gpcompiler.spec import parse_spec
+from gpcompiler.compiler.spec import parse_spec
 
 DOCS = ROOT / "docs"
 PAGES = sorted(p for p in DOCS.rglob("*.md") if "results" not in p.relative_to(DOCS).parts

@@ -259,7 +259,7 @@ def test_low_bit_attack_finds_no_separation(model):
 def test_low_bit_attack_separates_float_noise():
     """The same attack against float64 Box-Muller noise (the samplers releases used before,
     kept for simulations) separates the two inputs: the test has power."""
-    from gpcompiler.secure import SecureGenerator
+    from gpcompiler.runtime.secure import SecureGenerator
     generator = SecureGenerator()
 
     def release(first, count):

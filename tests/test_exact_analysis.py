@@ -7,10 +7,11 @@ import numpy
 import pytest
 import sympy
 
-from gpcompiler import build, load
-from gpcompiler.analysis import _jacobi_form, _jacobi_moments, analyze
+from gpcompiler.compiler import build; from gpcompiler import load
+from gpcompiler.compiler.analysis import analyze
+from gpcompiler.compiler.analysis.gram import _jacobi_form, _jacobi_moments
 from gpcompiler.errors import NotPositiveDefiniteError, SpecError, SymbolicLimitError
-from gpcompiler.spec import parse_spec
+from gpcompiler.compiler.spec import parse_spec
 
 DPS = 50
 
@@ -132,8 +133,8 @@ def test_to_user_round_trip_where_conditioning_allows(tmp_path):
 
 
 def test_size_cap_is_checked_before_any_expression_is_built(monkeypatch):
-    from gpcompiler import spec as spec_module
-    monkeypatch.setattr(spec_module, "_family_functions", lambda *a: pytest.fail("built"))
+    from gpcompiler.compiler import spec as spec_module
+    monkeypatch.setattr(spec_module, "family_functions", lambda *a: pytest.fail("built"))
     with pytest.raises(SpecError, match="basis size 3000 exceeds 2000"):
         _spec('[domain]\nintervals = [["-oo", "oo"]]\n'
               '[basis]\nfamily = { name = "sinc", count = 3000 }\n')
@@ -149,7 +150,7 @@ def test_time_out_names_the_environment_variable(tmp_path, monkeypatch):
 
 
 def test_long_compiles_report_their_stages(tmp_path, monkeypatch):
-    from gpcompiler import analysis as analysis_module
+    from gpcompiler.compiler.analysis import core as analysis_module
     monkeypatch.setattr(analysis_module, "PROGRESS_AFTER", 0.0)
     path = tmp_path / "m.toml"
     path.write_text('name = "m"\n[domain]\nintervals = [["0", "1"]]\n'
@@ -191,7 +192,7 @@ def test_a_basis_that_is_not_square_integrable_is_a_one_line_spec_error():
 
 def test_half_line_basis_gram_orthonormality_and_projection(tmp_path, monkeypatch):
     """exp(-2t)/(1+t) on [0, oo): no closed form, mpmath quadrature with a variable change."""
-    from gpcompiler import analysis as analysis_module
+    from gpcompiler.compiler.analysis import gram as analysis_module
     monkeypatch.setattr(analysis_module, "INTEGRATION_SECONDS", 2)
     body = ('[domain]\nintervals = [["0", "oo"]]\n'
             '[basis]\nfunctions = ["exp(-2*t)/(1+t)", "exp(-3*t)", "t*exp(-2*t)"]\n')
@@ -267,7 +268,7 @@ def test_chebyshev_weight_gram_by_tanh_sinh_and_projection_at_the_singular_ends(
     moments, Gram to 50 digits; pieces graded by distance towards +-1 with the weight evaluated
     from the exact distance to the end: the projection agrees with mpmath to 1e-13, for
     curves reaching the ends or not."""
-    from gpcompiler import analysis as analysis_module
+    from gpcompiler.compiler.analysis import gram as analysis_module
     monkeypatch.setattr(analysis_module, "INTEGRATION_SECONDS", 0.5)
     monkeypatch.setattr(analysis_module, "_jacobi_form", lambda *args: None)
     body = CHEBYSHEV
@@ -347,7 +348,7 @@ def test_a_wrong_closed_form_beyond_the_quadrature_error_is_caught(monkeypatch):
     G[1, 0] = 39.74 with error estimate 0.01 (far above the tolerance 1e-12 sqrt(G_00
     G_11)), G[1, 1] = 3.14e6 with error 1. A closed form of 0 is 4000 estimates away: it is
     rejected, not left unjudged; one within the estimate is not."""
-    from gpcompiler import analysis
+    from gpcompiler.compiler.analysis import gram as analysis
     spec = _spec('[domain]\nvariables = ["x", "y"]\nintervals = [["0", "1"], ["0", "1"]]\n'
                  '[basis]\nfunctions = ["1", "x*y"]\n')
     scripted = {0: (mpmath.mpf(1), mpmath.mpf(0)), 1: (mpmath.mpf("39.7367"), mpmath.mpf("0.01")),

@@ -3,8 +3,10 @@ fails on main at 6dfa791."""
 import pytest
 
 from conftest import ROOT
-from gpcompiler import build
-from gpcompiler import cli as cli_module
+from gpcompiler.compiler import build
+import gpcompiler
+from gpcompiler.cli import cdf as cdf_command, common, figures as cli_figures
+from gpcompiler.cli import privatize as privatize_command
 from gpcompiler.errors import NotPositiveDefiniteError, SpecError
 
 SPEC = """name = "{name}"
@@ -60,8 +62,8 @@ def test_a_zero_polynomial_reaching_the_analysis_is_a_dependence():
 
     import sympy
 
-    from gpcompiler.analysis import analyze
-    from gpcompiler.spec import load_spec
+    from gpcompiler.compiler.analysis import analyze
+    from gpcompiler.compiler.spec import load_spec
     spec = load_spec(ROOT / "specs" / "linear.toml")
     t = spec.variable
     spec = dataclasses.replace(spec, functions=((sympy.Integer(0),), (t,)))
@@ -87,7 +89,7 @@ def test_a_dependence_hidden_by_an_identity_is_named_proven_or_numerical(cli, tm
 def test_progress_bar_counts_specs_not_stages(cli, tmp_path, monkeypatch):
     """Defect 4: stage messages of a long compile advanced the spec bar (`100% 2/2` during
     the first of two specs, then `9spec`)."""
-    from gpcompiler import analysis
+    from gpcompiler.compiler.analysis import core as analysis
 
     class Bar:
         def __init__(self, *args, **kwargs):
@@ -103,7 +105,8 @@ def test_progress_bar_counts_specs_not_stages(cli, tmp_path, monkeypatch):
         def close(self):
             pass
     bars = []
-    monkeypatch.setattr(cli_module, "_bar", lambda *a, **k: bars.append(Bar(*a, **k)) or bars[-1])
+    monkeypatch.setattr(common, "progress_bar",
+                        lambda *a, **k: bars.append(Bar(*a, **k)) or bars[-1])
     monkeypatch.setattr(analysis, "PROGRESS_AFTER", 0.0)     # every stage is reported
     specs = [write_spec(tmp_path, f"s{i}", f'functions = ["1", "t**{i + 1}"]') for i in range(2)]
     status, _, err = cli("compile", *specs, "-o", tmp_path / "out")
@@ -121,7 +124,7 @@ def test_every_command_has_version(cli, command):
     """Defect 5: `gpcompiler privatize --version` failed with "the following arguments
     are required"."""
     status, out, err = cli(command, "--version")
-    assert (status, out.strip()) == (0, f"gpcompiler {cli_module.__version__}"), err
+    assert (status, out.strip()) == (0, f"gpcompiler {gpcompiler.__version__}"), err
 
 
 def test_negative_infinity_is_an_option_value(cli, tmp_path):
@@ -197,7 +200,8 @@ def overlaps(a, b):
 @pytest.fixture
 def figures(monkeypatch):
     shown = []
-    monkeypatch.setattr(cli_module, "_png", lambda figure: shown.append(figure) or b"png")
+    for command in (privatize_command, cdf_command):
+        monkeypatch.setattr(command, "png", lambda figure: shown.append(figure) or b"png")
     return shown
 
 
@@ -220,7 +224,7 @@ def test_declared_units_label_the_plot_and_the_release(cli, tmp_path, figures):
         (tmp_path / "r.csv").read_text()
     status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1", "-o", out)
     assert status == 0 and "units" not in json.loads(out.read_text())
-    assert cli_module._with_unit("ECG lead MLII (mV)", "V") == "ECG lead MLII (mV)"
+    assert cli_figures.with_unit("ECG lead MLII (mV)", "V") == "ECG lead MLII (mV)"
 
 
 def test_bad_units_are_spec_errors(cli, tmp_path):
@@ -240,7 +244,7 @@ def test_the_legend_never_covers_the_data(cli, tmp_path, figures, count, monkeyp
     """Item 5: at 1 and 5 curves one axis, one distinct colour per curve, the legend beside
     it; more are small multiples (one panel per curve, shared axes, at most MAX_PANELS: 10
     of 12 here; docs/images has 100) and one figure legend outside every panel."""
-    monkeypatch.setattr(cli_module, "MAX_PANELS", 10)
+    monkeypatch.setattr(cli_figures, "MAX_PANELS", 10)
     spec = tmp_path / "seconds.toml"
     spec.write_text(UNITS_SPEC)
     status, _, err = cli("privatize", spec, curves_csv(tmp_path / "c.csv", count), "--epsilon",
@@ -254,8 +258,8 @@ def test_the_legend_never_covers_the_data(cli, tmp_path, figures, count, monkeyp
     assert len(legends) == 1
     box = legends[0].get_window_extent()
     assert not any(overlaps(box, axis.get_window_extent()) for axis in panels)
-    assert len(panels) == (1 if count <= cli_module.SHARED_AXIS else 10)
-    if count > cli_module.SHARED_AXIS:
+    assert len(panels) == (1 if count <= cli_figures.SHARED_AXIS else 10)
+    if count > cli_figures.SHARED_AXIS:
         assert figure.get_supxlabel() == "t (s)" and figure.get_supylabel() == "y (mV)"
         assert "(the first 10 of 12 curves)" in figure.get_suptitle()
         assert [axis.get_title() for axis in panels[:2]] == ["c0", "c1"]

@@ -124,7 +124,7 @@ def test_a_node_a_subnormal_distance_from_a_singular_end_changes_nothing(tmp_pat
     distance of the last graded sub-pieces underflowed to 0 and made the coefficients NaN,
     so such a sample time decided whether a release was made (adversarial review). Now the
     same coefficients and the same release as without the node."""
-    from gpcompiler.build import load
+    from gpcompiler.compiler.build import load
     spec = tmp_path / "jacobi0.toml"
     spec.write_text('name = "jacobi0"\n[domain]\nintervals = [["0", "1"]]\n[basis]\n'
                     'family = { name = "legendre", degree = 6 }\n[metric]\n'

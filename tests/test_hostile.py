@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 from conftest import generated
 from gpcompiler import cdf, priv_func_select, priv_func_seg
-from gpcompiler.analysis import analyze
+from gpcompiler.compiler.analysis import analyze
 from gpcompiler.errors import NotPositiveDefiniteError, SpecError, SymbolicLimitError
-from gpcompiler.expressions import ExpressionError, parse_expression
-from gpcompiler.spec import parse_spec
-from gpcompiler.symbolic import time_limit
+from gpcompiler.compiler.expressions import ExpressionError, parse_expression
+from gpcompiler.compiler.spec import parse_spec
+from gpcompiler.compiler.symbolic import time_limit
 
 SETTINGS = settings(max_examples=int(os.environ.get("HOSTILE_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TOKENS = ["t", "T", "x", "sin", "cos", "exp", "log", "sqrt", "sinc", "pi", "oo", "E", "__import__",
@@ -88,7 +88,7 @@ def test_random_specs_compile_or_raise_documented_errors(tables):
 
 
 def test_symbolic_work_is_time_limited(tmp_path, monkeypatch):
-    from gpcompiler.build import compile_spec
+    from gpcompiler.compiler.build import compile_spec
     monkeypatch.setenv("GPCOMPILER_TIME_LIMIT", "1")
     path = tmp_path / "slow.toml"
     path.write_text('name = "slow"\n[domain]\nintervals = [["0", "1"]]\n'

@@ -61,7 +61,7 @@ def test_wheel_ships_every_module_template_and_data_file(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = shipped_files()
     assert any(name.startswith("gpcompiler/adaptive/") for name in expected)
-    assert any(name.startswith("gpcompiler/templates/") for name in expected)
+    assert any(name.startswith("gpcompiler/compiler/emit/templates/") for name in expected)
     assert any(name.startswith("gpcompiler/data/") for name in expected)
     assert "gpcompiler/specs/sinc_ecg.toml" in expected
     assert "gpcompiler/generated/linear.py" in expected
@@ -107,7 +107,7 @@ def test_console_script_of_the_installed_wheel(wheel, tmp_path):
     run("experiment", "ecg", "--quick", "--curves", "1", "--seeds", "1", "--out", "ecg")
     assert (work / "ecg" / "results.json").is_file()
     shipped = subprocess.run(
-        [str(python), "-c", "from gpcompiler import audit_suite\n"
+        [str(python), "-c", "from gpcompiler.audit import suite as audit_suite\n"
          "for name in audit_suite.shipped_specs(): audit_suite.generated(name)\n"
          "print(len(audit_suite.shipped_specs()))"],
         cwd=work, env=env, capture_output=True, text=True)

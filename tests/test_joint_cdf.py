@@ -122,7 +122,7 @@ def test_cdf_command_releases_a_joint_cdf_of_several_columns(tmp_path, cli):
     released joint CDF on the public grid (the same numbers as joint_estimate with the same
     seed) and nothing else from the data but its record count; --columns is the same."""
     from gpcompiler.cdf.joint import joint_estimate
-    from gpcompiler.curves import read_column
+    from gpcompiler.io.curves import read_column
     gpcompiler = cli
     common = ("--lo", "0", "--lo", "0", "--hi", "2500", "--hi", "60", "--epsilon", "1",
               "--delta", "1e-6", "--seed", "3", "--grid", "36", "--degree", "6")

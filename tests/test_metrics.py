@@ -4,9 +4,9 @@ import numpy
 import pytest
 
 from gpcompiler import load
-from gpcompiler import analysis as analysis_module
-from gpcompiler.analysis import analyze
-from gpcompiler.spec import load_spec
+from gpcompiler.compiler.analysis import gram as analysis_module
+from gpcompiler.compiler.analysis import analyze
+from gpcompiler.compiler.spec import load_spec
 
 
 def _module(tmp_path, name, body):

@@ -7,21 +7,29 @@ import numpy
 import pytest
 
 from conftest import ROOT, SPECS, generated
-from gpcompiler.build import check, compile_spec, load
+from gpcompiler.compiler.build import check, compile_spec, load
 
 
 @pytest.mark.parametrize("name", SPECS)
 def test_generated_module_inlines_the_audited_runtime_verbatim(name):
     """Each runtime part of a module is the package's gpcompiler/runtime source after its
-    imports, byte for byte, under a marker giving its sha256."""
+    imports, byte for byte, under a marker giving its version and sha256; the runtime
+    comes last, after the spec-specific part, as one block."""
     import hashlib
-    from gpcompiler import emit
+    import gpcompiler
+    from gpcompiler.compiler.emit import runtime as emit
     from gpcompiler.runtime import entropy, exact
     text = (ROOT / "generated" / f"{name}.py").read_text()
     for module, path in ((entropy, "runtime/entropy.py"), (exact, "runtime/exact.py")):
         body = emit.runtime_body(module)
         digest = hashlib.sha256(body.encode()).hexdigest()
-        assert f"# ---- {path} sha256 {digest}\n\n{body}\n\n# ---- end of {path}" in text
+        marker = f"# ---- {path} from gpcompiler {gpcompiler.__version__}\n# ---- sha256 {digest}"
+        assert f"{marker}\n\n{body}\n\n# ---- end of {path}" in text
+    header = emit.HEADER.format(version=gpcompiler.__version__)
+    assert text.count(header) == 1
+    runtime = text[text.index(header):]
+    assert runtime == emit.runtime_source() + "\n"
+    assert "\ndef privatize(" in text[:text.index(header)]   # the module's own API first
 
 
 @pytest.mark.parametrize("name", SPECS)
@@ -189,7 +197,7 @@ def test_noise_scale_is_never_rounded_down():
 
 
 def test_sinc_module_projects_the_bundled_ecg():
-    from gpcompiler.curves import bundled_ecg
+    from gpcompiler.io.curves import bundled_ecg
     module = generated("sinc_ecg")
     curve = bundled_ecg(0)
     t, y = curve.times[0], curve.values[0]

@@ -107,13 +107,13 @@ SECURE_CASES = [("random", (), "uniform", ()), ("standard_normal", (), "norm", (
 
 @pytest.mark.parametrize("method, arguments, distribution, parameters", SECURE_CASES)
 def test_secure_generator_variates_pass_ks_at_one_in_a_million(method, arguments, distribution, parameters):
-    from gpcompiler.secure import SecureGenerator
+    from gpcompiler.runtime.secure import SecureGenerator
     sample = getattr(SecureGenerator(), method)(*arguments, size=50000)
     assert stats.kstest(sample, distribution, args=parameters).pvalue > ALPHA
 
 
 def test_secure_uniform_bits_pass_chi_square():
-    from gpcompiler.secure import SecureGenerator
+    from gpcompiler.runtime.secure import SecureGenerator
     u = SecureGenerator().random(200000)
     assert u.min() > 0 and u.max() <= 1
     counts = numpy.bincount(numpy.minimum((u * 256).astype(int), 255), minlength=256)
@@ -141,7 +141,7 @@ def test_secure_entropy_is_os_urandom_or_shake128_keyed_by_fresh_os_bytes(monkey
     import hashlib
     import os
 
-    from gpcompiler.secure import SecureGenerator
+    from gpcompiler.runtime.secure import SecureGenerator
     original, reads = os.urandom, []
     monkeypatch.setattr(os, "urandom", lambda n: reads.append(original(n)) or reads[-1])
     generator = SecureGenerator()
@@ -162,7 +162,7 @@ def test_secure_uniforms_are_exactly_the_geometric_exponent_construction():
     they are 0 (scripted here), computed independently with Python integers."""
     from fractions import Fraction
 
-    from gpcompiler.secure import SecureGenerator
+    from gpcompiler.runtime.secure import SecureGenerator
     fresh = [0, 1, 2 ** 63, 12345, 2 ** 64 - 1, 7]
 
     class Scripted(SecureGenerator):
@@ -189,7 +189,7 @@ def test_secure_uniforms_are_exactly_the_geometric_exponent_construction():
 
 def _scripted_normals(radius_words, angle_words):
     """standard_normal of 2n values (one block) from the given words: (x, y) pairs."""
-    from gpcompiler.secure import SecureGenerator
+    from gpcompiler.runtime.secure import SecureGenerator
 
     class Scripted(SecureGenerator):
         def _words(self, count):
@@ -269,7 +269,7 @@ def test_secure_box_muller_pairs_have_a_uniform_angle_and_exponential_radius():
     """Exact distribution tests of the pairs, at one in a million each; the same tests reject
     mutant entropy that fixes the half-turn bit or never reaches below 2^-12 (they have
     power against a biased angle and a truncated radius)."""
-    from gpcompiler.secure import SecureGenerator
+    from gpcompiler.runtime.secure import SecureGenerator
     assert min(_pair_tests(SecureGenerator())) > ALPHA / 10
     for mutant in (_StuckSign, _ShallowRadius):
         assert min(_pair_tests(type("Mutant", (mutant, SecureGenerator), {})())) < ALPHA

@@ -18,7 +18,7 @@ from gpcompiler import cdf
 from gpcompiler.adaptive import piecewise, piecewise_project_and_privatize
 from gpcompiler.adaptive.curve import make_curve
 from gpcompiler.adaptive.select import prefix_distances
-from gpcompiler.secure import SecureGenerator
+from gpcompiler.runtime.secure import SecureGenerator
 
 
 # --- curves and their exact distances ---------------------------------------------------

@@ -17,12 +17,12 @@ import pytest
 from scipy import integrate, stats
 
 from conftest import generated
-from gpcompiler import conformance, mutants
+from gpcompiler.audit import conformance, mutants
 from gpcompiler.adaptive import noise, seg
 from gpcompiler.adaptive.ledger import PrivacyLedger
 from gpcompiler.cdf import estimators, gaussian, joint
 from gpcompiler.errors import UserError
-from gpcompiler.secure import SecureGenerator
+from gpcompiler.runtime.secure import SecureGenerator
 
 ALPHA = 1e-6
 LATTICE = 2.0 ** -18   # a few lattice steps of 2^-20 of the noise scale

@@ -89,7 +89,7 @@ def test_readme_python_example_runs(monkeypatch, capsys):
 
 def test_readme_facts_match_the_tool():
     """The facts the README states that a change could make stale (issue 20, defect 6)."""
-    from gpcompiler.spec import MAX_BASIS_SIZE
+    from gpcompiler.compiler.spec import MAX_BASIS_SIZE
     specs = sorted(p.stem for p in (ROOT / "specs").glob("*.toml"))
     number = len(specs)
     assert f"the {number} shipped specs" in README and f"The {number}\nshipped specs" in README
@@ -100,7 +100,7 @@ def test_readme_facts_match_the_tool():
 
 
 def test_readme_spec_example_is_a_valid_spec():
-    from gpcompiler.spec import parse_spec
+    from gpcompiler.compiler.spec import parse_spec
     (block,) = fenced_blocks(README, "toml")
     spec = parse_spec(block.encode(), "README.md")
     assert (spec.name, len(spec.functions), spec.value_dim) == ("linear", 2, 1)

@@ -5,7 +5,7 @@ import pytest
 import sympy
 
 from conftest import MECHANISM_SPECS, generated, spec
-from gpcompiler.analysis import analyze
+from gpcompiler.compiler.analysis import analyze
 
 DPS = 50
 

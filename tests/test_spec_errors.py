@@ -1,10 +1,10 @@
 """Malformed specs: one SpecError naming every bad key and what was expected."""
 import pytest
 
-from gpcompiler.analysis import analyze
+from gpcompiler.compiler.analysis import analyze
 from gpcompiler.errors import NotPositiveDefiniteError, SpecError
-from gpcompiler.expressions import ExpressionError, parse_expression
-from gpcompiler.spec import parse_spec
+from gpcompiler.compiler.expressions import ExpressionError, parse_expression
+from gpcompiler.compiler.spec import parse_spec
 
 GOOD = """
 name = "ok"

@@ -13,7 +13,7 @@ from gpcompiler import cdf
 from gpcompiler.adaptive import piecewise, priv_func_seg, seg, select
 from gpcompiler.adaptive.curve import make_curve
 from gpcompiler.cdf import streaming
-from gpcompiler.cdf.estimators import record_contributions
+from gpcompiler.cdf.release import record_contributions
 
 METHODS = ("moments", "direct", "histogram", "adaptive-quantiles")
 

@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy
 
-from ..secure import default_generator
+from ..runtime.secure import default_generator
 from .curve import make_curve
 from .ledger import PrivacyLedger, check_budget
 from ..runtime.exact import lattice
@@ -57,7 +57,7 @@ def baseline_points(t, y, k, *, domain, epsilon=None, rho=None, window=None, rng
     noisy = numpy.stack([privatize_vector(points[i], ledger, f"baseline: point {i}", share,
                                           rng=rng, bound=bound) for i in range(k)])
     if window is not None and window > 1:
-        noisy = _sliding_mean(noisy, int(window))
+        noisy = sliding_mean(noisy, int(window))
 
     def evaluator(x):
         return numpy.stack([numpy.interp(x, times, noisy[:, r]) for r in range(curve.value_dim)], axis=-1)
@@ -65,7 +65,7 @@ def baseline_points(t, y, k, *, domain, epsilon=None, rho=None, window=None, rng
                            breakpoints=times, coefficients=noisy, details=(("k", k), ("window", window)))
 
 
-def _sliding_mean(values, width):
+def sliding_mean(values, width):
     """Centred moving average; the window shrinks at the ends."""
     cumulative = numpy.concatenate([numpy.zeros((1, values.shape[1])), numpy.cumsum(values, axis=0)])
     index = numpy.arange(values.shape[0])

@@ -38,8 +38,8 @@ from fractions import Fraction
 
 import numpy
 
-from ..rounding import ceil_float, ceil_sqrt
-from ..slack import UNIT, gamma
+from ..runtime.rounding import ceil_float, ceil_sqrt
+from ..compiler.slack import UNIT, gamma
 
 TAIL = 2.0 ** -60    # truncation remainder allowed per unit of ||g||_inf
 PIECES = 1 << 12     # pieces per block (BLAS sums within a block: gamma_4096)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..errors import UserError
-from ..rounding import floor_float
+from ..runtime.rounding import floor_float
 
 
 class BudgetExceededError(UserError, ValueError):

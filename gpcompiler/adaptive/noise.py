@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy
 
-from ..rounding import ceil_float, ceil_sqrt
+from ..runtime.rounding import ceil_float, ceil_sqrt
 from ..runtime import exact
 from ..runtime.entropy import default_generator
 

@@ -15,8 +15,8 @@ from fractions import Fraction
 
 import numpy
 
-from ..rounding import floor_float
-from ..slack import curve_eta
+from ..runtime.rounding import floor_float
+from ..compiler.slack import curve_eta
 from . import piecewise
 from .curve import prepare_run
 from .ledger import PrivacyLedger

@@ -16,8 +16,8 @@ from fractions import Fraction
 import numpy
 from numpy.polynomial import legendre
 
-from ..build import load
-from ..rounding import floor_float
+from ..compiler.build import load
+from ..runtime.rounding import floor_float
 from . import closed_form
 from .curve import prepare_run
 from .ledger import check_budget

@@ -1,7 +1,7 @@
 """Sparse vector technique (paper Alg. 1), charged to a privacy ledger."""
 from fractions import Fraction
 
-from ..rounding import ceil_float, floor_float
+from ..runtime.rounding import ceil_float, floor_float
 from .noise import draw
 
 

@@ -33,7 +33,7 @@ from fractions import Fraction
 
 import numpy
 
-from ..rounding import ceil_float, ceil_sqrt, floor_float
+from ..runtime.rounding import ceil_float, ceil_sqrt, floor_float
 from ..runtime import exact
 from .gaussian import EPSILON_RANGE, analytic_gaussian_sigma
 from .tables import COEFFICIENT_SENSITIVITY_SQUARED

@@ -18,56 +18,24 @@ import numpy
 from numpy.polynomial import legendre
 from scipy.optimize import isotonic_regression
 
-from ..rounding import ceil_sqrt
+from ..compiler.symbolic import to_float
 from ..runtime import exact
-from ..secure import default_generator
-from ..symbolic import to_float
+from ..runtime.rounding import ceil_sqrt
+from ..runtime.secure import default_generator
 from .gaussian import analytic_gaussian_sigma
+from .release import CDFEstimate, check_budget
 from .streaming import (direct_terms, partial_sums, public_values, quantile_points,
                         to_reference)
 from .tables import COEFFICIENT_SENSITIVITY_SQUARED, cdf_tables, moment_sensitivity_squared
 
+
 METHODS = ("moments", "direct", "histogram", "adaptive-quantiles")
+
+
 AUTO = "auto"     # degree chosen privately (gpcompiler.cdf.degree)
+
+
 GRID_SIZE = 2001
-
-
-@dataclass(frozen=True)
-class CDFEstimate:
-    """A private CDF on [lo, hi]: piecewise linear through (grid, values), non-decreasing."""
-    method: str
-    lo: float
-    hi: float
-    grid: numpy.ndarray
-    values: numpy.ndarray
-    sigma: float
-    sensitivity: float
-    epsilon: float
-    delta: float
-    degree: int = None
-    spent: tuple = field(default=())
-
-    def cdf(self, x):
-        """F~(x); 0 below lo and 1 above hi."""
-        return numpy.interp(numpy.asarray(x, dtype=float), self.grid, self.values, left=0.0, right=1.0)
-
-    def quantile(self, p):
-        """Generalized inverse: the smallest x with F~(x) >= p (linear within a grid cell)."""
-        p = numpy.asarray(p, dtype=float)
-        if numpy.any(~numpy.isfinite(p)) or numpy.any((p < 0) | (p > 1)):
-            raise ValueError("probabilities must lie in [0, 1]")
-        index = numpy.clip(numpy.searchsorted(self.values, p, side="left"), 1, self.grid.size - 1)
-        left, right = self.values[index - 1], self.values[index]
-        share = numpy.where(right > left, (p - left) / numpy.where(right > left, right - left, 1), 1.0)
-        x = self.grid[index - 1] + numpy.clip(share, 0, 1) * (self.grid[index] - self.grid[index - 1])
-        return numpy.where(p <= self.values[0], self.grid[0], x)
-
-
-def _check_budget(epsilon, delta):
-    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
-    if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-        raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
 
 
 def map_to_reference(data, lo, hi):
@@ -83,21 +51,6 @@ def _check_bounds(lo, hi):
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and math.isfinite(2 * (hi - lo))):
         raise ValueError(f"public bounds need finite lo < hi with 2 (hi - lo) finite, got "
                          f"lo={lo}, hi={hi}")
-
-
-def record_contributions(x, degree, method):
-    """Per-record terms whose sums are the sufficient statistics (a reference for tests;
-    the estimators sum them in chunks, see streaming.py).
-
-    moments: x^i, i = 1..K+1; direct: int_x^1 e_k = -(P_{k+1}(x) - P_{k-1}(x))/sqrt(2(2k+1))
-    (and 1 - x for k = 0, scaled by 1/sqrt(2)).
-    """
-    if method == "moments":
-        return x[:, None] ** numpy.arange(1, degree + 2)
-    p = legendre.legvander(x, degree + 1)
-    k = numpy.arange(degree + 1)
-    previous = numpy.where(k[None, :] >= 1, p[:, numpy.maximum(k - 1, 0)], 1.0)
-    return -(p[:, k + 1] - previous) / numpy.sqrt(2 * (2 * k + 1))
 
 
 def _is_dask(data):
@@ -142,7 +95,7 @@ class Statistics:
         if not _is_dask(data):
             return cls.from_chunks([data], lo=lo, hi=hi, degree=degree, method=method,
                                    bins=bins, steps=steps)
-        from ..dask import dask_partial
+        from .partitions import dask_partial
         size = _size(method, degree, bins, steps)
         _check_bounds(lo, hi)
         return cls._from_partial(dask_partial(data, lo, hi, method, size), lo, hi, degree, method,
@@ -187,7 +140,7 @@ class Statistics:
     def privatize(self, *, epsilon, delta, rng=None):
         """Gaussian noise on the sums, with this batch's own (epsilon, delta): the sums'
         exact rounding to gamma Z (runtime/exact.py, gamma = lattice(sigma))."""
-        _check_budget(epsilon, delta)
+        check_budget(epsilon, delta)
         sigma = analytic_gaussian_sigma(epsilon, delta, self.sum_sensitivity())
         rng = default_generator(rng)
         noisy = exact.gaussian(self.sums, sigma, rng)
@@ -345,7 +298,7 @@ def estimate(data, *, lo, hi, epsilon, delta, degree=10, method="direct", rng=No
         return _auto_estimate(data, lo, hi, epsilon, delta, method, default_generator(rng))
     _size(method, degree, bins, steps)
     _size("moments" if method == "moments" else "direct", degree, bins, steps)
-    _check_budget(epsilon, delta)
+    check_budget(epsilon, delta)
     rng = default_generator(rng)
     statistics = Statistics.from_data(data, lo=lo, hi=hi, degree=degree, method=method,
                                       bins=bins, steps=steps)
@@ -359,7 +312,7 @@ def _auto_estimate(data, lo, hi, epsilon, delta, method, rng):
     from .degree import CANDIDATES, choose_degree
     if method != "direct":
         raise ValueError(f"degree='auto' needs the direct method, got {method!r}")
-    _check_budget(epsilon, delta)
+    check_budget(epsilon, delta)
     top = Statistics.from_data(data, lo=lo, hi=hi, degree=max(CANDIDATES), method="direct")
     degree, selection, release = choose_degree(top.sums / top.count, top.count, epsilon,
                                                delta, rng)

@@ -21,10 +21,10 @@ from numpy.polynomial import legendre
 from scipy.interpolate import RegularGridInterpolator
 from scipy.optimize import isotonic_regression
 
-from ..rounding import ceil_sqrt, floor_float
+from ..runtime.rounding import ceil_sqrt, floor_float
 from ..runtime import exact
-from ..secure import default_generator
-from .estimators import CDFEstimate, _check_budget, record_contributions
+from ..runtime.secure import default_generator
+from .release import CDFEstimate, check_budget, record_contributions
 from .gaussian import analytic_gaussian_sigma
 from .streaming import public_values
 
@@ -143,7 +143,7 @@ def joint_estimate(data, *, lo, hi, epsilon, delta, degree=8, total_degree=None,
     """
     if method not in JOINT_METHODS:
         raise ValueError(f"method must be one of {', '.join(JOINT_METHODS)}, got {method!r}")
-    _check_budget(epsilon, delta)
+    check_budget(epsilon, delta)
     x, lo, hi = _reference(data, lo, hi)
     n, k = x.shape
     rng = default_generator(rng)

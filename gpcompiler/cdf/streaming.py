@@ -19,7 +19,7 @@ from functools import lru_cache
 
 import numpy
 
-from ..rounding import ceil_float, ceil_sqrt
+from ..runtime.rounding import ceil_float, ceil_sqrt
 
 CHUNK = 1 << 16
 ROW = 1 << 10     # records per first-level sum of a chunk (docs: direct_error_bound)

@@ -8,7 +8,7 @@ from importlib import import_module
 from pathlib import Path
 
 from .. import __version__
-from ..curves import write_text_atomically
+from ..io.curves import write_text_atomically
 from . import report
 from .protocol import BASE_SEED, run_tasks
 

@@ -19,7 +19,7 @@ import numpy
 from .. import cdf
 from ..cdf.degree import CANDIDATES, split_budget
 from ..cdf.estimators import Statistics
-from ..curves import read_column
+from ..io.curves import read_column
 from .protocol import simulation_rng
 
 EPSILON, DELTA, BINS = 1.0, 1e-5, 64

@@ -11,7 +11,7 @@ import gzip
 from importlib import resources
 
 from .. import cdf as estimators
-from ..curves import read_column
+from ..io.curves import read_column
 from ..errors import DataError
 from .protocol import Dataset, sha256_of, simulation_rng
 

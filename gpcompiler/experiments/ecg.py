@@ -17,8 +17,8 @@ from importlib import resources
 import numpy
 
 from ..adaptive.curve import make_curve
-from ..build import SHIPPED_SPECS, load as load_spec
-from ..curves import Curves
+from ..compiler.build import SHIPPED_SPECS, load as load_spec
+from ..io.curves import Curves
 from .protocol import (baseline_errors, checked_dataset, first, largest_bound, simulation_rng,
                        user_curves)
 

@@ -16,7 +16,7 @@ import random
 
 import numpy
 
-from ..curves import Curves
+from ..io.curves import Curves
 from .protocol import checked_dataset, user_curves
 
 DOMAIN = (0.0, 100.0)

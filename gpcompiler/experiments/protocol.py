@@ -18,13 +18,13 @@ from importlib import import_module
 import numpy
 from numpy.polynomial import legendre
 
-from ..adaptive.baseline import _sliding_mean, baseline_bound
+from ..adaptive.baseline import baseline_bound, sliding_mean
 from ..adaptive.curve import make_curve
 from ..adaptive.ledger import PrivacyLedger, check_budget
-from ..curves import Curves, read_curves
+from ..io.curves import Curves, read_curves
 from ..errors import DataError
 from ..adaptive.noise import clip, release_scale
-from ..rounding import ceil_float, ceil_sqrt
+from ..runtime.rounding import ceil_float, ceil_sqrt
 from ..runtime import exact
 
 BASE_SEED = 20260501
@@ -173,7 +173,7 @@ def baseline_errors(index, t, y, curve, key, budgets, simulations, plan):
         joined = JoinedErrors(curve, times)
         plain[k_label] = (joined(noisy) / norm).reshape(shape).tolist()
         for label, window in windows:
-            values = noisy if window <= 1 else _sliding_mean(
+            values = noisy if window <= 1 else sliding_mean(
                 noisy.reshape(k, -1), int(window)).reshape(noisy.shape)
             smoothed[f"{k_label}, {label}"] = (joined(values) / norm).reshape(shape).tolist()
     return {"Baseline": plain, "Baseline (smoothed)": smoothed}

@@ -48,7 +48,7 @@ def write_json(path, results):
     """results as indented JSON with every innermost list of numbers on one line (a full
     run holds over a million errors); a string never holds a raw newline, so only arrays
     match."""
-    from ..curves import write_text_atomically
+    from ..io.curves import write_text_atomically
     text = json.dumps(results, indent=1, allow_nan=False)
     text = re.sub(r"\[\n\s*(-?[0-9][-+0-9.eE,\s]*?)\s*\]",
                   lambda match: "[" + re.sub(r"\s+", "", match.group(1)) + "]", text)

@@ -2,8 +2,8 @@
 (paper Sec. 5.3, Figs. 12, 16) against the LY23 baseline (k in {10, 20, 50, 100},
 s = k/10). The monomial specs on [0, 100] are compiled on first use (and cached)."""
 from ..adaptive.curve import make_curve
-from ..build import cache_dir, load as load_spec
-from ..curves import write_text_atomically
+from ..compiler.build import cache_dir, load as load_spec
+from ..io.curves import write_text_atomically
 from . import mixtures
 from .protocol import baseline_errors
 from .seg_common import seg_errors

@@ -14,7 +14,7 @@ import numpy
 from ..adaptive import priv_func_select
 from ..adaptive.curve import make_curve
 from ..adaptive.select import prefix_distances
-from ..build import SHIPPED_SPECS, load as load_spec
+from ..compiler.build import SHIPPED_SPECS, load as load_spec
 from . import mixtures
 from .protocol import baseline_errors, largest_bound, simulation_rng
 

@@ -12,8 +12,8 @@ import math
 from importlib import resources
 
 from ..adaptive.curve import make_curve
-from ..build import SHIPPED_SPECS, load as load_spec
-from ..curves import bundled_trajectories
+from ..compiler.build import SHIPPED_SPECS, load as load_spec
+from ..io.curves import bundled_trajectories
 from .protocol import baseline_errors, checked_dataset, first, user_curves
 from .seg_common import seg_errors
 

@@ -1,0 +1,75 @@
+"""`gpcompiler compile`, `check` and `explain`: the compiler's commands."""
+import sys
+from pathlib import Path
+
+from ..errors import UserError
+from .common import Steps, named_error, say
+
+
+def cmd_compile(args):
+    """`gpcompiler compile SPEC... -o DIR`: write the generated modules."""
+    from ..compiler.build import compile_files
+    from ..io.curves import check_writable
+    check_writable(args.output, directory=True)
+    steps = Steps(args, len(args.specs))
+    try:
+        written = compile_files(args.specs, args.output, progress=steps, stages=steps.stage)
+    except UserError as error:
+        raise steps.named(error) from None
+    finally:
+        steps.bar.close()
+    for path in written:
+        say(args, f"wrote {path}")
+    return 0
+
+
+def cmd_check(args):
+    """`gpcompiler check`: regenerate every spec, diff against generated/, report modules
+    of generated/ that no spec makes (stale)."""
+    from ..compiler.build import check
+    from ..compiler.spec import load_spec
+    spec_dir, generated = Path(args.specs), Path(args.generated)
+    if not spec_dir.is_dir():
+        raise UserError(f"no spec directory {spec_dir}")
+    specs = sorted(spec_dir.glob("*.toml"))
+    if not specs:
+        raise UserError(f"no spec (*.toml) in {spec_dir}")
+    steps = Steps(args, len(specs))
+    try:
+        problems = check(spec_dir, generated, progress=steps, stages=steps.stage)
+        names = {load_spec(path).name for path in specs}
+    except UserError as error:
+        raise steps.named(error) from None
+    finally:
+        steps.bar.close()
+    for diff in problems:
+        sys.stdout.write(diff)
+    stale = sorted(p for p in generated.glob("*.py") if p.stem not in names)
+    for path in stale:
+        print(f"stale: {path} is made by no spec in {spec_dir}/: remove it")
+    if problems:
+        print(f"{len(problems)} generated module(s) differ from their specs: "
+              f"run `gpcompiler compile {spec_dir}/*.toml -o {generated}`", file=sys.stderr)
+    if problems or stale:
+        return 1
+    say(args, f"all {len(specs)} generated modules in {generated}/ match {spec_dir}/")
+    return 0
+
+
+def cmd_explain(args):
+    """`gpcompiler explain SPEC`: the exact derivation as Markdown with LaTeX (served from
+    the build cache when the spec and the compiler are unchanged)."""
+    from ..compiler.build import explained
+    from ..io.curves import check_writable, write_text_atomically
+    if args.output:
+        check_writable(args.output)
+    try:
+        text = explained(args.spec)
+    except UserError as error:
+        raise named_error(args.spec, error) from None
+    if args.output:
+        write_text_atomically(args.output, text)
+        say(args, f"wrote {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0

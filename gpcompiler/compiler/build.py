@@ -1,0 +1,174 @@
+"""The pipeline end to end: spec file -> generated module (on disk, checked, or loaded)."""
+import difflib
+import functools
+import hashlib
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import __version__
+from .analysis import analyze
+from .analysis.core import Stages
+from ..cdf.tables import cdf_tables
+from ..io.curves import write_text_atomically
+from .emit import emit_cdf_module, emit_module
+from ..errors import SpecError
+from .ir import lower, lower_cdf
+from .spec import load_spec
+from .symbolic import time_limit
+
+# The shipped specs and their generated modules, inside the package (links to the top-level
+# specs/ and generated/ in a checkout; copies in an installed wheel).
+SHIPPED_SPECS = Path(__file__).resolve().parent.parent / "specs"
+SHIPPED_MODULES = Path(__file__).resolve().parent.parent / "generated"
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A compiled spec: its analysis and the generated module's source text."""
+    spec: object
+    analysis: object
+    source: str
+
+
+def compile_limit():
+    """Seconds allowed for compiling one spec ($GPCOMPILER_TIME_LIMIT, default 300)."""
+    return float(os.environ.get("GPCOMPILER_TIME_LIMIT", "300"))
+
+
+def compile_spec(path, root=None, progress=None, emit=True):
+    """Run every stage on one spec file, within :func:`compile_limit` seconds
+    (``progress`` hears the stage of a compile longer than about 2 s); ``emit=False`` stops
+    after the analysis (``source`` is None: `explain` of any spec)."""
+    spec = load_spec(path, root)
+    limit = compile_limit()
+    with time_limit(limit, f"compiling {spec.path} (GPCOMPILER_TIME_LIMIT = {limit:g} s: "
+                           "raise it to wait longer, or simplify the basis)"):
+        if spec.kind == "cdf":
+            tables = cdf_tables(spec.family.option("degree"))
+            return Compiled(spec, tables, emit_cdf_module(lower_cdf(spec, tables)))
+        stage = Stages(progress, spec.path)
+        try:
+            analysis = analyze(spec, stage)
+            if not emit:
+                return Compiled(spec, analysis, None)
+            stage("emit")
+            return Compiled(spec, analysis, emit_module(lower(analysis)))
+        finally:
+            stage.close()
+
+
+def compile_files(paths, out_dir, root=None, progress=None, stages=None):
+    """Compile spec files into ``out_dir``; nothing is written unless all compile.
+    ``progress`` hears "compiling PATH" before each spec, ``stages`` (default: progress)
+    each stage of a compile longer than about 2 s."""
+    names = {}
+    for path in paths:   # reading the specs is cheap: clashes are found before any work
+        names.setdefault(load_spec(path, root).name, []).append(str(path))
+    clashes = [(n, files) for n, files in names.items() if len(files) > 1]
+    if clashes:
+        raise SpecError([("name", f"module name {n!r} is used by {', '.join(files)}")
+                         for n, files in clashes])
+    compiled = []
+    for path in paths:
+        if progress:
+            progress(f"compiling {path}")
+        compiled.append(compile_spec(path, root, stages or progress))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for item in compiled:
+        target = out_dir / f"{item.spec.name}.py"
+        write_text_atomically(target, item.source)
+        written.append(target)
+    return written
+
+
+def check(spec_dir="specs", generated_dir="generated", progress=None, stages=None):
+    """Regenerate every spec of ``spec_dir``; return unified diffs against ``generated_dir``
+    (``progress`` and ``stages`` as in :func:`compile_files`)."""
+    spec_dir, generated_dir = Path(spec_dir), Path(generated_dir)
+    root = spec_dir.resolve().parent
+    problems = []
+    for path in sorted(spec_dir.glob("*.toml")):
+        if progress:
+            progress(f"checking {path}")
+        item = compile_spec(path, root, stages or progress)
+        target = generated_dir / f"{item.spec.name}.py"
+        current = target.read_text() if target.exists() else ""
+        if current != item.source:
+            problems.append("".join(difflib.unified_diff(
+                current.splitlines(True), item.source.splitlines(True),
+                f"{target} (committed)", f"{target} (regenerated)", n=1)) or f"{target} missing\n")
+    return problems
+
+
+def cache_dir():
+    """Where :func:`load` keeps compiled modules ($GPCOMPILER_CACHE or ~/.cache/gpcompiler)."""
+    default = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpcompiler"
+    return Path(os.environ.get("GPCOMPILER_CACHE", default))
+
+
+@functools.lru_cache(maxsize=1)
+def compiler_digest():
+    """sha256 over the compiler's own source and templates: a cached build is reused only
+    by the very compiler that made it (the version string alone misses development edits)."""
+    digest = hashlib.sha256(__version__.encode())
+    package = Path(__file__).resolve().parent.parent
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".tmpl") and "__pycache__" not in path.parts:
+            digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _cached(spec_path, cache, suffix, salt=b""):
+    """(key, path in the build cache) of a spec's build: the key hashes the spec bytes,
+    ``salt`` and the compiler (:func:`compiler_digest`)."""
+    spec_path = Path(spec_path)
+    try:
+        raw = spec_path.read_bytes()
+    except OSError as error:
+        raise SpecError([("", f"cannot read spec file: {error.strerror}")], spec_path) from None
+    key = hashlib.sha256(raw + b"\0" + salt + compiler_digest().encode()).hexdigest()[:20]
+    directory = Path(cache) if cache is not None else cache_dir()
+    return key, directory / f"{spec_path.stem}-{key}{suffix}"
+
+
+def explained(spec_path, *, cache=None):
+    """The `gpcompiler explain` text of ``spec_path``, from the build cache when the spec
+    bytes, its path (which the text names) and the compiler are unchanged; derived (and
+    cached) otherwise."""
+    from .explain import explain
+    _, target = _cached(spec_path, cache, ".explain.md", str(spec_path).encode() + b"\0")
+    if target.exists():
+        return target.read_text()
+    text = explain(compile_spec(spec_path, emit=False))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomically(target, text)
+    return text
+
+
+def load(spec_path, *, cache=None):
+    """Compile ``spec_path`` (reusing a cached build when the spec bytes and the compiler
+    are unchanged) and return the generated module, imported."""
+    spec_path = Path(spec_path)
+    key, target = _cached(spec_path, cache, ".py")
+    if not target.exists():
+        compiled = compile_spec(spec_path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomically(target, compiled.source)
+    return import_module_file(target, f"gpcompiler_generated_{spec_path.stem}_{key}")
+
+
+def import_module_file(path, module_name=None):
+    """Import a generated module from its file."""
+    module_name = module_name or f"gpcompiler_generated_{Path(path).stem}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules[module_name] = module
+    return module

@@ -1,0 +1,250 @@
+"""What the emitters of curves and of boxes share: templates and their marked
+sections, the placeholders of both, and printers of matrices, expressions and strings."""
+import inspect
+import math
+import re
+import string
+import textwrap
+from importlib import resources
+
+from ...runtime import rounding
+from .runtime import runtime_source
+
+
+def entry_index(entry):
+    return f"({entry.row}, {entry.col})" if entry.col is not None else f"{entry.row}"
+
+
+SECTION = re.compile(r"^#@box (\w+)\n(.*?)^#@end\n", re.M | re.S)
+
+
+def read_template(name):
+    return resources.files("gpcompiler.compiler.emit").joinpath(f"templates/{name}").read_text()
+
+
+def fill_template(template_name, values, sections=None):
+    """Substitute ``values`` into a template; its marked sections are kept, or replaced by
+    ``sections`` (name -> text) when given."""
+    text = SECTION.sub(lambda match: (sections or {}).get(match[1], match[2]),
+                        read_template(template_name))
+    template = string.Template(text)
+    expected = {name for _, _, name, _ in template.pattern.findall(template.template) if name}
+    expected |= {name for _, name, _, _ in template.pattern.findall(template.template) if name}
+    if expected != set(values):
+        raise AssertionError(f"template placeholders {sorted(expected ^ set(values))} "
+                             "do not match the IR")
+    return template.substitute(values)
+
+
+def common_placeholders(ir):
+    """Placeholders of the sections shared by curves and boxes."""
+    return {
+        "title": "\n".join(textwrap.wrap(ir.title, 96)), "tool_version": ir.tool_version,
+        "spec_path": ir.spec_path,
+        "spec_sha256": ir.spec_sha256,
+        "summary": "\n".join(textwrap.fill(line, 99, subsequent_indent="    ")
+                              for line in ir.summary),
+        "name_repr": repr(ir.name), "title_repr": _string(ir.title),
+        "units_repr": repr(ir.units),
+        "tool_version_repr": repr(ir.tool_version), "spec_path_repr": repr(ir.spec_path),
+        "spec_sha256_repr": repr(ir.spec_sha256), "basis_size": str(ir.basis_size),
+        "value_dim": str(ir.value_dim), "coef_dim": str(ir.coef_dim),
+        "coef_shape": repr(ir.coef_shape), "vector_basis": str(ir.vector_basis),
+        "parameters": ", ".join(f"{n!r}: {v}" for n, v, _ in ir.parameters),
+        "parameters_fixed": str(ir.parameters_fixed),
+        "metric_repr": repr(ir.metric), "polynomial_degree": repr(ir.polynomial_degree),
+        "gram_method_repr": _string(ir.gram_method), "certificate_repr": _string(ir.certificate),
+        "condition_number": ir.condition_number,
+        "atoms_size": str(ir.atoms_size), "cholesky_doc": ir.cholesky_doc,
+        "orthonormal_function": _orthonormal_function(ir),
+        "runtime": runtime_source(),
+        "rounding": inlined_source(rounding.ceil_float, rounding.ceil_sqrt),
+        "fixed_parameter_check": _FIXED_PARAMETER_CHECK if ir.parameters_fixed else "",
+        "value_axes": " + (VALUE_DIM,)" if ir.value_dim > 1 else "",
+        "eta": ir.eta, "bound": ir.bound,
+        "default_bound_body": _DEFAULT_BOUND[ir.bound == "None"],
+    }
+
+
+_DEFAULT_BOUND = {
+    False: '''    """The spec's [privacy] bound."""
+    return BOUND''',
+    True: '''    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact)."""
+    target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
+    radius = math.ldexp(1.0, math.frexp(float(target))[1])
+    while Fraction(radius) > target:
+        radius /= 2
+    return radius''',
+}
+
+
+_FIXED_PARAMETER_CHECK = """\
+        if value != PARAMETERS[key]:
+            raise ValueError(f"the Gram matrix holds at {key}={PARAMETERS[key]} only (see "
+                             "GRAM_METHOD): recompile the spec with another default")
+"""
+
+
+def values_kind(ir):
+    """How values and coefficients are shaped: "scalar" (c: (m,)), "vector" (n-vector values
+    of scalar basis functions, c: (m, n)) or "vector_basis" (vector-valued basis functions,
+    c: (m,)). Each generated module carries only its kind's code."""
+    if ir.vector_basis:
+        return "vector_basis"
+    return "vector" if ir.value_dim > 1 else "scalar"
+
+
+GRADED_POSITIONS = """\
+    u = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
+    hs = h[piece][:, None]
+    right = (toward < 0)[:, None]
+    s = numpy.where(right, 1.0 - u, u)
+    x = numpy.where(right, t[piece + 1][:, None] - u * hs, t[piece][:, None] + u * hs)
+"""
+
+
+GRADED_PIECES = '''def _graded_pieces(t, h, pieces, ends, grades):
+    """Sub-pieces (piece, start, width, toward) of the linear pieces, graded by distance to
+    the singular ends (lo, hi) = ``ends`` of the weight (w ~ d^alpha at distance d; ``grades``:
+    geometric cuts G per end, 0 where the weight is regular). Each piece is cut into
+    ``pieces`` equal parts (two at least if it is within its width of both singular ends).
+    A part nearer a singular end than the other end is measured from that end (toward = +1
+    lo, -1 hi: start and width in [0, 1] from the piece's end on that side); if its own
+    width h is at least the distance d of its near end, it is cut at the distances
+    (d + h) 2^-k from the singular end, k = 1, 2, ..., that exceed d, at most G of them:
+    every sub-piece but the last then lies at least its width from the singularity, and
+    the last (from d, when G cuts are made) holds a share <= 2^-G(1 + alpha) <= 1e-17. The
+    cuts depend on distances only, never on a node's index: the accuracy is the same on
+    every grid (docs/design.md, "Singular weights")."""
+    lo, hi = ends
+    gap = (t[:-1] - lo, hi - t[1:])
+    both = (grades[0] > 0) & (grades[1] > 0) & (gap[0] < h) & (gap[1] < h)
+    pieces = numpy.where(both, numpy.maximum(pieces, 2), pieces)
+    piece = numpy.repeat(numpy.arange(h.size), pieces)
+    count = pieces[piece]
+    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
+    near = (gap[0][piece] + sub / count * h[piece],
+            gap[1][piece] + (count - 1 - sub) / count * h[piece])
+    toward = numpy.where((grades[0] > 0) & (near[0] <= near[1]), 1,
+                         numpy.where((grades[1] > 0) & (near[1] < near[0]), -1, 0))
+    d = numpy.where(toward < 0, near[1], near[0])
+    offset = numpy.where(toward < 0, count - 1 - sub, sub) / count
+    graded = (toward != 0) & (d <= h[piece] / count)
+    with numpy.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        delta = d / h[piece]
+        outer = delta + 1.0 / count
+        most = numpy.where(toward < 0, grades[1], grades[0]) + 1
+        levels = numpy.where(graded, numpy.minimum(numpy.ceil(numpy.log2(outer / delta)), most), 1)
+    levels = levels.astype(int)
+    segment = numpy.repeat(numpy.arange(piece.size), levels)
+    k = numpy.arange(segment.size) - (numpy.cumsum(levels) - levels)[segment]
+    upper = outer[segment] * 2.0 ** -k
+    last = k == levels[segment] - 1
+    lower = numpy.where(last, delta[segment], upper / 2)
+    cut = graded[segment]
+    with numpy.errstate(invalid="ignore"):
+        start = numpy.where(cut, offset[segment] + (lower - delta[segment]), offset[segment])
+        width = numpy.where(cut, upper - lower, 1.0 / count[segment])
+    return piece[segment], start, width, toward[segment]'''
+
+
+def grade_levels(alpha):
+    """Geometric cuts G toward an end where w ~ d^alpha: the share 2^-G(1 + alpha) of a
+    sub-piece's integral left to its last cut, next to the end, is <= 1e-17."""
+    return math.ceil(17 * math.log2(10) / (1 + alpha))
+
+
+def grades_of(singular):
+    grades = [0, 0]
+    for end, alpha, _ in singular:
+        grades[end] = grade_levels(alpha)
+    return tuple(grades)
+
+
+def _orthonormal_function(ir):
+    """_orthonormal (and _transform when K is not the identity)."""
+    if ir.transform.identity:
+        return ('def _orthonormal(x, p):\n    """The atoms are the orthonormal basis e (K = I)."""\n'
+                "    return _atoms(x, p)")
+    product = ("numpy.einsum(\"...kr,jk->...jr\", _atoms(x, p), _transform(p))"
+               if ir.vector_basis else "_atoms(x, p) @ _transform(p).T")
+    return ("def _transform(p):\n"
+            '    """K with e = K . atoms: the orthonormal basis e = R^(-1) phi."""\n'
+            f"{matrix_body(ir.transform)}\n\n\n"
+            f'def _orthonormal(x, p):\n    """Orthonormal basis e = K . atoms."""\n'
+            f"    return {product}")
+
+
+def _string(text, width=92):
+    """A string literal, split over parenthesized lines when it would exceed 99 columns."""
+    if len(repr(text)) <= width - 14:
+        return repr(text)
+    parts = textwrap.wrap(text, width - 8, drop_whitespace=False)
+    return "(\n" + "\n".join(f"    {part!r}" for part in parts) + "\n)"
+
+
+def inlined_source(*objects):
+    """Runtime helpers copied verbatim from the package, so a module needs only NumPy."""
+    return "\n\n\n".join(inspect.getsource(obj).rstrip() for obj in objects)
+
+
+def matrix_body(matrix):
+    if matrix.identity:
+        return f"    return numpy.eye({matrix.shape[0]})"
+    if matrix.pattern:
+        return _packed_body(matrix)
+    lines = [f"    return _matrix({matrix.shape}, ("]
+    for entry in matrix.entries:
+        line = f"        ({entry.row}, {entry.col}, {entry.code}),  # {entry.exact}"
+        if len(line) > 99:
+            lines += [f"        # {part}" for part in textwrap.wrap(entry.exact, 89)]
+            line = f"        ({entry.row}, {entry.col}, {entry.code}),"
+        lines.append(line)
+    lines.append(f"    ){', symmetric=True' if matrix.symmetric else ''})")
+    return "\n".join(lines)
+
+
+def _packed_body(matrix):
+    """A large constant matrix: float64 values in one literal, exact entries by formula."""
+    rows, cols = matrix.shape
+    lines = [f"    # {line}" for line in textwrap.wrap(
+        f"Exact entries: {matrix.formula or 'see gpcompiler explain'}. Below: float64 "
+        f"values rounded once from them, {matrix.pattern}"
+        + (" (row by row)." if matrix.pattern != "diagonal" else "."), 90)]
+    values = _fill_words(matrix.entries, 91)
+    lines += ["    values = numpy.array(("] + [f"        {v}" for v in values] + ["    ))"]
+    if matrix.pattern == "diagonal":
+        lines.append("    return numpy.diag(values)" if rows == cols else
+                     f"    out = numpy.zeros({matrix.shape})\n"
+                     "    numpy.fill_diagonal(out, values)\n    return out")
+    elif matrix.pattern == "dense":
+        lines.append(f"    return values.reshape({matrix.shape})")
+    else:
+        lines += [f"    out = numpy.zeros({matrix.shape})",
+                  f"    out[numpy.tril_indices({rows})] = values",
+                  "    return out + numpy.tril(out, -1).T" if matrix.symmetric else "    return out"]
+    return "\n".join(lines)
+
+
+def _fill_words(codes, width):
+    """The codes, each followed by a comma, joined by single spaces into lines of at most
+    ``width`` characters, greedily: textwrap.wrap's lines for codes without whitespace or
+    hyphens between letters (float literals), in linear time."""
+    lines, start, length = [], 0, -1
+    for end, size in enumerate(map(len, codes)):
+        if length >= 0 and length + size + 2 > width:
+            lines.append(", ".join(codes[start:end]) + ",")
+            start, length = end, -1
+        length += size + 2
+    return lines + [", ".join(codes[start:]) + ","] if codes else lines
+
+
+def expression_body(name, doc, codes, shape, points="numpy.shape(x)"):
+    lines = [f"def {name}(x, p):", f'    """{doc}"""',
+             f"    out = numpy.empty({points} + {shape})"]
+    for j, components in enumerate(codes):
+        for r, code in enumerate(components):
+            index = f"{j}, {r}" if len(shape) == 2 else f"{j}"
+            lines.append(f"    out[..., {index}] = {code}")
+    lines.append("    return out")
+    return "\n".join(lines)

@@ -1,0 +1,84 @@
+"""The float error before noise, stated (docs/clipping.md): every module clips its input to a
+public bound B, and its float64 projection of a clipped curve differs from the exact one by
+at most ETA * B in the spec's metric, so the mechanism is epsilon-GP with an additive distance
+slack: loss <= epsilon (d(q, q') + 2 ETA B) (likewise rho-CGP with d + 2 ETA B).
+
+ETA is a function of public values only (the basis size, the value dimension, the number of
+variables) and of the error model below; it is rounded up by exact arithmetic.
+"""
+import math
+from fractions import Fraction
+
+from ..runtime.rounding import ceil_float, ceil_sqrt
+from ..runtime.exact import lattice
+
+UNIT = Fraction(1, 2 ** 53)       # u: the unit roundoff of float64 (round to nearest)
+WEIGHT_ACCURACY = Fraction(1, 10 ** 13)  # delta_w: each weight's error, relative (see below)
+BLOCK = 1024                      # samples per block of the 1-D contraction (BLAS)
+MAX_SAMPLES = 2 ** 40             # samples of one curve: 8 TiB of float64 times
+MAX_AXIS_NODES = 2 ** 16          # grid nodes per variable of a field (box modules)
+SLACK_FRACTION = 1e-6             # the default bound keeps 2 ETA B <= this x noise scale
+NORM_TERMS = 64                   # rounding steps of a pairwise-summed norm (log2 2^40 + 24)
+
+
+def gamma(n):
+    """gamma_n = n u / (1 - n u): the relative error of n floating-point operations
+    (Higham, Accuracy and Stability, Lemma 3.1), as an exact Fraction."""
+    return n * UNIT / (1 - n * UNIT)
+
+
+def contraction_error(terms_per_block, blocks):
+    """Error of sum_s y_s A_s per unit of sum_s |y_s A_s|, in any summation order: each block
+    of ``terms_per_block`` products is summed by BLAS (gamma_K, any order and FMA), the
+    block sums by Sum2 (TwoSum; Ogita, Rump and Oishi 2005, Prop. 4.5: u |s| +
+    gamma_(n-1)^2 sum |p_i|), the weights carry their relative error delta_w."""
+    blocked = gamma(terms_per_block)
+    return ((1 + WEIGHT_ACCURACY) * (blocked + (1 + blocked) * (UNIT + gamma(blocks) ** 2))
+            + WEIGHT_ACCURACY)
+
+
+def curve_eta(basis_size, value_dim, vector_basis):
+    """ETA of a 1-D module (plain L2): ||c~ - P clip_B(q)|| <= ETA B for every curve q.
+
+    Model: with q~ the interpolant of |y|, sum_s |y_s| |A_sj| <= int q~ |e_j| <= ||q~||
+    <= sqrt(3) ||q|| (a^2 + |ab| + b^2 <= 3 (a^2 - |ab| + b^2) on each piece), per
+    coefficient j; over the m coefficients (m n for vector values) the Euclidean norm gains
+    sqrt(m). The clip of the curve (its norm pairwise summed: NORM_TERMS steps) and of the
+    coefficients (a scaling: 3 roundings) add their relative errors of B."""
+    terms = BLOCK * (value_dim if vector_basis else 1)
+    per_unit = contraction_error(terms, MAX_SAMPLES // BLOCK)
+    projection = ceil_sqrt(3 * basis_size) * per_unit
+    clip = gamma(NORM_TERMS) + 3 * UNIT
+    return ceil_float((projection + clip) * (1 + clip))
+
+
+def box_eta(atoms_size, dimension, transform_norm):
+    """ETA of a module over a box of k = ``dimension`` variables (plain L2 fields): each
+    axis is contracted by a tensordot of at most MAX_AXIS_NODES nodes, the multilinear
+    interpolant of |y| has ||q~|| <= 3^(k/2) ||q||, and the change from atoms to the
+    orthonormal basis (a matrix of 2-norm ``transform_norm``, 1 when it is the identity)
+    multiplies the atom coordinates' error and adds gamma_A of them."""
+    axis_error = dimension * gamma(MAX_AXIS_NODES) + WEIGHT_ACCURACY
+    atoms = Fraction(transform_norm) * (axis_error + gamma(atoms_size))
+    projection = ceil_sqrt(3 ** dimension * atoms_size) * atoms
+    clip = gamma(NORM_TERMS + 4 * dimension) + 3 * UNIT
+    return ceil_float((projection + clip) * (1 + clip))
+
+
+def default_bound(eta, scale, declared=None):
+    """The default clip bound at a noise scale (the generated modules' _default_bound): the
+    spec's declared bound, else the largest power of two B with 2 eta B <= SLACK_FRACTION x
+    scale (exact comparison)."""
+    if declared is not None:
+        return declared
+    target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(eta))
+    radius = math.ldexp(1.0, math.frexp(float(target))[1])
+    while Fraction(radius) > target:
+        radius /= 2
+    return radius
+
+
+def facts(eta, scale, declared=None):
+    """(B, slack 2 eta B rounded up, lattice step gamma) of a release at a noise scale."""
+    radius = default_bound(eta, scale, declared)
+    return radius, ceil_float(2 * Fraction(eta) * Fraction(radius)), lattice(scale)
