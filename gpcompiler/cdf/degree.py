@@ -56,7 +56,7 @@ def weighted_tail_certificate(candidates=CANDIDATES, oversampling=16):
     the m + 1 Chebyshev points cos(j pi/m), m = oversampling n, times sec(n pi/(2m)) (Ehlich
     and Zeller 1964: a bound on the whole of [-1, 1]) and 1 + 1e-9 (float rounding of a
     sum of squares, relative error below 1e-12)."""
-    from .estimators import record_contributions
+    from .release import record_contributions
     top = max(candidates)
     n = 2 * top + 2
     m = oversampling * n
