@@ -9,10 +9,16 @@ import pytest
 from hypothesis import configuration, settings
 
 # Tests write only to temporary directories: hypothesis's storage (its database and its
-# constants cache) and the build cache of gpcompiler.load go to one removed at exit.
-SCRATCH = tempfile.mkdtemp(prefix="gpcompiler-tests-")
-atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
-configuration.set_hypothesis_home_dir(os.path.join(SCRATCH, "hypothesis"))
+# constants cache) and the build cache of gpcompiler.load go to one removed at exit. The
+# pytest-xdist workers inherit the controller's (its environment), so a spec one worker
+# compiled is reused by the other (the cache writes atomically); hypothesis's is per worker.
+SCRATCH = os.environ.get("GPCOMPILER_TEST_SCRATCH")
+if SCRATCH is None or not os.path.isdir(SCRATCH):
+    SCRATCH = tempfile.mkdtemp(prefix="gpcompiler-tests-")
+    os.environ["GPCOMPILER_TEST_SCRATCH"] = SCRATCH
+    atexit.register(shutil.rmtree, SCRATCH, ignore_errors=True)
+configuration.set_hypothesis_home_dir(
+    os.path.join(SCRATCH, "hypothesis", os.environ.get("PYTEST_XDIST_WORKER", "main")))
 os.environ["GPCOMPILER_CACHE"] = os.path.join(SCRATCH, "build-cache")
 settings.register_profile("local", database=None)
 settings.register_profile("ci", derandomize=True, database=None)
@@ -91,7 +97,9 @@ def compiled(name):
     """The module of KIND_SPECS[name], compiled once (gpcompiler.load's build cache)."""
     from gpcompiler import load
     path = Path(SCRATCH) / "specs" / f"{name}.toml"
-    if not path.exists():
+    if not path.exists():                  # written atomically: the workers share SCRATCH
         path.parent.mkdir(exist_ok=True)
-        path.write_text(f'name = "{name}"\n' + KIND_SPECS[name])
+        partial = path.with_suffix(f".{os.getpid()}.part")
+        partial.write_text(f'name = "{name}"\n' + KIND_SPECS[name])
+        os.replace(partial, path)
     return load(path)

@@ -13,6 +13,9 @@ from conftest import BOX_SPECS, generated
 from gpcompiler.compiler.build import compile_spec, import_module_file
 
 ALPHA = 1e-6
+# the projections are compared at 1e-12 (relative): a 20-digit reference is 1e8 times finer
+# than that (35 digits took twice the time on the expression bases and gave the same floats)
+REFERENCE_DPS = 20
 POLYNOMIALS = '''name = "box_poly"
 [domain]
 variables = ["x", "y"]
@@ -81,6 +84,9 @@ intervals = [["0", "1"], ["0", "2"]]
 family = { name = "fourier", order = [2, 1] }
 '''
 
+# one worker runs this file (--dist loadgroup): the nine specs of ``compiled`` are compiled once
+pytestmark = pytest.mark.xdist_group("box_module")
+
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
@@ -103,12 +109,13 @@ def compiled(tmp_path_factory):
 def mp_vector_projection(phi, box, grids, values, kind, points, weight):
     """The weighted L2 projection onto span(phi), phi vector-valued, of the interpolant of
     vector values (..., n) per component: G_jk = int w <phi_j, phi_k>, b_j = int w <f,
-    phi_j>, solved in mpmath at 35 digits (Gauss-Legendre per cell); values at points."""
+    phi_j>, solved in mpmath at 20 digits (Gauss-Legendre per cell; REFERENCE_DPS); values
+    at points."""
     m, n = len(phi), values.shape[-1]
 
     def inner(u, v):
         return lambda x, y: weight(x, y) * mpmath.fsum(a * b for a, b in zip(u(x, y), v(x, y)))
-    with mpmath.workdps(35):
+    with mpmath.workdps(REFERENCE_DPS):
         gx, gy = ([mpmath.mpf(float(v)) for v in g] for g in grids)
         gram = mpmath.matrix(m, m)
         for j in range(m):
@@ -133,11 +140,12 @@ def mp_projection(phi, box, grids, values, kind, points, weight=None, gradients=
     """The projection onto span(phi) of the multilinear interpolant of nodal values
     ("linear") or of the piecewise-constant cell function ("cells"), in L2, in L2 with a
     ``weight`` w(x, y), or in H^1 (``gradients``: per function, its (d/dx, d/dy); the
-    field's gradient is the interpolant's, cell by cell), solved in mpmath at 35 digits
-    (G a = b, every integral by Gauss-Legendre quadrature per cell), evaluated at points."""
+    field's gradient is the interpolant's, cell by cell), solved in mpmath at 20 digits
+    (REFERENCE_DPS; G a = b, every integral by Gauss-Legendre quadrature per cell),
+    evaluated at points."""
     m = len(phi)
     w = weight or (lambda x, y: 1)
-    with mpmath.workdps(35):
+    with mpmath.workdps(REFERENCE_DPS):
         gx, gy = ([mpmath.mpf(float(v)) for v in g] for g in grids)
 
         def inner(u, du, v, dv):
