@@ -110,10 +110,11 @@ def test_gaussian_refined_near_ties_equals_200_digit_ideal_sample(seed):
 
 
 def _ideal_spherical(uniforms, d):
-    """Z = R N / |N| at 200 digits from the d + 2 ceil(d/2) uniforms of one row."""
+    """Z = R N / |N| at 200 digits from the d + ceil(d/2) uniforms of one row: R the sum of
+    the d exponentials -ln U_i, N the normals of the pairs (U_i, U_(d+i)), i < ceil(d/2)."""
     pairs = (d + 1) // 2
     radius = sum(-mp.log(u) for u in uniforms[:d])
-    parts = [normals(u1, u2) for u1, u2 in zip(uniforms[d:d + pairs], uniforms[d + pairs:])]
+    parts = [normals(u1, u2) for u1, u2 in zip(uniforms[:pairs], uniforms[d:d + pairs])]
     z = ([c for c, _ in parts] + [s for _, s in parts])[:d]
     norm = mp.sqrt(sum(v * v for v in z))
     return [radius * v / norm for v in z]
@@ -123,7 +124,7 @@ def _ideal_spherical(uniforms, d):
 def test_spherical_laplace_refined_near_ties_equals_200_digit_ideal_sample(d):
     scale = 2.5
     gamma = exact.lattice(scale)
-    width = d + 2 * ((d + 1) // 2)
+    width = d + (d + 1) // 2
     words = [int(w) for w in Recording(d)._words(width)]
     z = _ideal_spherical([uniform(w >> 12, 52) for w in words], d)
     x = _ties([mp.mpf(scale) * v for v in z], gamma, numpy.random.default_rng(d))
@@ -146,7 +147,7 @@ def test_spherical_laplace_equals_200_digit_ideal_sample(d):
         x = rng.standard_normal(d) * 10.0 ** rng.integers(-20, 8)
         source = Recording(1000 * d + trial)
         released = exact.spherical_laplace(x, scale, source)
-        assert len(source.given) == d + 2 * ((d + 1) // 2)
+        assert len(source.given) == d + (d + 1) // 2
         z = _ideal_spherical([uniform(w >> 12, 52) for w in source.given], d)
         assert list(released) == [nearest(mp.mpf(float(x[i])) + mp.mpf(scale) * z[i], gamma)
                                   * gamma for i in range(d)]
@@ -400,7 +401,7 @@ def test_releases_far_from_zero_equal_200_digit_ideal_samples():
     for trial in range(30):
         source = Recording(100 + trial)
         released = exact.spherical_laplace(x[d * trial:d * trial + d], scale, source)
-        assert len(source.given) == d + 2 * ((d + 1) // 2)
+        assert len(source.given) == d + (d + 1) // 2
         z = _ideal_spherical([uniform(w >> 12, 52) for w in source.given], d)
         assert list(released) == [nearest(mp.mpf(float(x[d * trial + i])) + mp.mpf(scale)
                                           * z[i], gamma) * gamma for i in range(d)]
