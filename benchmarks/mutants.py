@@ -397,7 +397,7 @@ EQUIVALENT = [
              _t("test_seg_level_svt_noise_is_the_proofs_for_its_charge",
                 "test_unbounded_clipping_svt_noise_is_the_proofs_for_its_charge",
                 "test_select_size_svt_noise_is_the_proofs_for_its_charge"), "equivalent",
-             "comparisons are decided on the real-valued noisy values (exact.exceeds; only "
+             "comparisons are decided on the real-valued noisy values (compare.exceeds; only "
              "released numbers are rounded to the lattice), where a tie has probability 0"),
     Mutation("Gamma sampler: log(v) unguarded", "gpcompiler/secure.py", "gamma",
              "numpy.log(numpy.where(positive, v, 1.0))", "numpy.log(v)",

@@ -328,24 +328,9 @@ def _partial(y, weights, block):
 
 
 def _clip_curves(t, y, bound):
-    """Each curve q scaled by min(1, B/||q||): the projection onto the L2 ball of radius B,
-    non-expansive, so the float error of its projection is at most ETA B (docs/clipping.md).
-    ||q||^2 = sum over pieces of h (a (a + b) + b^2)/3, every term >= 0, summed pairwise, the
-    values scaled by the largest |y| where their squares could leave the float64 range;
-    a curve inside the ball is kept exactly."""
-    batch = y.shape[:y.ndim - 1]
-    v = y.reshape(batch + (t.shape[-1], VALUE_DIM))
-    big = numpy.max(numpy.abs(v), axis=(-2, -1), initial=0.0)
-    ranged = bool(numpy.all((big == 0) | ((big > 2.0 ** -400) & (big < 2.0 ** 400))))
-    safe = numpy.ones_like(big) if ranged else numpy.where(big > 0, big, 1.0)
-    z = v if ranged else v / safe[..., None, None]
-    z0, z1 = z[..., :-1, :], z[..., 1:, :]
-    pieces = numpy.diff(t, axis=-1)[..., None] * (z0 * (z0 + z1) + z1 * z1)
-    squares = numpy.sum(pieces.reshape(batch + (-1,)), axis=-1) / 3
-    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
-        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
-    factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
-    return y * factor.reshape(batch + (1,) * (y.ndim - len(batch)))
+    """Each curve clipped to the L2 ball of radius B (runtime/curveclip.py), so the float
+    error of its projection is at most ETA B (docs/clipping.md)."""
+    return clip_curves(t, y, bound, VALUE_DIM)
 
 
 def project(t, y, *, cache=True, **params):
@@ -425,7 +410,7 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py sha256 14e5b94d2a1e5666d1b998ce56559e07e2bc862d1bf382b4fbc9819b26d99f2a
+# ---- runtime/exact.py sha256 287628e76585bb9f89e2063ed1ad94129dd4dc0073eff985f80bbc1fa8f363a6
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -448,16 +433,11 @@ def random_words(rng, count):
     """``count`` random 64-bit words: a SecureGenerator's OS entropy, or the stream of a
     seeded numpy Generator (tests: the same exact-rounding semantics, reproducibly)."""
     if hasattr(rng, "_words"):
-        return numpy.array(rng._words(count), dtype=numpy.uint64)
+        return numpy.asarray(rng._words(count), dtype=numpy.uint64)  # read only: never written
     return rng.integers(0, 1 << 64, size=count, dtype=numpy.uint64, endpoint=False)
 
 
 # -- the fast path: balls (mid, rad) in float64 -------------------------------------------
-
-
-def _lib(mid, rad):
-    """A ball after a library function: the radius grows by _LIB_ULPS ulps of the result."""
-    return (rad + _LIB_ULPS * 2 * _U * numpy.abs(mid) + _TINY) * _GROW
 
 
 def _times(a, b):
@@ -557,8 +537,9 @@ def _tree_sum(values):
     levels = 0
     while values.shape[-1] > 1:
         half = values.shape[-1] // 2
-        odd = values[..., 2 * half:]
-        values = numpy.concatenate([values[..., :half] + values[..., half:2 * half], odd], -1)
+        pairs = values[..., :half] + values[..., half:2 * half]
+        values = numpy.concatenate([pairs, values[..., 2 * half:]], -1) if 2 * half < \
+            values.shape[-1] else pairs
         levels += 1
     if values.shape[-1] == 0:
         return numpy.zeros(values.shape[:-1]), 0
@@ -778,7 +759,7 @@ def _as_input(x, scale):
     """x as a float array (finite), the lattice step gamma and unit = scale / gamma (exact:
     gamma is a power of two; unit lies in [2^16, 2^17), so the noise in units of gamma
     never overflows)."""
-    x = numpy.array(x, dtype=float)
+    x = numpy.asarray(x, dtype=float)  # read only
     if not numpy.isfinite(x).all():
         raise ValueError("exact noise: the input contains NaN or infinite values")
     gamma = lattice(scale)
@@ -880,121 +861,72 @@ def _finite_release(out):
                          "of the largest float): clip the input to a bound first")
     return out
 
-
-# -- noisy comparisons: decided as the real numbers decide them ---------------------------
-
-
-class Noise:
-    """One lazily sampled noise value scale * Z, Z standard Laplace, normal (the cosine
-    part of one Box-Muller pair) or Gumbel (-ln(-ln U): report-noisy-max with Gumbel noise
-    is the exponential mechanism): its bits are drawn once and extended when a comparison
-    needs them, so every comparison it takes part in sees the same real number."""
-
-    def __init__(self, kind, scale, rng):
-        if kind not in ("laplace", "gaussian", "gumbel"):
-            raise ValueError(f"noise kind must be laplace, gaussian or gumbel, got {kind!r}")
-        lattice(scale)  # a positive finite scale
-        self.kind, self.scale, self.rng = kind, float(scale), rng
-        self.words = random_words(rng, 2 if kind == "gaussian" else 1)
-        self.prefixes = _Prefixes(self.words)
-
-    def ball(self):
-        """(mid, rad) of the noise from its first 52 bits per uniform (the fast path)."""
-        if self.kind == "laplace":
-            mid, rad = _laplace_ball(self.words[:1])
-        elif self.kind == "gumbel":
-            e, e_rad = _exp_ball(self.words[:1])
-            low = e - e_rad
-            with numpy.errstate(divide="ignore", invalid="ignore"):
-                mid, rad = -numpy.log(e), numpy.where(low > 0, e_rad / low, numpy.inf)
-            rad = _lib(mid, rad)
-        else:
-            mid, _, rad = _normal_balls(self.words[:1], self.words[1:])
-        return _times((self.scale, 0.0), (mid, rad))
-
-    def interval(self, iv):
-        """The noise as an interval from the bits drawn so far (after at least one extend)."""
-        u = self.prefixes.intervals(iv)
-        if self.kind == "laplace":
-            z = _iv_laplace(iv, u[0], self.words[0])
-        elif self.kind == "gumbel":
-            z = -iv.log(-iv.log(u[0]))
-        else:
-            z = _iv_normals(iv, [u[0]], [u[1]], 1)[0]
-        return iv.mpf(self.scale) * z
-
-    def __add__(self, other):
-        return Noisy(0.0, [(1, self)]) + other
-
-    __radd__ = __add__
-
-
-class Noisy:
-    """value + sum(sign * noise): what a noisy query is; its comparisons are exact."""
-
-    def __init__(self, value, terms):
-        self.value, self.terms = float(value), list(terms)
-
-    def __add__(self, other):
-        if isinstance(other, Noise):
-            return Noisy(self.value, self.terms + [(1, other)])
-        if isinstance(other, Noisy):
-            return Noisy(self.value + other.value, self.terms + other.terms)
-        return Noisy(self.value + float(other), self.terms)  # a query computed in float
-
-    __radd__ = __add__
-
-    def _versus(self, other):
-        """(value, threshold, terms) deciding self - other >= 0."""
-        if isinstance(other, Noise):
-            other = Noisy(0.0, [(1, other)])
-        if isinstance(other, Noisy):
-            return self.value, other.value, self.terms + [(-s, n) for s, n in other.terms]
-        return self.value, float(other), self.terms
-
-    def __ge__(self, other):
-        return exceeds(*self._versus(other))
-
-    __gt__ = __ge__  # ties have probability 0
-
-    def __le__(self, other):
-        value, threshold, terms = self._versus(other)
-        return exceeds(threshold, value, [(-s, n) for s, n in terms])
-
-    __lt__ = __le__
-
-
-def exceeds(value, threshold, terms):
-    """Whether value + sum(sign * noise for sign, noise in terms) >= threshold, for floats
-    value and threshold taken as exact, decided as the real numbers decide it (ties have
-    probability 0): the float balls first, then 64 more bits per uniform and level."""
-    mid = numpy.array([value - threshold])
-    rad = _U * numpy.abs(mid)
-    for sign, noise in terms:
-        m, r = noise.ball()
-        mid, rad = mid + sign * m, rad + r + _U * numpy.abs(mid + sign * m)
-    rad = (rad + _TINY) * _GROW
-    if mid[0] - rad[0] > 0 or mid[0] + rad[0] < 0:
-        return bool(mid[0] > 0)
-    return _refine_sign(value, threshold, terms)
-
-
-def _refine_sign(value, threshold, terms):
-    """The sign of value - threshold + sum(sign * noise) in interval arithmetic, extending
-    every noise's bits by one word per uniform and level until it is certain."""
-    iv = _interval_context()
-    for _ in range(_LEVELS):
-        for _, noise in terms:
-            noise.prefixes.extend(noise.rng)
-        iv.prec = max(noise.prefixes.bits for _, noise in terms) + 64
-        total = iv.mpf(value) - iv.mpf(threshold)
-        for sign, noise in terms:
-            total += sign * noise.interval(iv)
-        if total > 0 or total < 0:  # True only when the whole interval is on one side
-            return bool(total > 0)
-    raise ArithmeticError("exact comparison: undecided after 64 refinements (p < 2^-4000)")
-
 # ---- end of runtime/exact.py
+
+
+# ---- runtime/clip.py sha256 7c49eec50094f37fb015d060699132a05ca997e0ac3ab5d0ed70250103cf0aba
+
+def clip_rows(c, bound):
+    """c * min(1, B/||c||) per row (last axis): the projection onto the Euclidean ball of
+    radius B, non-expansive in the metric of orthonormal coordinates; each row scaled by
+    its largest entry first (no overflow), a row inside the ball kept exactly."""
+    big = numpy.max(numpy.abs(c), axis=-1, initial=0.0)
+    unit = c / numpy.where(big > 0, big, 1.0)[..., None]
+    norm = numpy.sqrt(numpy.einsum("...i,...i->...", unit, unit))  # ||c|| / big, in [1, sqrt(d)]
+    with numpy.errstate(over="ignore"):
+        outside = big * norm > bound
+    scaled = unit * (bound / numpy.where(norm > 0, norm, 1.0))[..., None]  # B/||c|| never formed
+    return numpy.where(outside[..., None], scaled, c)
+
+# ---- end of runtime/clip.py
+
+
+# ---- runtime/curveclip.py sha256 857cb605044bda7f4dcb47a827a39153ed325a69b2a87782166385207b238142
+
+_CLIP_ELEMENTS = 1 << 16  # values per block of curves: the block's temporaries stay in cache
+
+
+def clip_curves(t, y, bound, value_dim):
+    """Each curve q (samples y (..., S) or (..., S, n) at the times t (..., S)) scaled by
+    min(1, B/||q||): the projection onto the L2 ball of radius B of the curve that is zero
+    outside its samples. ||q||^2 = sum over pieces of h (a (a + b) + b^2)/3, every term
+    >= 0, summed pairwise per curve (NumPy's sum over a contiguous row), the values of a
+    curve scaled by its largest |y| when their squares could leave the float64 range; a
+    curve inside the ball is kept exactly. Blocks of curves keep the temporaries in cache."""
+    samples = t.shape[-1]
+    count = math.prod(y.shape[:y.ndim - (1 if value_dim == 1 else 2)])
+    rows = y.reshape((count, samples, value_dim))
+    h = numpy.diff(t, axis=-1)
+    h = h.reshape((math.prod(h.shape[:-1]), h.shape[-1], 1))
+    out = numpy.empty_like(rows)
+    step = max(1, _CLIP_ELEMENTS // max(1, samples * value_dim))
+    for start in range(0, rows.shape[0], step):
+        block = rows[start:start + step]
+        widths = h[start:start + step] if h.shape[0] > 1 else h
+        numpy.multiply(block, _curve_factors(block, widths, bound)[:, None, None],
+                       out=out[start:start + step])
+    return out.reshape(y.shape)
+
+
+def _curve_factors(v, h, bound):
+    """min(1, B/||q||) for each curve of a block v (rows, S, n), h the piece widths."""
+    if v.shape[1] < 2:  # the zero function
+        return numpy.ones(v.shape[0])
+    big = numpy.maximum(numpy.max(v, axis=(1, 2)), -numpy.min(v, axis=(1, 2)))
+    inside = (big == 0) | ((big > 2.0 ** -400) & (big < 2.0 ** 400))
+    safe = numpy.where(inside, 1.0, big)
+    z = v if inside.all() else v / safe[:, None, None]
+    z0, z1 = z[:, :-1], z[:, 1:]
+    pieces = z0 + z1
+    pieces *= z0
+    pieces += z1 * z1
+    pieces *= h
+    squares = numpy.sum(pieces.reshape(v.shape[0], -1), axis=-1) / 3
+    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
+        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    return numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
+
+# ---- end of runtime/curveclip.py
 
 
 def _budget(epsilon, rho):
@@ -1114,16 +1046,10 @@ def _bound(bound, scale):
 
 
 def _clip(c, bound):
-    """c * min(1, B/||c||) per curve: the projection onto the ball of radius B, non-expansive
-    in the metric (orthonormal coordinates); scaled by the largest entry (no overflow)."""
-    flat = c.reshape(c.shape[:c.ndim - len(COEF_SHAPE)] + (COEF_DIM,))
-    big = numpy.max(numpy.abs(flat), axis=-1, initial=0.0)
-    unit = flat / numpy.where(big > 0, big, 1.0)[..., None]
-    norm = numpy.sqrt(numpy.einsum("...i,...i->...", unit, unit))  # ||c|| / big, in [1, sqrt(d)]
-    with numpy.errstate(over="ignore"):
-        outside = big * norm > bound
-    scaled = unit * (bound / numpy.where(norm > 0, norm, 1.0))[..., None]  # B/||c|| never formed
-    return numpy.where(outside[..., None], scaled, flat).reshape(c.shape)
+    """c * min(1, B/||c||) per curve over its COEF_DIM orthonormal coordinates: the
+    projection onto the ball of radius B (runtime/clip.py, clip_rows)."""
+    batch = c.shape[:c.ndim - len(COEF_SHAPE)]
+    return clip_rows(c.reshape(batch + (COEF_DIM,)), bound).reshape(c.shape)
 
 
 def _add_noise(c, scale, spherical, rng, y=None):

@@ -12,7 +12,7 @@ import textwrap
 from importlib import resources
 
 from . import analysis, rounding
-from .runtime import entropy, exact
+from .runtime import clip, curveclip, entropy, exact, fieldclip
 
 _ATOMS = {
     "legendre": '''def _atoms(x, p):
@@ -96,7 +96,7 @@ def emit_cdf_module(ir):
         "hi_exact": ir.hi[1], "moment_sensitivity_squared": ir.moment_sensitivity_squared,
         "alpha": table(ir.alpha), "beta": table(ir.beta),
         "moment_matrix": table(ir.moment_matrix), "offset": table(ir.offset),
-        "runtime": runtime_source(),
+        "runtime": runtime_source(entropy, exact),
     })
 
 
@@ -145,8 +145,7 @@ def _placeholders(ir):
         "basis_function": _basis_function(ir) + _weight_function(ir),
         "nodes_lines": _nodes_lines(ir),
         "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
-        "clip_curves": _CLIP_CURVES[ir.metric == "L2" and ir.outside == "zero"].replace(
-            "VALUE_RANK", "1" if ir.value_dim == 1 else "2"),
+        "clip_curves": _CLIP_CURVES[ir.metric == "L2" and ir.outside == "zero"],
         **_VALUES_1D[_values_kind(ir)],
         **_OUTSIDE[ir.outside],
     }
@@ -197,7 +196,7 @@ def _common_placeholders(ir):
         "condition_number": ir.condition_number,
         "atoms_size": str(ir.atoms_size), "cholesky_doc": ir.cholesky_doc,
         "orthonormal_function": _orthonormal_function(ir),
-        "runtime": runtime_source(),
+        "runtime": runtime_source(*_runtime_parts(ir)),
         "rounding": _source(rounding.ceil_float, rounding.ceil_sqrt),
         "fixed_parameter_check": _FIXED_PARAMETER_CHECK if ir.parameters_fixed else "",
         "value_axes": " + (VALUE_DIM,)" if ir.value_dim > 1 else "",
@@ -227,24 +226,9 @@ _FIXED_PARAMETER_CHECK = """\
 
 _CLIP_CURVES = {
     True: '''def _clip_curves(t, y, bound):
-    """Each curve q scaled by min(1, B/||q||): the projection onto the L2 ball of radius B,
-    non-expansive, so the float error of its projection is at most ETA B (docs/clipping.md).
-    ||q||^2 = sum over pieces of h (a (a + b) + b^2)/3, every term >= 0, summed pairwise, the
-    values scaled by the largest |y| where their squares could leave the float64 range;
-    a curve inside the ball is kept exactly."""
-    batch = y.shape[:y.ndim - VALUE_RANK]
-    v = y.reshape(batch + (t.shape[-1], VALUE_DIM))
-    big = numpy.max(numpy.abs(v), axis=(-2, -1), initial=0.0)
-    ranged = bool(numpy.all((big == 0) | ((big > 2.0 ** -400) & (big < 2.0 ** 400))))
-    safe = numpy.ones_like(big) if ranged else numpy.where(big > 0, big, 1.0)
-    z = v if ranged else v / safe[..., None, None]
-    z0, z1 = z[..., :-1, :], z[..., 1:, :]
-    pieces = numpy.diff(t, axis=-1)[..., None] * (z0 * (z0 + z1) + z1 * z1)
-    squares = numpy.sum(pieces.reshape(batch + (-1,)), axis=-1) / 3
-    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
-        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
-    factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
-    return y * factor.reshape(batch + (1,) * (y.ndim - len(batch)))''',
+    """Each curve clipped to the L2 ball of radius B (runtime/curveclip.py), so the float
+    error of its projection is at most ETA B (docs/clipping.md)."""
+    return clip_curves(t, y, bound, VALUE_DIM)''',
     False: '''def _clip_curves(t, y, bound):
     """The curves as they are: the norm of this metric is not computed on samples, so only
     the coefficients are clipped (docs/clipping.md: no stated slack for this metric)."""
@@ -252,40 +236,24 @@ _CLIP_CURVES = {
 }
 _CLIP_FIELDS = {
     True: '''def _clip_fields(grids, y, kind, bound):
-    """Each field f scaled by min(1, B/||f||): the projection onto the L2 ball of radius B,
-    non-expansive (docs/clipping.md). ||f||^2 = y . (M_1 (x) ... (x) M_k) y with M_i the
-    mass matrix of axis i (hat functions for "linear", cell widths for "cells"), after
-    scaling by the largest |y| (no overflow); a field inside the ball is kept exactly."""
-    first = y.ndim - len(grids) - VALUE_RANK
-    batch = y.shape[:first]
-    big = numpy.max(numpy.abs(y.reshape(batch + (-1,))), axis=-1, initial=0.0)
-    safe = numpy.where(big > 0, big, 1.0)
-    z = y / safe.reshape(batch + (1,) * (y.ndim - first))
-    mass = z
-    for axis, t in enumerate(grids):
-        mass = _mass(t, mass, first + axis, kind)
-    squares = numpy.sum((z * mass).reshape(batch + (-1,)), axis=-1)
-    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
-        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
-    factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
-    return y * factor.reshape(batch + (1,) * (y.ndim - first))
-
-
-def _mass(t, v, axis, kind):
-    """The 1-D mass matrix of the grid t applied along one axis of v."""
-    w = numpy.moveaxis(v, axis, -1)
-    h = numpy.diff(t)
-    if kind == "cells":
-        return numpy.moveaxis(w * h, -1, axis)
-    out = numpy.zeros_like(w)
-    out[..., :-1] += h * (2 * w[..., :-1] + w[..., 1:]) / 6
-    out[..., 1:] += h * (w[..., :-1] + 2 * w[..., 1:]) / 6
-    return numpy.moveaxis(out, -1, axis)''',
+    """Each field clipped to the L2 ball of radius B (runtime/fieldclip.py)."""
+    return clip_fields(grids, y, kind, bound, VALUE_RANK)''',
     False: '''def _clip_fields(grids, y, kind, bound):
     """The fields as they are: the norm of this metric is not computed on grids, so only
     the coefficients are clipped (docs/clipping.md: no stated slack for this metric)."""
     return y''',
 }
+
+
+def _runtime_parts(ir):
+    """The runtime modules a generated module inlines: entropy, exact releases and the
+    coefficient clip always; the curve or field clip when its metric clips samples (the
+    comparisons of runtime/compare.py, with the Gumbel sampler, are the package's only)."""
+    if ir.box is None:
+        samples = [curveclip] if ir.metric == "L2" and ir.outside == "zero" else []
+    else:
+        samples = [fieldclip] if ir.metric == "L2" else []
+    return (entropy, exact, clip, *samples)
 
 
 def _values_kind(ir):
@@ -513,11 +481,11 @@ def runtime_body(module):
     return "\n".join(lines[last_import + 1:]).strip("\n")
 
 
-def runtime_source():
-    """The inlined runtime (entropy, exact noise), each part marked with its sha256 so a
-    reviewer can check that it is the audited gpcompiler/runtime source."""
+def runtime_source(*modules):
+    """The inlined runtime (``modules``: entropy, exact noise, clips), each part marked with
+    its sha256 so a reviewer can check that it is the audited gpcompiler/runtime source."""
     parts = []
-    for module in (entropy, exact):
+    for module in modules:
         body = runtime_body(module)
         digest = hashlib.sha256(body.encode()).hexdigest()
         name = module.__name__.split(".", 1)[1].replace(".", "/") + ".py"

@@ -9,7 +9,7 @@ import numpy
 import pytest
 from scipy import stats
 
-from gpcompiler.runtime import exact
+from gpcompiler.runtime import compare, exact
 
 mp = mpmath.MPContext()
 mp.dps = 200
@@ -290,14 +290,14 @@ def test_comparisons_near_ties_equal_200_digit_decisions(kind):
     the 200-digit one for all the bits the two noises drew (the fast path cannot decide)."""
     for seed in range(6):
         source = Recording(seed)
-        v = exact.Noise(kind, 0.5, source)
-        w = exact.Noise(kind, 2.0, source)
+        v = compare.Noise(kind, 0.5, source)
+        w = compare.Noise(kind, 2.0, source)
         first = list(source.given)
         ideal = [_noise_value(kind, scale, first[i * width:(i + 1) * width], [])
                  for i, (scale, width) in enumerate(((0.5, v.words.size), (2.0, w.words.size)))]
         tie = float(ideal[1] - ideal[0] + 1.25)
         value = tie + (seed - 3) * math.ulp(tie)
-        decided = exact.exceeds(value, 1.25, [(1, v), (-1, w)])
+        decided = compare.exceeds(value, 1.25, [(1, v), (-1, w)])
         assert len(source.given) > len(first), "no refinement was forced"
         extra = source.given[len(first):]
         widths = (v.words.size, w.words.size)
@@ -325,7 +325,7 @@ def _noise_value(kind, scale, words, levels):
 def test_noisy_sums_compare_exactly_like_floats_far_from_ties():
     rng = numpy.random.default_rng(4)
     for _ in range(200):
-        v = exact.Noise("laplace", 1.0, rng)
+        v = compare.Noise("laplace", 1.0, rng)
         value = float(v.ball()[0][0])
         assert (3.0 + v >= 3.0 + value + 1e-9) is False
         assert (3.0 + v >= 3.0 + value - 1e-9) is True
@@ -335,7 +335,7 @@ def test_noisy_sums_compare_exactly_like_floats_far_from_ties():
 def test_gumbel_law():
     """The fast-path midpoints of Gumbel noises follow the Gumbel law (KS at ALPHA)."""
     rng = numpy.random.default_rng(11)
-    values = [float(exact.Noise("gumbel", 1.0, rng).ball()[0][0]) for _ in range(20000)]
+    values = [float(compare.Noise("gumbel", 1.0, rng).ball()[0][0]) for _ in range(20000)]
     assert stats.kstest(values, "gumbel_r").pvalue > ALPHA
 
 
@@ -482,8 +482,8 @@ def test_a_comparison_decided_only_by_deeper_bits_refines_to_them(kind):
         rng = numpy.random.default_rng(seed)
         first, level1, a, b = (int(w) for w in rng.integers(0, 1 << 64, 4, dtype=numpy.uint64))
         stream = Scripted([first, first, level1, level1, a, b])
-        v, w = exact.Noise(kind, 1.0, stream), exact.Noise(kind, 1.0, stream)
-        decided = exact.exceeds(0.0, 0.0, [(1, v), (-1, w)])
+        v, w = compare.Noise(kind, 1.0, stream), compare.Noise(kind, 1.0, stream)
+        decided = compare.exceeds(0.0, 0.0, [(1, v), (-1, w)])
         assert stream.script == []
         ideal = (_noise_value(kind, 1.0, [first], [[level1], [a]])
                  - _noise_value(kind, 1.0, [first], [[level1], [b]]))
