@@ -423,7 +423,7 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py sha256 287628e76585bb9f89e2063ed1ad94129dd4dc0073eff985f80bbc1fa8f363a6
+# ---- runtime/exact.py sha256 0d9b4066c0d5d17653f79c85a3c86360ef12863e8933f2c3fad8073a7bb1c38a
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -753,19 +753,24 @@ def _refine(rng, words, compute, gamma):
     raise ArithmeticError("exact noise: no lattice cell after 64 refinements (p < 2^-4000)")
 
 
-def _finish(x, gamma, words, balls, rng, rows, compute, scale):
-    """Releases of a batch of rows: decided by the fast path where possible, the undecided
-    rows refined one by one (their order fixed, so a seeded rng is reproducible)."""
-    out, decided = _decide(x, gamma, balls)
-    for row in numpy.flatnonzero(~decided.reshape(rows, -1).all(axis=1)):
-        xs = x.reshape(rows, -1)[row]
+def _refine_undecided(x, scale, gamma, rng, out, decided, group_of, group):
+    """Complete the fast path's releases ``out``: every group of outputs (those sharing
+    uniforms: a Laplace entry, a Gaussian pair, a spherical row) with an undecided member
+    is refined in interval arithmetic until each member's cell is certain, the groups in
+    increasing order of ``group_of(flat index)`` (so a seeded rng is reproducible).
+    ``group(key)`` gives the group's flat indices, its words and variates(iv, uniforms): the
+    interval variates Z of its members, in order; a member's release is x + scale Z."""
+    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
+    for key in sorted({group_of(i) for i in numpy.flatnonzero(~decided.reshape(-1))}):
+        members, words, variates = group(key)
 
-        def cells(iv, uniforms, xs=xs):
+        def cells(iv, uniforms, members=members, variates=variates):
             s = iv.mpf(float(scale))
-            return [iv.mpf(float(a)) + s * z for a, z in zip(xs, compute(iv, uniforms))]
-        out.reshape(rows, -1)[row] = [_release(c, gamma) for c in
-                                      _refine(rng, words.reshape(rows, -1)[row], cells, gamma)]
-    return out
+            return [iv.mpf(float(flat_x[i])) + s * z
+                    for i, z in zip(members, variates(iv, uniforms))]
+        for i, cell in zip(members, _refine(rng, words, cells, gamma)):
+            flat_out[i] = _release(cell, gamma)
+    return _finite_release(out)
 
 
 def _as_input(x, scale):
@@ -820,31 +825,24 @@ def gaussian(x, scale, rng):
     pairs = _pair_layout(n)
     words = random_words(rng, 2 * pairs)  # the U1 of every pair, then the U2
     balls = tuple(ball.reshape(x.shape) for ball in _gaussian_balls(words, n, unit))
-    out, decided = _decide(x, gamma, balls)
-    flat, ok = out.reshape(-1), decided.reshape(-1)
-    for pair in sorted({i % pairs for i in numpy.flatnonzero(~ok)}):
-        members = [i for i in (pair, pair + pairs) if i < n]
 
-        def cells(iv, u, members=members):
-            s = iv.mpf(float(scale))
-            z = _iv_normals(iv, [u[0]], [u[1]], 2)
-            return [iv.mpf(float(x.flat[i])) + s * z[j] for j, i in enumerate(members)]
-        for i, c in zip(members, _refine(rng, words[[pair, pairs + pair]], cells, gamma)):
-            flat[i] = _release(c, gamma)
-    return _finite_release(out)
+    def pair(key):
+        return ([i for i in (key, key + pairs) if i < n], words[[key, pairs + key]],
+                lambda iv, u: _iv_normals(iv, [u[0]], [u[1]], 2))
+    return _refine_undecided(x, scale, gamma, rng, *_decide(x, gamma, balls),
+                             lambda i: i % pairs, pair)
 
 
 def laplace(x, scale, rng):
     """round_gamma(x + scale L), L iid standard Laplace per entry of x (any shape)."""
     x, gamma, unit = _as_input(x, scale)
     words = random_words(rng, x.size).reshape(x.shape)
-    out, decided = _decide(x, gamma, _scaled(_laplace_ball(words), unit))
-    for i in numpy.flatnonzero(~decided.reshape(-1)):
-        def cells(iv, u, i=i):
-            return [iv.mpf(float(x.flat[i]))
-                    + iv.mpf(float(scale)) * _iv_laplace(iv, u[0], words.flat[i])]
-        out.flat[i] = _release(_refine(rng, words.flat[i:i + 1], cells, gamma)[0], gamma)
-    return _finite_release(out)
+
+    def entry(i):
+        return [i], words.flat[i:i + 1], lambda iv, u: [_iv_laplace(iv, u[0], words.flat[i])]
+    return _refine_undecided(x, scale, gamma, rng,
+                             *_decide(x, gamma, _scaled(_laplace_ball(words), unit)),
+                             lambda i: i, entry)
 
 
 def spherical_laplace(x, scale, rng):
@@ -855,15 +853,18 @@ def spherical_laplace(x, scale, rng):
     rows = x.size // d if d else 0
     width = _spherical_width(d)
     words = random_words(rng, rows * width).reshape(x.shape[:-1] + (width,))
-    balls = _spherical_balls(words, d, unit)
 
-    def compute(iv, u):
+    def variates(iv, u):
         radius = sum((-iv.log(v) for v in u[:d]), iv.mpf(0))
-        pairs = _pair_layout(d)
-        normal = _iv_normals(iv, u[:pairs], u[d:], d)
+        normal = _iv_normals(iv, u[:_pair_layout(d)], u[d:], d)
         norm = iv.sqrt(sum((v * v for v in normal), iv.mpf(0)))
         return [radius * v / norm for v in normal]
-    return _finite_release(_finish(x, gamma, words, balls, rng, rows, compute, scale))
+
+    def row(key):
+        return list(range(key * d, key * d + d)), words.reshape(rows, width)[key], variates
+    return _refine_undecided(x, scale, gamma, rng,
+                             *_decide(x, gamma, _spherical_balls(words, d, unit)),
+                             lambda i: i // d, row)
 
 
 def _finite_release(out):

@@ -488,3 +488,21 @@ def test_a_comparison_decided_only_by_deeper_bits_refines_to_them(kind):
         ideal = (_noise_value(kind, 1.0, [first], [[level1], [a]])
                  - _noise_value(kind, 1.0, [first], [[level1], [b]]))
         assert decided == (ideal >= 0)
+
+
+def test_inputs_near_the_largest_float_release_or_refuse_clearly():
+    """|x| near 1e308 (exact.* called directly): x / gamma would overflow, but such x are
+    lattice points, released as the float nearest the exact release (x itself when the
+    noise is below half its ulp); a release beyond the largest float is a ValueError, not
+    an OverflowError from the refinement; a comparison still decides exactly."""
+    big = numpy.finfo(float).max
+    x = numpy.array([1e308, -1e308, 1.5e308, big])
+    for sample in (exact.laplace, exact.gaussian, exact.spherical_laplace):
+        assert numpy.array_equal(sample(x, 1.0, numpy.random.default_rng(0)), x)
+    with pytest.raises(ValueError, match="overflows float64"):
+        exact.laplace(numpy.full(20, big), 2.0 ** 975, numpy.random.default_rng(1))
+    assert exact._release(1 << 1100, 1.0) == math.inf
+    assert exact._release(-3, 2.0 ** -16) == -3 * 2.0 ** -16
+    noise = compare.Noise("laplace", 1.0, numpy.random.default_rng(2))
+    assert compare.exceeds(1e308, -1e308, [(1, noise)])
+    assert not compare.exceeds(-1e308, 1e308, [(1, noise)])

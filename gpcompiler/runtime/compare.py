@@ -100,14 +100,15 @@ def exceeds(value, threshold, terms):
     """Whether value + sum(sign * noise for sign, noise in terms) >= threshold, for floats
     value and threshold taken as exact, decided as the real numbers decide it (ties have
     probability 0): the float balls first, then 64 more bits per uniform and level."""
-    mid = numpy.array([value - threshold])
-    rad = _U * numpy.abs(mid)
-    for sign, noise in terms:
-        m, r = noise.ball()
-        mid, rad = mid + sign * m, rad + r + _U * numpy.abs(mid + sign * m)
-    rad = (rad + _TINY) * _GROW
-    if mid[0] - rad[0] > 0 or mid[0] + rad[0] < 0:
-        return bool(mid[0] > 0)
+    with numpy.errstate(over="ignore", invalid="ignore"):  # overflow: nan, refined below
+        mid = numpy.array([value - threshold])
+        rad = _U * numpy.abs(mid)
+        for sign, noise in terms:
+            m, r = noise.ball()
+            mid, rad = mid + sign * m, rad + r + _U * numpy.abs(mid + sign * m)
+        rad = (rad + _TINY) * _GROW
+        if mid[0] - rad[0] > 0 or mid[0] + rad[0] < 0:
+            return bool(mid[0] > 0)
     return _refine_sign(value, threshold, terms)
 
 
