@@ -442,7 +442,7 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py sha256 0d9b4066c0d5d17653f79c85a3c86360ef12863e8933f2c3fad8073a7bb1c38a
+# ---- runtime/exact.py sha256 5ac74e1f0c5b9af5ee16642523f146d299f49ee79a565385140c09073d4a6dbb
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -646,10 +646,15 @@ def _spherical_balls(words, d, unit=1.0):
 _SHIFT = 1.5 * 2.0 ** 52  # (v + _SHIFT) - _SHIFT rounds v to an integer, ties to even
 
 
+def _within(v, limit):
+    """Whether every |v| < limit (two reductions, no temporary; False for a NaN)."""
+    return not v.size or bool(v.max() < limit and -v.min() < limit)
+
+
 def _rint(v):
     """numpy.rint, by the shift (exact for |v| < 2^51; numpy.rint beyond), several times
     faster."""
-    if not numpy.abs(v).max(initial=0.0) < 2.0 ** 51:
+    if not _within(v, 2.0 ** 51):
         return numpy.rint(v)
     out = v + _SHIFT
     out -= _SHIFT
@@ -668,13 +673,14 @@ def _decide(x, gamma, noise):
     mid, rad = noise
     with numpy.errstate(over="ignore", invalid="ignore"):
         scaled = x * (1 / gamma)
-    huge = not numpy.abs(x).max(initial=0.0) < 2.0 ** 51 * gamma
+    huge = not _within(scaled, 2.0 ** 51)
     lattice_point = numpy.abs(x) >= 2.0 ** 52 * gamma if huge else False
     if huge:
         scaled = numpy.where(lattice_point, 0.0, scaled)
     k = _rint(scaled)
-    t = scaled - k
-    t += mid
+    scaled -= k
+    scaled += mid
+    t = scaled
     j = _rint(t)
     error = numpy.abs(mid)
     error += 0.5
@@ -685,10 +691,10 @@ def _decide(x, gamma, noise):
     numpy.abs(t, out=t)
     t += error
     decided = t < 0.5
+    k += j
     with numpy.errstate(over="ignore", invalid="ignore"):
-        out = (k + j) * gamma
-        if huge:
-            out = numpy.where(lattice_point, x + j * gamma, out)
+        k *= gamma
+        out = numpy.where(lattice_point, x + j * gamma, k) if huge else k
     out += 0.0
     return out, decided
 
@@ -1043,12 +1049,20 @@ def release_facts(*, epsilon=None, rho=None, bound=None):
             "lattice": lattice(scale)}
 
 
+_BOUNDS = {}
+
+
 def _default_bound(scale):
-    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact)."""
+    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact),
+    remembered for 1024 scales."""
+    if scale in _BOUNDS:
+        return _BOUNDS[scale]
     target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
     while Fraction(radius) > target:
         radius /= 2
+    if len(_BOUNDS) < 1024:
+        _BOUNDS[scale] = radius
     return radius
 
 

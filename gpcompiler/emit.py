@@ -208,11 +208,16 @@ def _common_placeholders(ir):
 _DEFAULT_BOUND = {
     False: '''    """The spec's [privacy] bound."""
     return BOUND''',
-    True: '''    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact)."""
+    True: '''    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact),
+    remembered for 1024 scales."""
+    if scale in _BOUNDS:
+        return _BOUNDS[scale]
     target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
     while Fraction(radius) > target:
         radius /= 2
+    if len(_BOUNDS) < 1024:
+        _BOUNDS[scale] = radius
     return radius''',
 }
 

@@ -226,10 +226,15 @@ def _spherical_balls(words, d, unit=1.0):
 _SHIFT = 1.5 * 2.0 ** 52  # (v + _SHIFT) - _SHIFT rounds v to an integer, ties to even
 
 
+def _within(v, limit):
+    """Whether every |v| < limit (two reductions, no temporary; False for a NaN)."""
+    return not v.size or bool(v.max() < limit and -v.min() < limit)
+
+
 def _rint(v):
     """numpy.rint, by the shift (exact for |v| < 2^51; numpy.rint beyond), several times
     faster."""
-    if not numpy.abs(v).max(initial=0.0) < 2.0 ** 51:
+    if not _within(v, 2.0 ** 51):
         return numpy.rint(v)
     out = v + _SHIFT
     out -= _SHIFT
@@ -248,13 +253,14 @@ def _decide(x, gamma, noise):
     mid, rad = noise
     with numpy.errstate(over="ignore", invalid="ignore"):
         scaled = x * (1 / gamma)
-    huge = not numpy.abs(x).max(initial=0.0) < 2.0 ** 51 * gamma
+    huge = not _within(scaled, 2.0 ** 51)
     lattice_point = numpy.abs(x) >= 2.0 ** 52 * gamma if huge else False
     if huge:
         scaled = numpy.where(lattice_point, 0.0, scaled)
     k = _rint(scaled)
-    t = scaled - k
-    t += mid
+    scaled -= k
+    scaled += mid
+    t = scaled
     j = _rint(t)
     error = numpy.abs(mid)
     error += 0.5
@@ -265,10 +271,10 @@ def _decide(x, gamma, noise):
     numpy.abs(t, out=t)
     t += error
     decided = t < 0.5
+    k += j
     with numpy.errstate(over="ignore", invalid="ignore"):
-        out = (k + j) * gamma
-        if huge:
-            out = numpy.where(lattice_point, x + j * gamma, out)
+        k *= gamma
+        out = numpy.where(lattice_point, x + j * gamma, k) if huge else k
     out += 0.0
     return out, decided
 
