@@ -219,7 +219,7 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py sha256 5ac74e1f0c5b9af5ee16642523f146d299f49ee79a565385140c09073d4a6dbb
+# ---- runtime/exact.py sha256 8f4ff59ebbee914b72cdcb15daddd433e29ea54f582d7e60ce350f78714b3bcd
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -580,7 +580,7 @@ def _as_input(x, scale):
     gamma is a power of two; unit lies in [2^16, 2^17), so the noise in units of gamma
     never overflows)."""
     x = numpy.asarray(x, dtype=float)  # read only
-    if not numpy.isfinite(x).all():
+    if not _within(x, math.inf):
         raise ValueError("exact noise: the input contains NaN or infinite values")
     gamma = lattice(scale)
     return x, gamma, scale / gamma
@@ -672,7 +672,7 @@ def spherical_laplace(x, scale, rng):
 def _finite_release(out):
     """The releases, refused when one overflows float64 (an input near the largest float:
     the exact release is not a float)."""
-    if not numpy.isfinite(out).all():
+    if not _within(out, math.inf):
         raise ValueError("exact noise: a release overflows float64 (an input within the noise "
                          "of the largest float): clip the input to a bound first")
     return out

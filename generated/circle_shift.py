@@ -333,9 +333,14 @@ def _contract(y, weights):
         part = _partial(y, weights, slice(start, start + _BLOCK))
         new = total + part
         virtual = new - total
-        error += (total - (new - virtual)) + (part - virtual)
+        lost = new - virtual  # TwoSum in place: error += (total - lost) + (part - virtual)
+        numpy.subtract(total, lost, out=lost)
+        part -= virtual
+        lost += part
+        error += lost
         total = new
-    return total + error
+    total += error
+    return total
 
 
 def _partial(y, weights, block):
@@ -426,7 +431,7 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
-# ---- runtime/exact.py sha256 5ac74e1f0c5b9af5ee16642523f146d299f49ee79a565385140c09073d4a6dbb
+# ---- runtime/exact.py sha256 8f4ff59ebbee914b72cdcb15daddd433e29ea54f582d7e60ce350f78714b3bcd
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -787,7 +792,7 @@ def _as_input(x, scale):
     gamma is a power of two; unit lies in [2^16, 2^17), so the noise in units of gamma
     never overflows)."""
     x = numpy.asarray(x, dtype=float)  # read only
-    if not numpy.isfinite(x).all():
+    if not _within(x, math.inf):
         raise ValueError("exact noise: the input contains NaN or infinite values")
     gamma = lattice(scale)
     return x, gamma, scale / gamma
@@ -879,7 +884,7 @@ def spherical_laplace(x, scale, rng):
 def _finite_release(out):
     """The releases, refused when one overflows float64 (an input near the largest float:
     the exact release is not a float)."""
-    if not numpy.isfinite(out).all():
+    if not _within(out, math.inf):
         raise ValueError("exact noise: a release overflows float64 (an input within the noise "
                          "of the largest float): clip the input to a bound first")
     return out
@@ -904,7 +909,7 @@ def clip_rows(c, bound):
 # ---- end of runtime/clip.py
 
 
-# ---- runtime/curveclip.py sha256 857cb605044bda7f4dcb47a827a39153ed325a69b2a87782166385207b238142
+# ---- runtime/curveclip.py sha256 a6955a4c0c591083d9795697cb7c1abb2f0c0b5d2056a8bd234ad68980fdbda8
 
 _CLIP_ELEMENTS = 1 << 16  # values per block of curves: the block's temporaries stay in cache
 
@@ -923,16 +928,18 @@ def clip_curves(t, y, bound, value_dim):
     h = h.reshape((math.prod(h.shape[:-1]), h.shape[-1], 1))
     out = numpy.empty_like(rows)
     step = max(1, _CLIP_ELEMENTS // max(1, samples * value_dim))
+    work = numpy.empty((2, min(step, count), max(samples - 1, 0), value_dim))
     for start in range(0, rows.shape[0], step):
         block = rows[start:start + step]
         widths = h[start:start + step] if h.shape[0] > 1 else h
-        numpy.multiply(block, _curve_factors(block, widths, bound)[:, None, None],
-                       out=out[start:start + step])
+        factors = _curve_factors(block, widths, bound, work[:, :block.shape[0]])
+        numpy.multiply(block, factors[:, None, None], out=out[start:start + step])
     return out.reshape(y.shape)
 
 
-def _curve_factors(v, h, bound):
-    """min(1, B/||q||) for each curve of a block v (rows, S, n), h the piece widths."""
+def _curve_factors(v, h, bound, work):
+    """min(1, B/||q||) for each curve of a block v (rows, S, n), h the piece widths, work
+    two buffers of the pieces' shape."""
     if v.shape[1] < 2:  # the zero function
         return numpy.ones(v.shape[0])
     big = numpy.maximum(numpy.max(v, axis=(1, 2)), -numpy.min(v, axis=(1, 2)))
@@ -940,9 +947,9 @@ def _curve_factors(v, h, bound):
     safe = numpy.where(inside, 1.0, big)
     z = v if inside.all() else v / safe[:, None, None]
     z0, z1 = z[:, :-1], z[:, 1:]
-    pieces = z0 + z1
+    pieces = numpy.add(z0, z1, out=work[0])
     pieces *= z0
-    pieces += z1 * z1
+    pieces += numpy.multiply(z1, z1, out=work[1])
     pieces *= h
     squares = numpy.sum(pieces.reshape(v.shape[0], -1), axis=-1) / 3
     with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1

@@ -23,16 +23,18 @@ def clip_curves(t, y, bound, value_dim):
     h = h.reshape((math.prod(h.shape[:-1]), h.shape[-1], 1))
     out = numpy.empty_like(rows)
     step = max(1, _CLIP_ELEMENTS // max(1, samples * value_dim))
+    work = numpy.empty((2, min(step, count), max(samples - 1, 0), value_dim))
     for start in range(0, rows.shape[0], step):
         block = rows[start:start + step]
         widths = h[start:start + step] if h.shape[0] > 1 else h
-        numpy.multiply(block, _curve_factors(block, widths, bound)[:, None, None],
-                       out=out[start:start + step])
+        factors = _curve_factors(block, widths, bound, work[:, :block.shape[0]])
+        numpy.multiply(block, factors[:, None, None], out=out[start:start + step])
     return out.reshape(y.shape)
 
 
-def _curve_factors(v, h, bound):
-    """min(1, B/||q||) for each curve of a block v (rows, S, n), h the piece widths."""
+def _curve_factors(v, h, bound, work):
+    """min(1, B/||q||) for each curve of a block v (rows, S, n), h the piece widths, work
+    two buffers of the pieces' shape."""
     if v.shape[1] < 2:  # the zero function
         return numpy.ones(v.shape[0])
     big = numpy.maximum(numpy.max(v, axis=(1, 2)), -numpy.min(v, axis=(1, 2)))
@@ -40,9 +42,9 @@ def _curve_factors(v, h, bound):
     safe = numpy.where(inside, 1.0, big)
     z = v if inside.all() else v / safe[:, None, None]
     z0, z1 = z[:, :-1], z[:, 1:]
-    pieces = z0 + z1
+    pieces = numpy.add(z0, z1, out=work[0])
     pieces *= z0
-    pieces += z1 * z1
+    pieces += numpy.multiply(z1, z1, out=work[1])
     pieces *= h
     squares = numpy.sum(pieces.reshape(v.shape[0], -1), axis=-1) / 3
     with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1

@@ -383,7 +383,7 @@ def _as_input(x, scale):
     gamma is a power of two; unit lies in [2^16, 2^17), so the noise in units of gamma
     never overflows)."""
     x = numpy.asarray(x, dtype=float)  # read only
-    if not numpy.isfinite(x).all():
+    if not _within(x, math.inf):
         raise ValueError("exact noise: the input contains NaN or infinite values")
     gamma = lattice(scale)
     return x, gamma, scale / gamma
@@ -475,7 +475,7 @@ def spherical_laplace(x, scale, rng):
 def _finite_release(out):
     """The releases, refused when one overflows float64 (an input near the largest float:
     the exact release is not a float)."""
-    if not numpy.isfinite(out).all():
+    if not _within(out, math.inf):
         raise ValueError("exact noise: a release overflows float64 (an input within the noise "
                          "of the largest float): clip the input to a bound first")
     return out
