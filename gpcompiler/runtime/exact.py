@@ -13,12 +13,14 @@ further words, drawn only when needed. The ideal variates are
 - normal pairs (Box-Muller): sqrt(-2 ln U1) (cos, sin)(2 pi U2); a vector of n normals takes
   ceil(n/2) pairs, the cosine parts first, then the sine parts;
 - spherical Laplace in R^d (paper Thm 3.2): Z = R N / |N|, R = E_1 + ... + E_d ~ Gamma(d)
-  and N a vector of d normals.
+  and N a vector of d normals whose ceil(d/2) pairs take their radii sqrt(2 E_i) from the
+  first E_i (so R is Gamma(d) and independent of the direction: see _spherical_balls).
 A vectorized float64 pass bounds every output rigorously (ball arithmetic: a midpoint and a
 radius that covers the bits not drawn and every rounding error, under one assumption: NumPy's
 log, cos and sin err by at most _LIB_ULPS ulps, checked in tests/test_exact.py) and decides
 almost every coordinate. A coordinate whose ball meets two lattice cells is recomputed with
-64 more bits per uniform in mpmath interval arithmetic, until its cell is certain.
+64 more bits per uniform in mpmath interval arithmetic, until its cell is certain. Noisy
+comparisons are in compare.py (the package's only).
 """
 import math
 
