@@ -220,7 +220,7 @@ def bench_exact(args):
     header(f"exact: spherical Laplace, d = {d}, {args.rounds} x {rows} rows")
     print(f"  refinement levels drawn: {refined} in {args.rounds * rows} rows "
           f"({refined / (args.rounds * rows):.2e} per row)", flush=True)
-    words = exact.random_words(numpy.random.default_rng(0), d + 2 * ((d + 1) // 2))
+    words = exact.random_words(numpy.random.default_rng(0), exact._spherical_width(d))
     ball = exact._spherical_balls(words[None, :], d)
     tie = exact.lattice(1.0) * 0.5 - ball[0][0, 0]
 

@@ -9,7 +9,7 @@ import numpy
 import pytest
 from scipy import stats
 
-from gpcompiler.runtime import exact
+from gpcompiler.runtime import compare, exact
 
 mp = mpmath.MPContext()
 mp.dps = 200
@@ -110,10 +110,11 @@ def test_gaussian_refined_near_ties_equals_200_digit_ideal_sample(seed):
 
 
 def _ideal_spherical(uniforms, d):
-    """Z = R N / |N| at 200 digits from the d + 2 ceil(d/2) uniforms of one row."""
+    """Z = R N / |N| at 200 digits from the d + ceil(d/2) uniforms of one row: R the sum of
+    the d exponentials -ln U_i, N the normals of the pairs (U_i, U_(d+i)), i < ceil(d/2)."""
     pairs = (d + 1) // 2
     radius = sum(-mp.log(u) for u in uniforms[:d])
-    parts = [normals(u1, u2) for u1, u2 in zip(uniforms[d:d + pairs], uniforms[d + pairs:])]
+    parts = [normals(u1, u2) for u1, u2 in zip(uniforms[:pairs], uniforms[d:d + pairs])]
     z = ([c for c, _ in parts] + [s for _, s in parts])[:d]
     norm = mp.sqrt(sum(v * v for v in z))
     return [radius * v / norm for v in z]
@@ -123,7 +124,7 @@ def _ideal_spherical(uniforms, d):
 def test_spherical_laplace_refined_near_ties_equals_200_digit_ideal_sample(d):
     scale = 2.5
     gamma = exact.lattice(scale)
-    width = d + 2 * ((d + 1) // 2)
+    width = d + (d + 1) // 2
     words = [int(w) for w in Recording(d)._words(width)]
     z = _ideal_spherical([uniform(w >> 12, 52) for w in words], d)
     x = _ties([mp.mpf(scale) * v for v in z], gamma, numpy.random.default_rng(d))
@@ -146,7 +147,7 @@ def test_spherical_laplace_equals_200_digit_ideal_sample(d):
         x = rng.standard_normal(d) * 10.0 ** rng.integers(-20, 8)
         source = Recording(1000 * d + trial)
         released = exact.spherical_laplace(x, scale, source)
-        assert len(source.given) == d + 2 * ((d + 1) // 2)
+        assert len(source.given) == d + (d + 1) // 2
         z = _ideal_spherical([uniform(w >> 12, 52) for w in source.given], d)
         assert list(released) == [nearest(mp.mpf(float(x[i])) + mp.mpf(scale) * z[i], gamma)
                                   * gamma for i in range(d)]
@@ -289,14 +290,14 @@ def test_comparisons_near_ties_equal_200_digit_decisions(kind):
     the 200-digit one for all the bits the two noises drew (the fast path cannot decide)."""
     for seed in range(6):
         source = Recording(seed)
-        v = exact.Noise(kind, 0.5, source)
-        w = exact.Noise(kind, 2.0, source)
+        v = compare.Noise(kind, 0.5, source)
+        w = compare.Noise(kind, 2.0, source)
         first = list(source.given)
         ideal = [_noise_value(kind, scale, first[i * width:(i + 1) * width], [])
                  for i, (scale, width) in enumerate(((0.5, v.words.size), (2.0, w.words.size)))]
         tie = float(ideal[1] - ideal[0] + 1.25)
         value = tie + (seed - 3) * math.ulp(tie)
-        decided = exact.exceeds(value, 1.25, [(1, v), (-1, w)])
+        decided = compare.exceeds(value, 1.25, [(1, v), (-1, w)])
         assert len(source.given) > len(first), "no refinement was forced"
         extra = source.given[len(first):]
         widths = (v.words.size, w.words.size)
@@ -324,7 +325,7 @@ def _noise_value(kind, scale, words, levels):
 def test_noisy_sums_compare_exactly_like_floats_far_from_ties():
     rng = numpy.random.default_rng(4)
     for _ in range(200):
-        v = exact.Noise("laplace", 1.0, rng)
+        v = compare.Noise("laplace", 1.0, rng)
         value = float(v.ball()[0][0])
         assert (3.0 + v >= 3.0 + value + 1e-9) is False
         assert (3.0 + v >= 3.0 + value - 1e-9) is True
@@ -334,7 +335,7 @@ def test_noisy_sums_compare_exactly_like_floats_far_from_ties():
 def test_gumbel_law():
     """The fast-path midpoints of Gumbel noises follow the Gumbel law (KS at ALPHA)."""
     rng = numpy.random.default_rng(11)
-    values = [float(exact.Noise("gumbel", 1.0, rng).ball()[0][0]) for _ in range(20000)]
+    values = [float(compare.Noise("gumbel", 1.0, rng).ball()[0][0]) for _ in range(20000)]
     assert stats.kstest(values, "gumbel_r").pvalue > ALPHA
 
 
@@ -400,7 +401,7 @@ def test_releases_far_from_zero_equal_200_digit_ideal_samples():
     for trial in range(30):
         source = Recording(100 + trial)
         released = exact.spherical_laplace(x[d * trial:d * trial + d], scale, source)
-        assert len(source.given) == d + 2 * ((d + 1) // 2)
+        assert len(source.given) == d + (d + 1) // 2
         z = _ideal_spherical([uniform(w >> 12, 52) for w in source.given], d)
         assert list(released) == [nearest(mp.mpf(float(x[d * trial + i])) + mp.mpf(scale)
                                           * z[i], gamma) * gamma for i in range(d)]
@@ -481,9 +482,27 @@ def test_a_comparison_decided_only_by_deeper_bits_refines_to_them(kind):
         rng = numpy.random.default_rng(seed)
         first, level1, a, b = (int(w) for w in rng.integers(0, 1 << 64, 4, dtype=numpy.uint64))
         stream = Scripted([first, first, level1, level1, a, b])
-        v, w = exact.Noise(kind, 1.0, stream), exact.Noise(kind, 1.0, stream)
-        decided = exact.exceeds(0.0, 0.0, [(1, v), (-1, w)])
+        v, w = compare.Noise(kind, 1.0, stream), compare.Noise(kind, 1.0, stream)
+        decided = compare.exceeds(0.0, 0.0, [(1, v), (-1, w)])
         assert stream.script == []
         ideal = (_noise_value(kind, 1.0, [first], [[level1], [a]])
                  - _noise_value(kind, 1.0, [first], [[level1], [b]]))
         assert decided == (ideal >= 0)
+
+
+def test_inputs_near_the_largest_float_release_or_refuse_clearly():
+    """|x| near 1e308 (exact.* called directly): x / gamma would overflow, but such x are
+    lattice points, released as the float nearest the exact release (x itself when the
+    noise is below half its ulp); a release beyond the largest float is a ValueError, not
+    an OverflowError from the refinement; a comparison still decides exactly."""
+    big = numpy.finfo(float).max
+    x = numpy.array([1e308, -1e308, 1.5e308, big])
+    for sample in (exact.laplace, exact.gaussian, exact.spherical_laplace):
+        assert numpy.array_equal(sample(x, 1.0, numpy.random.default_rng(0)), x)
+    with pytest.raises(ValueError, match="overflows float64"):
+        exact.laplace(numpy.full(20, big), 2.0 ** 975, numpy.random.default_rng(1))
+    assert exact._release(1 << 1100, 1.0) == math.inf
+    assert exact._release(-3, 2.0 ** -16) == -3 * 2.0 ** -16
+    noise = compare.Noise("laplace", 1.0, numpy.random.default_rng(2))
+    assert compare.exceeds(1e308, -1e308, [(1, noise)])
+    assert not compare.exceeds(-1e308, 1e308, [(1, noise)])

@@ -8,7 +8,8 @@ from fractions import Fraction
 import numpy
 
 from ..runtime.rounding import ceil_float, ceil_sqrt
-from ..runtime import exact
+from ..runtime import compare, exact
+from ..runtime.clip import clip_rows
 from ..runtime.entropy import default_generator
 
 
@@ -31,23 +32,18 @@ def noise_source(rng):
 
 
 def draw(rng, kind, scale):
-    """One lazily sampled scalar noise scale * Z (Z Laplace or normal): an exact.Noise,
+    """One lazily sampled scalar noise scale * Z (Z Laplace or normal): a compare.Noise,
     whose sums and comparisons are decided as the real numbers decide them."""
     if _replay(rng):
         return rng.laplace(0.0, scale) if kind == "laplace" else rng.standard_normal() * scale
-    return exact.Noise(kind, scale, rng)
+    return compare.Noise(kind, scale, rng)
 
 
 def clip(vector, bound):
-    """vector * min(1, B/||vector||): the projection onto the Euclidean ball of radius B,
-    non-expansive; scaled by the largest entry (no overflow)."""
+    """vector * min(1, B/||vector||) over all its entries: the projection onto the Euclidean
+    ball of radius B (runtime/clip.py, clip_rows: the generated modules' coefficient clip)."""
     vector = numpy.asarray(vector, dtype=float)
-    big = float(numpy.max(numpy.abs(vector), initial=0.0))
-    if big == 0:
-        return vector
-    unit = vector / big
-    norm = math.sqrt(float(numpy.sum(unit ** 2)))  # ||vector|| / big, in [1, sqrt(d)]
-    return unit * (bound / norm) if big * norm > bound else vector
+    return clip_rows(vector.reshape(-1), bound).reshape(vector.shape)
 
 
 def release_scale(model, share):

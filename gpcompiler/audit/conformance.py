@@ -581,7 +581,7 @@ def _pooled(observed, expected):
 
 
 def _noise_value(noise):
-    """A noise's value as a float: an exact.Noise's midpoint from its first 52 bits per
+    """A noise's value as a float: a compare.Noise's midpoint from its first 52 bits per
     uniform (within 2^-50 relative of the real value), or a float replay draw as it is."""
     return float(noise.ball()[0][0]) if hasattr(noise, "ball") else float(noise)
 

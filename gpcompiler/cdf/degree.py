@@ -34,7 +34,7 @@ from fractions import Fraction
 import numpy
 
 from ..runtime.rounding import ceil_float, ceil_sqrt, floor_float
-from ..runtime import exact
+from ..runtime import compare
 from .gaussian import EPSILON_RANGE, analytic_gaussian_sigma
 from .tables import COEFFICIENT_SENSITIVITY_SQUARED
 
@@ -100,11 +100,11 @@ def exponential_mechanism(values, sensitivity, epsilon, rng):
     """Index i with probability proportional to exp(epsilon u_i / (2 sensitivity))
     (McSherry and Talwar 2007), epsilon-DP when each u_i has that sensitivity: the argmax of
     u_i + G_i with G_i Gumbel of scale 2 sensitivity / epsilon (rounded up), every
-    comparison decided exactly (runtime/exact.py; ties have probability 0)."""
+    comparison decided exactly (runtime/compare.py; ties have probability 0)."""
     scale = ceil_float(2 * Fraction(sensitivity) / Fraction(epsilon))
     best, index = None, 0
     for i, value in enumerate(values):
-        noisy = float(value) + exact.Noise("gumbel", scale, rng)
+        noisy = float(value) + compare.Noise("gumbel", scale, rng)
         if best is None or noisy >= best:
             best, index = noisy, i
     return index

@@ -5,6 +5,7 @@ order, floats printed with ``repr`` from values rounded once from the exact valu
 """
 import textwrap
 
+from ...runtime import entropy, exact
 from .box import box_placeholders
 from .common import SECTION, common_placeholders, entry_index, fill_template, read_template
 from .line import line_placeholders
@@ -35,5 +36,5 @@ def emit_cdf_module(ir):
         "hi_exact": ir.hi[1], "moment_sensitivity_squared": ir.moment_sensitivity_squared,
         "alpha": table(ir.alpha), "beta": table(ir.beta),
         "moment_matrix": table(ir.moment_matrix), "offset": table(ir.offset),
-        "runtime": runtime_source(),
+        "runtime": runtime_source(entropy, exact),
     })

@@ -8,7 +8,7 @@ import textwrap
 from importlib import resources
 
 from ...runtime import rounding
-from .runtime import runtime_source
+from .runtime import runtime_parts, runtime_source
 
 
 def entry_index(entry):
@@ -57,7 +57,7 @@ def common_placeholders(ir):
         "condition_number": ir.condition_number,
         "atoms_size": str(ir.atoms_size), "cholesky_doc": ir.cholesky_doc,
         "orthonormal_function": _orthonormal_function(ir),
-        "runtime": runtime_source(),
+        "runtime": runtime_source(*runtime_parts(ir)),
         "rounding": inlined_source(rounding.ceil_float, rounding.ceil_sqrt),
         "fixed_parameter_check": _FIXED_PARAMETER_CHECK if ir.parameters_fixed else "",
         "value_axes": " + (VALUE_DIM,)" if ir.value_dim > 1 else "",
@@ -69,11 +69,16 @@ def common_placeholders(ir):
 _DEFAULT_BOUND = {
     False: '''    """The spec's [privacy] bound."""
     return BOUND''',
-    True: '''    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact)."""
+    True: '''    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact),
+    remembered for 1024 scales."""
+    if scale in _BOUNDS:
+        return _BOUNDS[scale]
     target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
     while Fraction(radius) > target:
         radius /= 2
+    if len(_BOUNDS) < 1024:
+        _BOUNDS[scale] = radius
     return radius''',
 }
 

@@ -87,8 +87,7 @@ def line_placeholders(ir):
         "basis_function": _basis_function(ir) + _weight_function(ir),
         "nodes_lines": _nodes_lines(ir),
         "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
-        "clip_curves": _CLIP_CURVES[ir.metric == "L2" and ir.outside == "zero"].replace(
-            "VALUE_RANK", "1" if ir.value_dim == 1 else "2"),
+        "clip_curves": _CLIP_CURVES[ir.metric == "L2" and ir.outside == "zero"],
         **_VALUES_1D[values_kind(ir)],
         **_OUTSIDE[ir.outside],
     }
@@ -122,24 +121,9 @@ _OUTSIDE = {  # [curve] outside: what the curve is before its first and after it
 
 _CLIP_CURVES = {
     True: '''def _clip_curves(t, y, bound):
-    """Each curve q scaled by min(1, B/||q||): the projection onto the L2 ball of radius B,
-    non-expansive, so the float error of its projection is at most ETA B (docs/clipping.md).
-    ||q||^2 = sum over pieces of h (a (a + b) + b^2)/3, every term >= 0, summed pairwise, the
-    values scaled by the largest |y| where their squares could leave the float64 range;
-    a curve inside the ball is kept exactly."""
-    batch = y.shape[:y.ndim - VALUE_RANK]
-    v = y.reshape(batch + (t.shape[-1], VALUE_DIM))
-    big = numpy.max(numpy.abs(v), axis=(-2, -1), initial=0.0)
-    ranged = bool(numpy.all((big == 0) | ((big > 2.0 ** -400) & (big < 2.0 ** 400))))
-    safe = numpy.ones_like(big) if ranged else numpy.where(big > 0, big, 1.0)
-    z = v if ranged else v / safe[..., None, None]
-    z0, z1 = z[..., :-1, :], z[..., 1:, :]
-    pieces = numpy.diff(t, axis=-1)[..., None] * (z0 * (z0 + z1) + z1 * z1)
-    squares = numpy.sum(pieces.reshape(batch + (-1,)), axis=-1) / 3
-    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
-        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
-    factor = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
-    return y * factor.reshape(batch + (1,) * (y.ndim - len(batch)))''',
+    """Each curve clipped to the L2 ball of radius B (runtime/curveclip.py), so the float
+    error of its projection is at most ETA B (docs/clipping.md)."""
+    return clip_curves(t, y, bound, VALUE_DIM)''',
     False: '''def _clip_curves(t, y, bound):
     """The curves as they are: the norm of this metric is not computed on samples, so only
     the coefficients are clipped (docs/clipping.md: no stated slack for this metric)."""

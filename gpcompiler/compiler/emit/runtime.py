@@ -4,7 +4,7 @@ import hashlib
 import inspect
 
 from ... import __version__
-from ...runtime import entropy, exact
+from ...runtime import clip, curveclip, entropy, exact, fieldclip
 
 HEADER = ("# ==== The runtime of gpcompiler {version}: the spec-specific part ends above. What\n"
           "# follows is gpcompiler/runtime inlined verbatim, each part marked with its version\n"
@@ -24,12 +24,23 @@ def marker(name):
     return f"# ---- {name} from gpcompiler {__version__}"
 
 
-def runtime_source():
-    """The inlined runtime (entropy, exact noise) after a header, each part marked with the
-    gpcompiler version and its sha256 so a reviewer can check that it is the audited
-    gpcompiler/runtime source; a generated module ends with it."""
+def runtime_parts(ir):
+    """The runtime modules a generated module inlines: entropy, exact releases and the
+    coefficient clip always; the curve or field clip when its metric clips samples (the
+    comparisons of runtime/compare.py, with the Gumbel sampler, are the package's only)."""
+    if ir.box is None:
+        samples = [curveclip] if ir.metric == "L2" and ir.outside == "zero" else []
+    else:
+        samples = [fieldclip] if ir.metric == "L2" else []
+    return (entropy, exact, clip, *samples)
+
+
+def runtime_source(*modules):
+    """The inlined runtime (``modules``: entropy, exact noise, clips) after a header, each
+    part marked with the gpcompiler version and its sha256 so a reviewer can check that it
+    is the audited gpcompiler/runtime source; a generated module ends with it."""
     parts = [HEADER.format(version=__version__)]
-    for module in (entropy, exact):
+    for module in modules:
         body = runtime_body(module)
         digest = hashlib.sha256(body.encode()).hexdigest()
         name = module.__name__.split(".", 1)[1].replace(".", "/") + ".py"
