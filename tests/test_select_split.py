@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies
 
 from conftest import generated
 from gpcompiler import cli, priv_func_select
+from gpcompiler.cli import privatize as cli_privatize
 from gpcompiler.adaptive import select
 from gpcompiler.adaptive.ledger import PrivacyLedger
 from gpcompiler.adaptive.noise import privatize_vector
@@ -38,7 +39,7 @@ def test_bad_splits_are_refused_with_the_reason(split, message):
 
 
 def test_cli_default_is_the_library_default_and_a_bad_split_is_one_line(capsys):
-    assert cli.DEFAULT_SPLIT == select.DEFAULT_SPLIT
+    assert cli_privatize.DEFAULT_SPLIT == select.DEFAULT_SPLIT
     with pytest.raises(SystemExit):
         cli.main(["privatize", "specs/legendre10.toml", "missing.csv", "--epsilon", "1",
                   "--method", "select", "--split", "1/2,1/2,0,0"])
