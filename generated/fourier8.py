@@ -436,17 +436,19 @@ def _project(t, y, p, cache, bound=None):
 
 
 def _project_rows(t, y, p, cache):
-    """Per-curve grids t (B, S): the rows of each distinct grid contracted in one product,
-    so B identical rows give the shared grid's coordinates bit for bit, and the same bits
-    with cache=False. The weights of a grid come from the cache; with cache=False they are
-    built for every row, so that the time does not tell which rows share a grid."""
+    """Per-curve grids t (B, S): every curve contracted alone (a stack of vector-matrix
+    products), so its coordinates are those of the single-curve call bit for bit, whatever
+    the other rows hold (their grids are private: a product over a group of rows would let
+    its size move the low bits). The weights of a distinct grid come from the cache once;
+    with cache=False they are built for every row, so the time does not tell which rows
+    share a grid."""
     out = numpy.empty((t.shape[0],) + COEF_SHAPE)
     for rows in _same_rows(t):
         if cache:
             weights = _cached_weights(t[rows[0]], p)
         for row in () if cache else rows:
             weights = _weights(_check_times(t[row], p), p)
-        out[rows] = _contract(y if rows.size == t.shape[0] else y[rows], weights)
+        out[rows] = _contract(y[rows][:, None], weights)[:, 0]
     return out
 
 
