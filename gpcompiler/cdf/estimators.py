@@ -78,7 +78,9 @@ class Statistics:
     cannot see batches that share only some records (the fingerprint is of the whole
     multiset), records changed in any bit, or batches built in another process (the key
     is per process); and it refuses two disjoint batches whose values are exactly the
-    same multiset (build one Statistics from both instead)."""
+    same multiset (build one Statistics from both instead). ``releases`` names the batches
+    by random tokens, the only names a release carries (a fingerprint in a release would
+    tell whether two releases hold the same records, without noise)."""
     method: str
     degree: int
     lo: float
@@ -87,6 +89,7 @@ class Statistics:
     sums: numpy.ndarray
     queries: int = None
     batches: frozenset = field(default_factory=lambda: frozenset({uuid.uuid4().hex}))
+    releases: frozenset = field(default_factory=lambda: frozenset({uuid.uuid4().hex}))
 
     @classmethod
     def from_data(cls, data, *, lo, hi, degree=10, method="direct", bins=64, steps=32):
@@ -125,7 +128,7 @@ class Statistics:
         _check_compatible(self, other)
         return Statistics(self.method, self.degree, self.lo, self.hi,
                           self.count + other.count, self.sums + other.sums, self.queries,
-                          self.batches | other.batches)
+                          self.batches | other.batches, self.releases | other.releases)
 
     def sum_sensitivity(self):
         """l2 sensitivity of ``sums`` under replace-one: paper's sqrt((5K+8)/2) for moments;
@@ -146,7 +149,7 @@ class Statistics:
         noisy = exact.gaussian(self.sums, sigma, rng)
         return PrivateStatistics(self.method, self.degree, self.lo, self.hi, self.count, noisy,
                                  sigma ** 2, ((epsilon, delta, self.count),), self.queries,
-                                 self.batches)
+                                 self.releases)
 
 
 def _size(method, degree, bins, steps):
@@ -168,7 +171,8 @@ def _check_compatible(a, b):
         raise ValueError("statistics differ in method, degree or bounds and cannot be merged")
     if a.batches & b.batches:
         raise ValueError("these statistics share a batch of records (the same object, or the "
-                         "same records read again): a merge is free only for disjoint batches "
+                         "same records read again, or the same batch released twice): a merge "
+                         "is free only for disjoint batches "
                          "(releasing the same records twice composes: the epsilons and "
                          "deltas add)")
 
@@ -177,10 +181,10 @@ def _check_compatible(a, b):
 class PrivateStatistics:
     """Noisy sums of one or more disjoint batches; merging costs no budget (post-processing,
     parallel composition over disjoint records: the merge is (max epsilon, max delta)-DP).
-    ``spent`` lists (epsilon, delta, records); ``batches`` names the batches released
-    (Statistics.batches: a fingerprint of the records), and a merge of releases that share
-    one is refused. That batches with different fingerprints hold disjoint records is the
-    caller's promise (the fingerprint sees whole duplicate batches only)."""
+    ``spent`` lists (epsilon, delta, records); ``batches`` names the batches released by
+    random tokens (Statistics.releases, nothing computed from the records), and a merge of
+    releases that share one (the same Statistics released twice) is refused. That
+    releases with different names hold disjoint records is the caller's promise."""
     method: str
     degree: int
     lo: float
@@ -317,7 +321,7 @@ def _auto_estimate(data, lo, hi, epsilon, delta, method, rng):
     degree, selection, release = choose_degree(top.sums / top.count, top.count, epsilon,
                                                delta, rng)
     chosen = Statistics("direct", degree, lo, hi, top.count, top.sums[:degree + 1], None,
-                        top.batches)
+                        top.batches, top.releases)
     found = chosen.privatize(epsilon=release, delta=delta, rng=rng).estimate()
     return dataclasses.replace(found, epsilon=epsilon, spent=(
         (selection, 0.0, top.count), (release, delta, top.count)))
