@@ -513,12 +513,13 @@ def test_privatize_csv_long_format_and_bad_data(cli, tmp_path):
     assert status == 0, err
     assert len(data_rows(tmp_path / "out.csv")) == 11
     bad = tmp_path / "bad.csv"
-    bad.write_text("t,x,y\n0,0,0\n1,np.float64(0.0),1\n1,1,1\n")
-    one_line_error(*cli("privatize", "specs/trajectory_linear.toml", bad, "--rho", "1")[::2],
-                   "bad.csv: line 3: x='np.float64(0.0)' is not")
-    # a curve that is no valid function (a NaN, times outside the interval) is released as
-    # the zero function, named to the data owner: one curve's values never stop a file
-    for text, needle in (("t,x,y\n0,0,0\n0.5,nan,1\n1,1,1\n", "a NaN"),
+    # a curve that is no valid function (a NaN, text or a blank for a number, a short line,
+    # times outside the interval) is released as the zero function, named to the data
+    # owner: one curve's values never stop a file (adversarial review: a text field did)
+    for text, needle in (("t,x,y\n0,0,0\n0.5,nan,1\n1,1,1\n", "not a finite number"),
+                         ("t,x,y\n0,0,0\n1,np.float64(0.0),1\n", "not a finite number"),
+                         ("t,x,y\n0,0,0\n1,,1\n", "not a finite number"),
+                         ("t,x,y\n0,0,0\n1,1\n", "a line with 2 fields"),
                          ("t,x,y\n0,0,0\n2,1,1\n", "must lie in")):
         bad.write_text(text)
         status, _, err = cli("privatize", "specs/trajectory_linear.toml", bad, "--rho", "1",
@@ -718,6 +719,23 @@ def test_cdf_releases_a_file_with_a_nan_and_an_infinite_record(cli, tmp_path):
         assert files[0] == files[1]
     status, _, err = cli("cdf", tmp_path / "bad.csv", *common, "-q")
     assert status == 0 and err == ""
+
+
+def test_cdf_counts_every_line_as_a_record_and_never_stops_on_one(cli, tmp_path):
+    """Adversarial review: a blank line was dropped (N, which the release states, told it
+    was there) and a text or empty field stopped the release. Every line is a record, and
+    one that is no number is NaN, taken as lo: the same release as with 0 written there."""
+    (tmp_path / "bad.csv").write_text("x,z\n3,1\n\n5.5,1\nNA,2\n7\n,4\n1,1\n")
+    (tmp_path / "fixed.csv").write_text("x,z\n3,1\n0,0\n5.5,1\n0,2\n7,0\n0,4\n1,1\n")
+    common = ("--column", "x", "--lo", "0", "--hi", "10", "--epsilon", "1", "--delta", "1e-6",
+              "--seed", "3")
+    files = []
+    for name in ("bad", "fixed"):
+        status, _, err = cli("cdf", tmp_path / f"{name}.csv", *common, "-o",
+                             tmp_path / f"{name}.json")
+        assert status == 0 and ("3 records not a finite number" in err) == (name == "bad")
+        files.append((tmp_path / f"{name}.json").read_bytes())
+    assert files[0] == files[1] and b'"records": 7' in files[0]
 
 
 def test_cdf_refuses_overflowing_bounds_and_degree_below_one(cli, tmp_path):

@@ -211,7 +211,8 @@ def _not_numbers(args, count, lower, upper):
     their public values (gpcompiler.cdf.streaming.public_values)."""
     if count and not args.quiet:
         print(f"{count} record{'s' if count > 1 else ''} not a finite number (not private): "
-              f"NaN and -inf taken as {lower}, +inf as {upper}", file=sys.stderr)
+              f"NaN, blank or text fields and -inf taken as {lower}, +inf as {upper}",
+              file=sys.stderr)
 
 
 def _check_bounds(lo, hi):

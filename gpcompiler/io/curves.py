@@ -3,6 +3,7 @@ import csv
 import glob
 import gzip
 import io
+import math
 import os
 import tempfile
 from datetime import datetime
@@ -138,8 +139,10 @@ def parse_csv(text, source="<csv>", lenient=False):
     column ``curve`` or ``id``; lines starting with ``#`` are comments. Times are
     non-decreasing per curve; a curve may have any number of samples (docs/design.md,
     "Privacy model": fewer than two is the zero function, a repeated time is a jump).
-    A NaN or infinite value, or decreasing times, are an error naming the line, unless
-    ``lenient``: then that curve is the zero function and its id is listed in ``invalid``.
+    A NaN or infinite value, a field that is not a number, a line with the wrong number of
+    fields, or decreasing times, are an error naming the line, unless ``lenient``: then
+    that curve is the zero function and its id is listed in ``invalid`` (one curve's
+    values never stop the others' releases).
     """
     numbered = [(number, row) for number, row in
                 enumerate(csv.reader(io.StringIO(text)), start=1)
@@ -156,16 +159,21 @@ def parse_csv(text, source="<csv>", lenient=False):
     groups = {} if id_column else {"curve": []}
     invalid = {}
     for number, row in numbered[1:]:
-        if len(row) != len(header):
-            raise DataError(f"{source}: line {number} has {len(row)} fields, expected {len(header)}")
         key = row[0] if id_column else "curve"
-        numbers = [_number(source, number, name, value)
+        if len(row) != len(header):
+            if not lenient:
+                raise DataError(f"{source}: line {number} has {len(row)} fields, "
+                                f"expected {len(header)}")
+            groups.setdefault(key, [])
+            invalid[key] = f"a line with {len(row)} fields"
+            continue
+        numbers = [_number(source, number, name, value, lenient)
                    for name, value in zip(names, row[1:] if id_column else row)]
         groups.setdefault(key, []).append(numbers)
         if not all(numpy.isfinite(numbers)):
             if not lenient:
                 raise DataError(f"{source}: line {number} has a NaN or infinite value")
-            invalid[key] = "a NaN or infinite value"
+            invalid[key] = "a value that is not a finite number"
     if not groups:
         raise DataError(f"{source}: no data rows")
     times, values = [], []
@@ -184,11 +192,14 @@ def parse_csv(text, source="<csv>", lenient=False):
                   invalid=tuple(f"{key} ({why})" for key, why in invalid.items()))
 
 
-def _number(source, line, column, text):
-    """One CSV field as a float, else a DataError naming the line, column and value."""
+def _number(source, line, column, text, lenient=False):
+    """One CSV field as a float, else a DataError naming the line, column and value (NaN if
+    ``lenient``: the caller gives the record or curve a public treatment)."""
     try:
         return float(text)
     except (TypeError, ValueError):
+        if lenient:
+            return math.nan
         raise DataError(f"{source}: line {line}: {column}={text!r} is not a number") from None
 
 
@@ -279,18 +290,18 @@ def read_column(source, column):
             text = decode_text(handle.read(), source_name)
     else:
         text, source_name = read_text(source), source
-    reader = csv.DictReader(line for line in io.StringIO(text) if not line.startswith("#"))
-    if not reader.fieldnames:
+    rows = csv.reader(line for line in io.StringIO(text) if not line.startswith("#"))
+    fieldnames = next(rows, None)
+    if not fieldnames:
         raise DataError(f"{source_name}: empty file (no header and no data)")
     if column is None:
-        raise DataError(f"{source_name}: no column chosen (columns: "
-                        f"{', '.join(reader.fieldnames)})")
-    if column not in reader.fieldnames:
+        raise DataError(f"{source_name}: no column chosen (columns: {', '.join(fieldnames)})")
+    if column not in fieldnames:
         raise DataError(f"{source_name}: no column {column!r} (columns: "
-                        f"{', '.join(reader.fieldnames)})")
-    values = [_number(source_name, number, column, row[column])
-              for number, row in enumerate(reader, start=2)]
-    data = numpy.array(values)
+                        f"{', '.join(fieldnames)})")
+    index = fieldnames.index(column)    # every line a record: blank, short or not a number is NaN
+    data = numpy.array([_number(source_name, 0, column, row[index] if index < len(row) else "",
+                                lenient=True) for row in rows], dtype=float)
     if data.size == 0:
         raise DataError(f"{source_name}: no data rows")
     return data
@@ -332,11 +343,14 @@ def read_dataset_column(files, column):
 
 def read_file_column(name, column):
     """One numeric column of one CSV (:func:`read_column`) or Parquet file, checked alike:
-    the column exists, is numeric, and has rows (NaN and infinite values are kept: the CDF
-    estimators give them public values, gpcompiler.cdf.streaming.public_values)."""
+    the column exists, is numeric, and has rows. A record that is not a number (NaN, a
+    blank, text in a CSV, a Parquet null) is NaN, and NaN and infinite values are kept: the
+    CDF estimators give them public values (gpcompiler.cdf.streaming.public_values), so
+    one record never stops a release and every line counts as one record."""
     if not is_parquet(name):
         return read_column(name, column)
     try:
+        import pyarrow.compute
         import pyarrow.parquet
     except ImportError:
         raise DataError(f"{name}: reading Parquet needs pyarrow: pip install "
@@ -352,9 +366,7 @@ def read_file_column(name, column):
     if not (pyarrow.types.is_integer(kind) or pyarrow.types.is_floating(kind)):
         raise DataError(f"{name}: column {column!r} is not numeric (Parquet type {kind})")
     values = pyarrow.parquet.read_table(name, columns=[column]).column(column)
-    if values.null_count:
-        raise DataError(f"{name}: column {column!r} has missing values")
-    data = values.to_numpy().astype(float)
+    data = pyarrow.compute.fill_null(values.cast(pyarrow.float64()), math.nan).to_numpy()
     if data.size == 0:
         raise DataError(f"{name}: no data rows")
     return data
