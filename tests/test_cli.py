@@ -918,3 +918,20 @@ def test_compile_names_the_specs_whose_module_names_clash(cli, tmp_path):
     assert status == 2 and "module name 'linear' is used by" in err
     assert f"{tmp_path / 'a.toml'}, {tmp_path / 'b.toml'}" in err
     assert not list((tmp_path / "out").glob("*.py"))
+
+
+def test_a_field_with_a_nan_is_the_zero_field_and_the_others_are_released(cli, tmp_path):
+    """New-user review: one NaN in one field of a batch stopped every field's release. It is
+    released as the zero field (named to the data owner, not private), and the file is the
+    one with that field's values replaced by zeros, bit for bit."""
+    values = numpy.random.default_rng(4).normal(size=(3, 6, 5))
+    bad, zero = values.copy(), values.copy()
+    bad[1, 2, 3], zero[1] = numpy.nan, 0.0
+    files = []
+    for name, array in (("bad", bad), ("zero", zero)):
+        numpy.save(tmp_path / f"{name}.npy", array)
+        status, _, err = cli("privatize", "specs/legendre_box.toml", tmp_path / f"{name}.npy",
+                             "--epsilon", "10", "--seed", "5", "-o", tmp_path / f"{name}.csv")
+        assert status == 0 and ("1 of 3 fields were not valid" in err) == (name == "bad")
+        files.append((tmp_path / f"{name}.csv").read_bytes())
+    assert files[0] == files[1]

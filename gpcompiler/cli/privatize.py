@@ -349,20 +349,24 @@ def _privatize_fields(args, module, params):
     budget = args_budget(args)
     bound = _release_bound(module, args)
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
-    released, clipped = [], 0
+    released, clipped, invalid = [], 0, []
     for field in fields:
-        where = f"{args.input}: field {field.id!r}"
         try:
             released.append(module.project_and_privatize(field.grids, field.values, kind=kind,
                                                          rng=rng, bound=bound, **budget,
                                                          **params))
-        except ValueError as error:
-            raise DataError(f"{where}: {error}{_domain_hint(module, 'project', params, error)}") \
-                from None
+        except ValueError as error:     # its own values or grids: released as the zero field
+            invalid.append(f"{field.id} ({error})")
+            released.append(module.privatize(numpy.zeros(module.COEF_SHAPE), rng=rng,
+                                             bound=bound, **budget))
+            continue
         grids = [numpy.asarray(g, dtype=float) for g in field.grids]
         clipped += bool(numpy.any(module._clip_fields(grids, field.values, kind, bound)
                                   != field.values))
     tell_clipped(args, clipped, len(fields), "fields", bound)
+    if invalid and not args.quiet:
+        not_private(f"{len(invalid)} of {len(fields)} fields were not valid (each was released "
+                    "as the zero field): " + "; ".join(invalid))
     per_axis = max(2, round(args.grid ** (1 / module.DIMENSION)))
     axes = [numpy.linspace(lo, hi, per_axis) for lo, hi in box]
     points = numpy.stack(numpy.meshgrid(*axes, indexing="ij"), axis=-1)
