@@ -493,12 +493,12 @@ def test_bad_spec_is_one_line_exit_2(cli, tmp_path):
     assert not (tmp_path / "out" / "bad.py").exists()
 
 
-def test_privatize_bundled_ecg_with_sinc_writes_csv_and_plot(tmp_path):
+def test_privatize_bundled_ecg_with_sinc_writes_csv_and_plot(cli, tmp_path):
     out, plot = tmp_path / "ecg.csv", tmp_path / "ecg.png"
-    result = run("privatize", "specs/sinc_ecg.toml", "bundled:ecg:3", "--epsilon", "100",
-                 "--seed", "1", "-o", str(out), "--plot", str(plot), "--compare")
-    assert result.returncode == 0, result.stderr
-    assert "expected L2 noise 8" in result.stdout
+    status, text, err = cli("privatize", "specs/sinc_ecg.toml", "bundled:ecg:3", "--epsilon",
+                            "100", "--seed", "1", "-o", out, "--plot", plot, "--compare")
+    assert status == 0, err
+    assert "expected L2 noise 8" in text
     assert len(data_rows(out)) == 1001 and plot.stat().st_size > 10000
 
 
