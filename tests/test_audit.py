@@ -12,22 +12,48 @@ from gpcompiler.audit.blackbox import Claim, audit_pair, clopper_pearson
 from gpcompiler.audit.conformance import conformance
 
 
-def test_audit_table_flags_every_negative_control_and_passes_every_mechanism(capsys):
-    rows = audit_suite.run_suite("quick", end_to_end=False)
+# The quick audit table, run_suite("quick", end_to_end=False), one test per row (so that
+# the workers share it): each row runs as run_suite runs it, at its share of the table's
+# false-alarm budget, ALPHA / rows (run_suite's split itself: the test after these).
+TABLE = audit_suite.suite_tasks("quick", end_to_end=False)
+ROW_ALPHA = audit_suite.ALPHA / len(TABLE)
+
+
+def test_audit_table_has_the_negative_controls_and_every_shipped_mechanism():
+    assert sum(flag for flag, _, _ in TABLE) == 6 and len(TABLE) - 6 >= 27
+    modules = {args[:2] for _, function, args in TABLE if function is audit_suite.module_audit}
+    assert {("surface_total", "GP"), ("harbour", "CGP")} <= modules
+    assert {spec for spec, _ in modules} == set(audit_suite.shipped_specs())
+
+
+@pytest.mark.parametrize("should_flag, function, args", TABLE,
+                         ids=[f"{f.__name__}{list(a[:-1])}" for _, f, a in TABLE])
+def test_audit_table_flags_every_negative_control_and_passes_every_mechanism(
+        capsys, should_flag, function, args):
+    audit = function(*args, alpha=ROW_ALPHA)
     with capsys.disabled():
-        print("\n" + audit_suite.format_table(rows))
-    flagged = {row.name for row in rows if row.audit.violated}
-    expected = {row.name for row in rows if row.should_flag}
-    assert flagged == expected
-    assert len(expected) == 6 and len(rows) - len(expected) >= 27
-    counterexample = next(r for r in rows if "Sec. 3.1" in r.name).audit.black_box.pairs[0]
-    assert counterexample.certified_loss > 1.5 * counterexample.claimed_loss
-    ramp = next(r for r in rows if "ramp clipping" in r.name).audit
-    assert ramp.black_box.violated
-    bound, tests = audit_suite.false_alarm_bound([r.audit for r in rows])
-    assert bound <= 1e-6 * (1 + 1e-12) and tests > 10 * len(rows)
-    assert all(r.audit.conformance for r in rows if not r.should_flag)
-    assert {"surface_total (GP)", "harbour (CGP)"} <= {r.name for r in rows}
+        print("\n" + audit_suite.format_table([audit_suite.Row(audit.name, should_flag, audit)]))
+    assert audit.violated == should_flag, audit.stage
+    # the rows' levels sum to at most ALPHA = 1e-6 (Bonferroni over the tests they ran)
+    bound, tests = audit_suite.false_alarm_bound([audit])
+    assert bound <= ROW_ALPHA * (1 + 1e-12) and tests >= (2 if should_flag else 9)
+    assert should_flag or audit.conformance
+    if "Sec. 3.1" in audit.name:
+        counterexample = audit.black_box.pairs[0]
+        assert counterexample.certified_loss > 1.5 * counterexample.claimed_loss
+    if "ramp clipping" in audit.name:
+        assert audit.black_box.violated
+
+
+def test_run_suite_splits_the_budget_over_the_rows_in_their_order(monkeypatch):
+    controls = [task for task in TABLE if task[1] is audit_suite.control_audit][:2]
+    monkeypatch.setattr(audit_suite, "suite_tasks", lambda mode, end_to_end: controls)
+    rows = audit_suite.run_suite("quick", end_to_end=False, alpha=1e-6)
+    assert [row.name for row in rows] == [audit_suite.control_audit(*args, alpha=1e-6).name
+                                          for _, _, args in controls]
+    assert all(row.should_flag and row.ok for row in rows)
+    assert audit_suite.false_alarm_bound([row.audit for row in rows])[0] <= 1e-6 * (1 + 1e-12)
+    assert all(row.audit.alpha > 0.4e-6 for row in rows)
 
 
 @pytest.mark.parametrize("spec, model, budget, mutant, stage", [

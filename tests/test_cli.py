@@ -486,20 +486,19 @@ def test_cdf_prints_true_values_only_with_compare_and_writes_its_release(cli, tm
 
 # ----- earlier behaviour that stays -----------------------------------------------------
 
-def test_bad_spec_is_one_line_exit_2(tmp_path):
+def test_bad_spec_is_one_line_exit_2(cli, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "bad"\n[domain]\nintervals = [["0", "1"]]\n[basis]\nfunctions = ["t", "t^2"]\n')
-    result = run("compile", str(bad), "-o", str(tmp_path / "out"))
-    one_line_error(result.returncode, result.stderr, "basis.functions[1]")
+    one_line_error(*cli("compile", bad, "-o", tmp_path / "out")[::2], "basis.functions[1]")
     assert not (tmp_path / "out" / "bad.py").exists()
 
 
-def test_privatize_bundled_ecg_with_sinc_writes_csv_and_plot(tmp_path):
+def test_privatize_bundled_ecg_with_sinc_writes_csv_and_plot(cli, tmp_path):
     out, plot = tmp_path / "ecg.csv", tmp_path / "ecg.png"
-    result = run("privatize", "specs/sinc_ecg.toml", "bundled:ecg:3", "--epsilon", "100",
-                 "--seed", "1", "-o", str(out), "--plot", str(plot), "--compare")
-    assert result.returncode == 0, result.stderr
-    assert "expected L2 noise 8" in result.stdout
+    status, text, err = cli("privatize", "specs/sinc_ecg.toml", "bundled:ecg:3", "--epsilon",
+                            "100", "--seed", "1", "-o", out, "--plot", plot, "--compare")
+    assert status == 0, err
+    assert "expected L2 noise 8" in text
     assert len(data_rows(out)) == 1001 and plot.stat().st_size > 10000
 
 
@@ -560,29 +559,28 @@ def test_param_option_and_unknown_parameters(cli):
                         "--epsilon", "0.1", "--param", "Q=1")[::2], "unknown parameter 'Q'")
 
 
-def test_audit_command_on_one_spec_or_module():
-    result = run("audit", "specs/linear.toml", "--samples", "3000", "--quick")
-    assert result.returncode == 0, result.stderr
-    assert "| linear (GP) |" in result.stdout and "false-alarm probability" in result.stdout
-    result = run("audit", "generated/ellipse.py", "--epsilon", "2", "--samples", "3000",
-                 "--quick")
-    assert result.returncode == 0 and "| ellipse (GP) | 2-GP" in result.stdout
-    result = run("audit", "generated/missing.py")
-    assert result.returncode == 2 and "no generated module" in result.stderr
+def test_audit_command_on_one_spec_or_module(cli):
+    status, out, err = cli("audit", "specs/linear.toml", "--samples", "3000", "--quick")
+    assert status == 0, err
+    assert "| linear (GP) |" in out and "false-alarm probability" in out
+    status, out, _ = cli("audit", "generated/ellipse.py", "--epsilon", "2", "--samples", "3000",
+                         "--quick")
+    assert status == 0 and "| ellipse (GP) | 2-GP" in out
+    status, _, err = cli("audit", "generated/missing.py")
+    assert status == 2 and "no generated module" in err
 
 
-def test_explain_writes_out_the_orthonormal_basis():
-    result = run("explain", "specs/linear.toml")
-    assert "e_{1}(t) = \\frac{\\sqrt{3} t}{T^{\\frac{3}{2}}}" in result.stdout
-    assert "D_{1} = \\frac{T^{3}}{3}, D_{2} = \\frac{T}{4}" in result.stdout
+def test_explain_writes_out_the_orthonormal_basis(cli):
+    _, out, _ = cli("explain", "specs/linear.toml")
+    assert "e_{1}(t) = \\frac{\\sqrt{3} t}{T^{\\frac{3}{2}}}" in out
+    assert "D_{1} = \\frac{T^{3}}{3}, D_{2} = \\frac{T}{4}" in out
 
 
-def test_cdf_spec_is_refused_by_curve_commands():
+def test_cdf_spec_is_refused_by_curve_commands(cli):
     for command in (("privatize", "specs/cdf_wages.toml", "--epsilon", "1"),
                     ("audit", "specs/cdf_wages.toml"), ("audit", "generated/cdf_wages.py")):
-        result = run(*command)
-        assert result.returncode == 2 and "Traceback" not in result.stderr
-        assert "gpcompiler: error:" in result.stderr
+        status, _, err = cli(*command)                 # cli: no traceback either
+        assert status == 2 and "gpcompiler: error:" in err
 
 
 @pytest.mark.parametrize("options, message", [

@@ -31,6 +31,17 @@ def _module(tmp_path, name, body):
     return load(path, cache=tmp_path / "cache")
 
 
+def _analyzed_module(tmp_path, name, body):
+    """(analysis, module) of one compilation of a spec text: the analysis the module was
+    emitted from (analyzing it apart would repeat the costly stage)."""
+    path = tmp_path / f"{name}.toml"
+    path.write_text(f'name = "{name}"\n' + body)
+    compiled = build.compile_spec(path, tmp_path)
+    (tmp_path / f"{name}.py").write_text(compiled.source)
+    return compiled.analysis, build.import_module_file(tmp_path / f"{name}.py",
+                                                       f"test_exact_{name}")
+
+
 def _leading_pivot(n, length=100):
     """LDL^T pivot n of monomials on [0, L]: (L^n n!^2/(2n)!)^2 L/(2n+1) (t^n's P_n part)."""
     lead = sympy.Integer(length) ** n * sympy.factorial(n) ** 2 / sympy.factorial(2 * n)
@@ -196,9 +207,8 @@ def test_half_line_basis_gram_orthonormality_and_projection(tmp_path, monkeypatc
     monkeypatch.setattr(analysis_module, "INTEGRATION_SECONDS", 2)
     body = ('[domain]\nintervals = [["0", "oo"]]\n'
             '[basis]\nfunctions = ["exp(-2*t)/(1+t)", "exp(-3*t)", "t*exp(-2*t)"]\n')
-    analysis = analyze(_spec(body))
+    analysis, module = _analyzed_module(tmp_path, "half", body)
     assert analysis.certificate.startswith("numerical, to 50 digits")
-    module = _module(tmp_path, "half", body)
     functions = [lambda v: mpmath.exp(-2 * v) / (1 + v), lambda v: mpmath.exp(-3 * v),
                  lambda v: v * mpmath.exp(-2 * v)]
     t = numpy.array([0.0, 0.4, 1.5, 2.0, 6.0])
@@ -272,9 +282,8 @@ def test_chebyshev_weight_gram_by_tanh_sinh_and_projection_at_the_singular_ends(
     monkeypatch.setattr(analysis_module, "INTEGRATION_SECONDS", 0.5)
     monkeypatch.setattr(analysis_module, "_jacobi_form", lambda *args: None)
     body = CHEBYSHEV
-    analysis = analyze(_spec(body))
+    analysis, module = _analyzed_module(tmp_path, "cheb", body)
     assert analysis.certificate.startswith("numerical, to 50 digits")
-    module = _module(tmp_path, "cheb", body)
     for t in ([-1.0, -0.6, 0.1, 0.5, 1.0], [-0.99999999, 0.2, 0.9999]):
         t = numpy.array(t)
         y = numpy.linspace(1.0, -2.0, t.size) ** 2
@@ -300,7 +309,7 @@ def test_sinc_family_with_a_width_parameter(tmp_path):
     against mpmath, for the default h = 1/2."""
     body = ('[domain]\nintervals = [["-oo", "oo"]]\nparameters = { h = "1/2" }\n[basis]\n'
             'functions = ["sinc(t/h - 1)", "sinc(t/h - 2)", "sinc(t/h - 3)", "sinc(t/h - 4)"]\n')
-    analysis = analyze(_spec(body))
+    analysis, module = _analyzed_module(tmp_path, "sincw", body)
     h = sympy.Symbol("h", positive=True)
     assert analysis.gram[0, 0] == h and analysis.gram[1, 0] == 0
     with mpmath.workdps(20):
@@ -309,7 +318,6 @@ def test_sinc_family_with_a_width_parameter(tmp_path):
         for j, k in [(2, 2), (1, 3)]:    # f is symmetric about (j + k)/4
             value = 2 * mpmath.quadosc(lambda v: f(v, j, k), [(j + k) / 4, mpmath.inf], period=1)
             assert abs(value - (0.5 if j == k else 0)) < 1e-15
-    module = _module(tmp_path, "sincw", body)
     t = numpy.array([0.0, 0.3, 1.1, 1.6, 2.5])
     y = numpy.array([0.5, -1.0, 2.0, 1.0, 0.0])
     functions = [lambda v, k=k: mpmath.sinc(mpmath.pi * (2 * v - k)) for k in range(1, 5)]

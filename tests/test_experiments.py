@@ -91,31 +91,35 @@ def write_csv(path, header, rows):
     return str(path)
 
 
-def test_own_csv_through_data(tmp_path):
-    """Each curve experiment on curves the test writes in the `privatize` CSV layout."""
-    rng = numpy.random.default_rng(7)
-    t = numpy.arange(1000) * 0.8
-    beats = sum(900 * numpy.exp(-(t - c) ** 2 / 8) - 150 * numpy.exp(-(t - c - 20) ** 2 / 60)
-                for c in range(40, 800, 75))
-    rows = [(f"c{i}", ti, yi) for i in range(2) for ti, yi in zip(t, beats + rng.normal(0, 20, t.size))]
-    results = experiment(tmp_path, "ecg", "--data", write_csv(tmp_path / "ecg.csv", "curve,t,y", rows))
-    check_shape(results, CURVE_METHODS["ecg"], 2)
-    assert results["models"]["GP"]["headline"]["paper_method_wins_at_largest_budget"]
+def _own_curves(name):
+    """(header, rows) of two curves for experiment ``name``, in the `privatize` CSV layout."""
+    if name == "ecg":
+        rng = numpy.random.default_rng(7)
+        t = numpy.arange(1000) * 0.8
+        beats = sum(900 * numpy.exp(-(t - c) ** 2 / 8) - 150 * numpy.exp(-(t - c - 20) ** 2 / 60)
+                    for c in range(40, 800, 75))
+        return "curve,t,y", [(f"c{i}", ti, yi) for i in range(2)
+                             for ti, yi in zip(t, beats + rng.normal(0, 20, t.size))]
+    if name == "trajectories":
+        minutes = numpy.linspace(0, 240, 300)
+        return "curve,t,x,y", [(f"v{i}", m, 3000 * numpy.cos(m / 40 + i),
+                                2000 * numpy.sin(m / 60) + 15 * m)
+                               for i in range(2) for m in minutes]
     x = numpy.linspace(0, 100, 301)
-    rows = [(f"m{i}", xi, yi) for i, h in enumerate((120.0, 200.0))
-            for xi, yi in zip(x, h * numpy.exp(-(x - 40) ** 2 / 50) + 60 * numpy.exp(-(x - 70) ** 2 / 20))]
-    mixtures = write_csv(tmp_path / "mix.csv", "curve,t,y", rows)
-    for name in ("select", "segments"):
-        results = experiment(tmp_path, name, "--data", mixtures)
-        check_shape(results, CURVE_METHODS[name], 2)
-        assert results["models"]["GP"]["headline"]["paper_method_wins_at_largest_budget"]
-    minutes = numpy.linspace(0, 240, 300)
-    rows = [(f"v{i}", m, 3000 * numpy.cos(m / 40 + i), 2000 * numpy.sin(m / 60) + 15 * m)
-            for i in range(2) for m in minutes]
-    results = experiment(tmp_path, "trajectories", "--data",
-                         write_csv(tmp_path / "traj.csv", "curve,t,x,y", rows))
-    check_shape(results, CURVE_METHODS["trajectories"], 2)
-    assert results["data"]["points"] == [300, 300]
+    return "curve,t,y", [(f"m{i}", xi, yi) for i, h in enumerate((120.0, 200.0))
+                         for xi, yi in zip(x, h * numpy.exp(-(x - 40) ** 2 / 50)
+                                           + 60 * numpy.exp(-(x - 70) ** 2 / 20))]
+
+
+@pytest.mark.parametrize("name", ["ecg", "select", "segments", "trajectories"])
+def test_own_csv_through_data(tmp_path, name):
+    """Each curve experiment on curves the test writes in the `privatize` CSV layout (one
+    test per experiment, so that the workers share them)."""
+    header, rows = _own_curves(name)
+    results = experiment(tmp_path, name, "--data", write_csv(tmp_path / "own.csv", header, rows))
+    check_shape(results, CURVE_METHODS[name], 2)
+    if name == "trajectories":
+        assert results["data"]["points"] == [300, 300]
     assert results["models"]["GP"]["headline"]["paper_method_wins_at_largest_budget"]
 
 
