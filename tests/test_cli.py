@@ -933,3 +933,15 @@ def test_a_field_with_a_nan_is_the_zero_field_and_the_others_are_released(cli, t
         assert status == 0 and ("1 of 3 fields were not valid" in err) == (name == "bad")
         files.append((tmp_path / f"{name}.csv").read_bytes())
     assert files[0] == files[1]
+
+
+def test_audit_refuses_options_the_chosen_audit_would_ignore(cli):
+    """New-user review: `audit SPEC --suite`, `--suite --power` and `--suite --epsilon 3`
+    started the long suite and ignored the spec and the budget; now one line, exit 2."""
+    for options, needle in ((("specs/linear.toml", "--suite"), "the spec specs/linear.toml"),
+                            (("--suite", "--power", "--quick"), "choose one"),
+                            (("--power", "--epsilon", "3", "--quick"), "--epsilon is for"),
+                            (("--suite", "--seed", "4", "--no-conformance"),
+                             "--no-conformance, --seed are for"),
+                            (("specs/linear.toml", "--jobs", "2"), "--jobs is for")):
+        one_line_error(*cli("audit", *options)[::2], needle)

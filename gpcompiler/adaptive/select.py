@@ -159,7 +159,8 @@ def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, split=DEFA
     spec's (at the public parameter values ``params``), never the samples'.
 
     ``split``: the public shares of the budget (size SVT, first release, pruning SVT, final
-    release), default (1/8, 1/4, 1/8, 1/2) (docs/design.md, "PrivFuncSelect's budget").
+    release), default DEFAULT_SPLIT = (1/4, 0, 0, 3/4): no first release and no pruning
+    (docs/design.md, "PrivFuncSelect's budget").
     Step 1, an SVT on tau(j) - dist2(P_j q, q) with threshold 0 (``noise_target``), picks
     the prefix size k0; when k0 > 1 the first release orders the k0 coefficients and the
     pruning SVT on tau(r) - dist2(f_b(r), q) keeps the r largest; the final release gets

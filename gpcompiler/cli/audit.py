@@ -11,6 +11,7 @@ from .privatize import load_mechanism
 def cmd_audit(args):
     """`gpcompiler audit SPEC | --suite | --power`: black-box audit and noise conformance."""
     from ..audit import suite as audit_suite
+    _check_options(args)
     mode = "quick" if args.quick else "full"
     if args.power:
         bar = _audit_bar(args, len(audit_suite.power_tasks(mode)))
@@ -35,6 +36,25 @@ def cmd_audit(args):
         print(f"unexpected audit outcome for: {', '.join(failures)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _check_options(args):
+    """Refuse options that the chosen audit would ignore (one line, before any work)."""
+    table = "--suite" if args.suite else "--power" if args.power else None
+    if args.suite and args.power:
+        raise UserError("--suite and --power are two tables: choose one")
+    if table is None:
+        if args.jobs != 1:
+            raise UserError("--jobs is for --suite and --power (a SPEC audit runs in one process)")
+        return
+    spec_only = [name for name, used in (
+        (f"the spec {args.spec}", args.spec), ("--epsilon", args.epsilon), ("--rho", args.rho),
+        ("--samples", args.samples), ("--draws", args.draws),
+        ("--no-conformance", not args.conformance), ("--seed", args.seed != 0)) if used]
+    if spec_only:
+        raise UserError(f"{table} audits its own mechanisms at their own budgets: "
+                        f"{', '.join(spec_only)} {'is' if len(spec_only) == 1 else 'are'} for "
+                        "auditing one SPEC")
 
 
 def _audit_rows(args, mode):
