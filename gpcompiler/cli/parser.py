@@ -2,8 +2,9 @@
 
 User errors print one line (naming the file, key or curve) and exit 2; nothing is
 half-written. Releases contain only what the mechanism released (docs/design.md,
-"Privacy model"); comparisons with the true data are opt-in (--compare), go to standard
-error and say "not private".
+"Privacy model"). Comparisons with the true data are opt-in (--compare); they and the
+data owner's counts of clipped or invalid curves and records (shown unless -q) go to
+standard error and say "not private".
 """
 import argparse
 import math
