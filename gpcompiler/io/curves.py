@@ -229,7 +229,8 @@ def check_writable(path, directory=False):
     try:    # os.access says yes to root everywhere: a file made and removed is the proof
         tempfile.TemporaryFile(dir=existing).close()
     except OSError as error:
-        raise DataError(f"cannot write {path}: {existing}: {error.strerror}") from None
+        raise DataError(f"cannot write {path}: no file can be created in {existing} "
+                        f"({error.strerror})") from None
 
 
 def write_text_atomically(path, text):
