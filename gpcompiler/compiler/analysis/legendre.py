@@ -103,7 +103,8 @@ class _MonomialRows(Sequence):
         return self._exact[j, k]
 
     def floats(self, norms):
-        """{(j, k): float64 of C_jk sqrt(D_k)}, each correctly rounded.
+        """The float64 of C_jk sqrt(D_k), each correctly rounded, at every position (j, k),
+        k <= j, row by row, as one NumPy array (0.0 where C_jk = 0).
 
         C_jk(-beta) = (-1)^(j+k) C_jk(beta) (u -> -u), so the recurrence runs with |beta|:
         every term is nonnegative and each step adds at most 6 roundings of FLOAT_BITS
@@ -113,7 +114,7 @@ class _MonomialRows(Sequence):
         """
         m = self.size
         delta = (24 * m + 64) * 2.0 ** -FLOAT_BITS
-        out = {}
+        out = numpy.zeros(m * (m + 1) // 2)
         with gmpy2.context(precision=FLOAT_BITS):
             alpha = gmpy2.mpfr(gmpy2.mpq(self.alpha.numerator, self.alpha.denominator))
             beta = abs(gmpy2.mpfr(gmpy2.mpq(self.beta.numerator, self.beta.denominator)))
@@ -136,8 +137,59 @@ class _MonomialRows(Sequence):
                                                                    j, keys[i]), norms[keys[i]])
                 if self.beta < 0:
                     lo[(j + numpy.asarray(keys)) % 2 == 1] *= -1
-                out.update(zip(zip([j] * len(keys), keys), lo.tolist()))
+                start = j * (j + 1) // 2
+                out[start + keys.start:start + j + 1:keys.step] = lo
         return out
+
+
+class _Positions(Mapping):
+    """{(j, k): (j, k)} over the positions of the nonzero entries of :class:`_MonomialRows`,
+    row by row, without a table of them."""
+
+    def __init__(self, rows):
+        self._rows = rows
+        self._size = sum(len(rows.positions(j)) for j in range(len(rows)))
+
+    def __getitem__(self, key):
+        j, k = key
+        if not (0 <= j < len(self._rows) and k in self._rows.positions(j)):
+            raise KeyError(key)
+        return key
+
+    def __iter__(self):
+        return ((j, k) for j in range(len(self._rows)) for k in self._rows.positions(j))
+
+    def __len__(self):
+        return self._size
+
+
+class _HankelLower(Mapping):
+    """{(j, k): moments[j + k]}, k <= j < size, where the moment is nonzero (the lower
+    triangle of the Gram matrix of monomials), row by row, without a table of it."""
+
+    def __init__(self, moments, size):
+        self.moments, self.size = moments, size
+        self._size = sum(min(n, 2 * size - 2 - n) // 2 + 1
+                         for n, v in enumerate(moments) if v)
+
+    def __getitem__(self, key):
+        j, k = key
+        if not (0 <= k <= j < self.size and self.moments[j + k]):
+            raise KeyError(key)
+        return self.moments[j + k]
+
+    def __iter__(self):
+        return ((j, k) for j in range(self.size) for k in range(j + 1)
+                if self.moments[j + k])
+
+    def __len__(self):
+        return self._size
+
+    def floats(self, rounded):
+        """The float64 ``rounded(moment)`` at every position (j, k), k <= j, row by row."""
+        values = numpy.array([rounded(v) for v in self.moments], dtype=float)
+        rows, cols = numpy.tril_indices(self.size)
+        return values[rows + cols]
 
 
 class _MonomialRow(Mapping):
@@ -230,8 +282,10 @@ def polynomial_space(spec, stage):
     field, rows, norms, atoms = legendre_expansion(spec)
     gram, formula = _polynomial_gram(spec, field, rows, norms)
     constant = field.is_QQ
+    packed = (("lower", gram.floats(rational_float))
+              if constant and isinstance(gram, _HankelLower) and m > 2 else None)
     gram = ExactMatrix((m, m), gram, field.to_sympy, _once_per_object(rational_float)
-                       if constant else None, constant, symmetric=True)
+                       if constant else None, constant, symmetric=True, packed=packed)
     size = atoms.size
     change = _change_of_basis(field, rows, norms, constant, (m, size))
     formulas = [("gram", formula)] if formula else []
@@ -283,6 +337,12 @@ def _change_of_basis(field, rows, norms, constant, shape):
             roots[k] = sympy.sqrt(simplify_entry(field.to_sympy(norms[k])))
         value = field.to_sympy(rows[j][k])
         return roots[k] if value == 1 else value * roots[k]
+    if isinstance(rows, _MonomialRows):
+        values = rows.floats(norms)
+        return ExactMatrix(shape, _Positions(rows), convert,
+                           lambda position: values[position[0] * (position[0] + 1) // 2
+                                                   + position[1]].item(),
+                           constant, packed=("lower", values) if len(rows) > 2 else None)
     floats = _change_floats(rows, norms) if constant else None
     return ExactMatrix(shape, {(j, k): (j, k) for j, row in enumerate(rows) for k in row},
                        convert, floats, constant)
@@ -291,8 +351,6 @@ def _change_of_basis(field, rows, norms, constant, shape):
 def _change_floats(rows, norms):
     """{(j, k): float64 of C_jk sqrt(D_k)}, correctly rounded, in one precision context:
     a FLOAT_BITS product whose error interval rounds to one float64, else exact rounding."""
-    if isinstance(rows, _MonomialRows):
-        return rows.floats(norms)
     delta = 16 * 2.0 ** -FLOAT_BITS
     out = {}
     with gmpy2.context(precision=FLOAT_BITS):
@@ -331,8 +389,7 @@ def _polynomial_gram(spec, field, rows, norms):
     if name == "monomial" and spec.dimension == 1:
         a, b = (field.from_sympy(e) for e in spec.interval)
         moments = [(b ** (n + 1) - a ** (n + 1)) / field(n + 1) for n in range(2 * m - 1)]
-        return ({(j, k): moments[j + k] for j in range(m) for k in range(j + 1)
-                 if moments[j + k]}, "G[j, k] = (b^(j+k+1) - a^(j+k+1))/(j + k + 1)")
+        return (_HankelLower(moments, m), "G[j, k] = (b^(j+k+1) - a^(j+k+1))/(j + k + 1)")
     gram = {}
     for j in range(m):
         for k in range(j + 1):

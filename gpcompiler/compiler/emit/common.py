@@ -1,6 +1,8 @@
 """What the emitters of curves and of boxes share: templates and their marked
 sections, the placeholders of both, and printers of matrices, expressions and strings."""
+import bisect
 import inspect
+import itertools
 import math
 import re
 import string
@@ -229,14 +231,14 @@ def _packed_body(matrix):
 def _fill_words(codes, width):
     """The codes, each followed by a comma, joined by single spaces into lines of at most
     ``width`` characters, greedily: textwrap.wrap's lines for codes without whitespace or
-    hyphens between letters (float literals), in linear time."""
-    lines, start, length = [], 0, -1
-    for end, size in enumerate(map(len, codes)):
-        if length >= 0 and length + size + 2 > width:
-            lines.append(", ".join(codes[start:end]) + ",")
-            start, length = end, -1
-        length += size + 2
-    return lines + [", ".join(codes[start:]) + ","] if codes else lines
+    hyphens between letters (float literals), one bisection per line."""
+    ends = list(itertools.accumulate((len(code) + 2 for code in codes), initial=0))
+    lines, start = [], 0
+    while start < len(codes):     # codes[start:end] take ends[end] - ends[start] - 1 columns
+        end = max(bisect.bisect_right(ends, ends[start] + width + 1) - 1, start + 1)
+        lines.append(", ".join(codes[start:end]) + ",")
+        start = end
+    return lines
 
 
 def expression_body(name, doc, codes, shape, points="numpy.shape(x)"):
