@@ -357,10 +357,12 @@ def _packed(name, matrix, keys, symmetric, formula):
 def _float_codes(values):
     """The Python code of each float64 of ``values`` (a list or a NumPy array), as
     _float_code writes it: the shortest round-trip repr, math.inf for infinities."""
-    if isinstance(values, numpy.ndarray):
-        values = values.tolist()
-    special = {"inf": "math.inf", "-inf": "-math.inf", "nan": "math.nan"}   # _float_code
-    return tuple(special.get(code, code) for code in map(repr, values))
+    values = numpy.asarray(values, dtype=float)
+    codes = numpy.array(list(map(repr, values.tolist())), dtype=object)
+    for special in (math.inf, -math.inf, math.nan):
+        codes[numpy.isnan(values) if math.isnan(special) else values == special] = \
+            _float_code(special)
+    return tuple(codes.tolist())
 
 
 def _summary(analysis):

@@ -1,13 +1,13 @@
 """What the emitters of curves and of boxes share: templates and their marked
 sections, the placeholders of both, and printers of matrices, expressions and strings."""
-import bisect
 import inspect
-import itertools
 import math
 import re
 import string
 import textwrap
 from importlib import resources
+
+import numpy
 
 from ...runtime import rounding
 from .runtime import runtime_source
@@ -231,13 +231,15 @@ def _packed_body(matrix):
 def _fill_words(codes, width):
     """The codes, each followed by a comma, joined by single spaces into lines of at most
     ``width`` characters, greedily: textwrap.wrap's lines for codes without whitespace or
-    hyphens between letters (float literals), one bisection per line."""
-    ends = list(itertools.accumulate((len(code) + 2 for code in codes), initial=0))
+    hyphens between letters (float literals), every line's end found by one bisection."""
+    ends = numpy.cumsum([0, *map(len, codes)]) + numpy.arange(0, 2 * len(codes) + 1, 2)
+    # codes[start:end] take ends[end] - ends[start] - 1 columns: the longest line from start
+    after = numpy.searchsorted(ends, ends + width + 1, side="right") - 1
+    after = numpy.maximum(after, numpy.arange(1, len(ends) + 1)).tolist()
     lines, start = [], 0
-    while start < len(codes):     # codes[start:end] take ends[end] - ends[start] - 1 columns
-        end = max(bisect.bisect_right(ends, ends[start] + width + 1) - 1, start + 1)
-        lines.append(", ".join(codes[start:end]) + ",")
-        start = end
+    while start < len(codes):
+        lines.append(", ".join(codes[start:after[start]]) + ",")
+        start = after[start]
     return lines
 
 
