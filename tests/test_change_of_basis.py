@@ -67,8 +67,8 @@ def test_rows_equal_the_exact_recurrence(tmp_path, lo, hi):
 @pytest.mark.parametrize("lo, hi", INTERVALS)
 def test_floats_equal_the_old_path_and_are_correctly_rounded(tmp_path, lo, hi):
     """Every float64 of R, from the certified recurrence and from the generic path, equals
-    the 60-digit path's and is the correctly rounded value; FLOAT_BITS = 58 sends most
-    entries through the exact fallback, with the same result."""
+    the 60-digit path's and is the correctly rounded value; STEP_ERROR = 2^50 (a bound of
+    about 2^-50) sends most entries through the exact fallback, with the same result."""
     field, rows, norms, _ = analysis.legendre_expansion(_spec(tmp_path, lo, hi, 48))
     exact = [dict(row) for row in rows]
     reference = {(j, k): _old_float(c, norms[k]) for j, row in enumerate(exact)
@@ -78,11 +78,11 @@ def test_floats_equal_the_old_path_and_are_correctly_rounded(tmp_path, lo, hi):
     lower = [reference.get((j, k), 0.0) for j in range(len(exact)) for k in range(j + 1)]
     assert rows.floats(norms).tolist() == lower          # row by row, 0.0 where C_jk = 0
     assert analysis._change_floats(exact, norms) == reference
-    saved, analysis.FLOAT_BITS = analysis.FLOAT_BITS, 58
+    saved, analysis.STEP_ERROR = analysis.STEP_ERROR, 2 ** 50
     try:
         assert rows.floats(norms).tolist() == lower
     finally:
-        analysis.FLOAT_BITS = saved
+        analysis.STEP_ERROR = saved
 
 
 def test_rounded_root_product_ties_range_and_signs():

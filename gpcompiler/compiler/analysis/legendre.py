@@ -12,12 +12,14 @@ import sympy
 
 from ..spec import Family, axis_families, family_size, multi_indices
 from ..symbolic import DIGITS, ExactMatrix, matrix_field, rational_float, simplify_entry
+from . import doubledouble
 from .core import Analysis, Atoms, axis_spec, identity_matrix, with_changes
 from .factor import factorize, gram_condition, ldl_certificate
 from .gram import expression_gram, keep_float, weighted_atom_gram
 from .quadrature import choose_quadrature
 
 FLOAT_BITS = 128   # working precision of the certified float64 entries of R (_change_floats)
+STEP_ERROR = 32    # u^2 of relative error per step of _MonomialRows.floats, at most
 
 
 def _legendre_rows(spec, field, a, b):
@@ -106,40 +108,39 @@ class _MonomialRows(Sequence):
         """The float64 of C_jk sqrt(D_k), each correctly rounded, at every position (j, k),
         k <= j, row by row, as one NumPy array (0.0 where C_jk = 0).
 
-        C_jk(-beta) = (-1)^(j+k) C_jk(beta) (u -> -u), so the recurrence runs with |beta|:
-        every term is nonnegative and each step adds at most 6 roundings of FLOAT_BITS
-        bits, so the relative error stays below ``delta``; an entry whose interval
-        [y(1 - delta), y(1 + delta)] does not round to one float64 (a tie, say) is
-        rounded exactly from its closed form instead.
+        C_jk(-beta) = (-1)^(j+k) C_jk(beta) (u -> -u), so the recurrence runs with |beta|,
+        on whole rows in double-double arithmetic with separate exponents
+        (:mod:`.doubledouble`): every term is nonnegative and each step adds at most
+        STEP_ERROR u^2 of relative error, so an entry errs by at most ``delta``; an entry
+        whose interval [y(1 - delta), y(1 + delta)] may not round to one float64 (a tie,
+        say) is rounded exactly from its closed form instead.
         """
         m = self.size
-        delta = (24 * m + 64) * 2.0 ** -FLOAT_BITS
-        out = numpy.zeros(m * (m + 1) // 2)
+        alpha, beta = self.alpha, abs(self.beta)
+        (pa, qa), (pb, qb) = alpha.as_integer_ratio(), beta.as_integer_ratio()
+        numerators = [[pa * k for k in range(m + 1)], [pa * (k + 1) for k in range(m + 1)]]
+        denominators = [[qa * abs(2 * k - 1) for k in range(m + 1)],
+                        [qa * (2 * k + 3) for k in range(m + 1)]]
+        if beta:
+            numerators.append([pb] * (m + 1))
+            denominators.append([qb] * (m + 1))
+        coefficients = doubledouble.from_ratios(numerators, denominators)
         with gmpy2.context(precision=FLOAT_BITS):
-            alpha = gmpy2.mpfr(gmpy2.mpq(self.alpha.numerator, self.alpha.denominator))
-            beta = abs(gmpy2.mpfr(gmpy2.mpq(self.beta.numerator, self.beta.denominator)))
-            up = numpy.array([alpha * k / (2 * k - 1) for k in range(m + 1)], dtype=object)
-            down = numpy.array([alpha * (k + 1) / (2 * k + 3) for k in range(m)], dtype=object)
-            roots = numpy.array([gmpy2.sqrt(gmpy2.mpfr(gmpy2.mpq(int(n.numerator),
-                                                                 int(n.denominator))))
-                                 for n in norms], dtype=object)
-            low, high = 1 - gmpy2.mpfr(delta), 1 + gmpy2.mpfr(delta)
-            row = numpy.array([gmpy2.mpfr(1)], dtype=object)
-            for j in range(m):
-                if j:
-                    row = _power_step(row, up, down, beta)
-                keys = self.positions(j)
-                values = row[keys.start::keys.step] * roots[keys.start:j + 1:keys.step]
-                lo = (values * low).astype(float)
-                hi = (values * high).astype(float)
-                for i in numpy.flatnonzero(lo != hi):
-                    lo[i] = _rounded_root_product(*_monomial_entry(self.alpha, abs(self.beta),
-                                                                   j, keys[i]), norms[keys[i]])
-                if self.beta < 0:
-                    lo[(j + numpy.asarray(keys)) % 2 == 1] *= -1
-                start = j * (j + 1) // 2
-                out[start + keys.start:start + j + 1:keys.step] = lo
-        return out
+            roots = doubledouble.from_ratios(*zip(*(gmpy2.sqrt(gmpy2.mpq(
+                int(n.numerator), int(n.denominator))).as_integer_ratio() for n in norms)))
+        rows, cols = numpy.tril_indices(m)
+        table = _power_table(coefficients, m)
+        values, certain = doubledouble.round_certified(doubledouble.normalize(
+            *doubledouble.multiply(table, [v[cols] for v in roots])),
+            (STEP_ERROR * m + 64) * doubledouble.UNIT2)
+        if beta == 0:
+            certain[(rows + cols) % 2 == 1] = True          # C_jk = 0 exactly
+        for i in numpy.flatnonzero(~certain).tolist():
+            j, k = int(rows[i]), int(cols[i])
+            values[i] = _rounded_root_product(*_monomial_entry(alpha, beta, j, k), norms[k])
+        if self.beta < 0:
+            values[(rows + cols) % 2 == 1] *= -1
+        return values
 
 
 class _Positions(Mapping):
@@ -213,16 +214,27 @@ class _MonomialRow(Mapping):
         return len(self._keys)
 
 
-def _power_step(row, up, down, beta):
-    """Coefficients of t^(j+1) in P_k from those of t^j (length j + 1), floats in the
-    current context: c'_k = up_k c_(k-1) + down_k c_(k+1) + beta c_k."""
-    j = len(row) - 1
-    new = numpy.zeros(j + 2, dtype=object)
-    new[1:] = up[1:j + 2] * row
-    new[:j] += down[:j] * row[1:]
-    if beta:
-        new[:j + 1] += beta * row
-    return new
+def _power_table(coefficients, m):
+    """The coefficients c_jk of t^j in P_k, k <= j < m, row by row, as double-double arrays
+    (:mod:`.doubledouble`), from c'_k = up_k c_(k-1) + down_k c_(k+1) + beta c_k, the rows
+    (up, down[, beta]) of ``coefficients`` indexed by k."""
+    table = [numpy.zeros(m * (m + 1) // 2), numpy.zeros(m * (m + 1) // 2),
+             numpy.full(m * (m + 1) // 2, doubledouble.ZERO_EXPONENT)]
+    row = [numpy.zeros(m + 3), numpy.zeros(m + 3),       # c_(k-1) at k: c_0 = 1 at 1
+           numpy.full(m + 3, doubledouble.ZERO_EXPONENT)]
+    row[0][1] = table[0][0] = 1.0
+    row[2][1] = table[2][0] = 0
+    shifts = numpy.array([[0], [2], [1]])[:len(coefficients[0])]   # c_(k-1), c_(k+1), c_k
+    for j in range(1, m):
+        index = shifts + numpy.arange(j + 1)
+        terms = doubledouble.multiply([c[:, :j + 1] for c in coefficients],
+                                      [v[index] for v in row])
+        new = doubledouble.add(*zip(*terms))
+        start = j * (j + 1) // 2
+        for stored, current, value in zip(table, row, new):
+            stored[start:start + j + 1] = value
+            current[1:j + 2] = value
+    return table
 
 
 def _monomial_entry(alpha, beta, j, k):
