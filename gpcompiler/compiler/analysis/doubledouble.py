@@ -9,6 +9,7 @@ sum, one final rounding of the low parts), and aligning exponents drops at most
 """
 import math
 
+import gmpy2
 import numpy
 
 UNIT2 = 2.0 ** -106                # u^2, u = 2^-53
@@ -77,11 +78,14 @@ def round_certified(x, delta):
     values = numpy.ldexp(high, numpy.clip(exponent, -1100, 1023))
     huge = exponent >= 1024                  # t >= (1 - delta - u) 2^1024 > 2^1024 - 2^970
     values[huge], certain[huge] = math.inf, True
-    tiny = (exponent < -1022) & (high > 0)   # subnormal: both neighbours' neighbours agree
-    if tiny.any():
-        down = numpy.nextafter(numpy.nextafter(high[tiny], 0), 0)
-        up = numpy.nextafter(numpy.nextafter(high[tiny], 2), 2)
-        certain[tiny] = numpy.ldexp(down, exponent[tiny]) == numpy.ldexp(up, exponent[tiny])
+    zero = exponent < -1076                  # t < (1 + delta) 2^-1075: rounds to 0
+    values[zero], certain[zero] = 0.0, True
+    with gmpy2.context(precision=128):       # subnormal: the interval, rounded by MPFR
+        low_end, high_end = 1 - gmpy2.mpfr(2 * delta), 1 + gmpy2.mpfr(2 * delta)
+        for i in numpy.flatnonzero(~zero & (exponent < -1022)).tolist():
+            value = gmpy2.mul_2exp(gmpy2.mpfr(high[i]) + gmpy2.mpfr(low[i]), int(exponent[i]))
+            values[i] = float(value * low_end)
+            certain[i] = values[i] == float(value * high_end)
     return values, certain
 
 
