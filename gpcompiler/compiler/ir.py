@@ -357,12 +357,10 @@ def _packed(name, matrix, keys, symmetric, formula):
 def _float_codes(values):
     """The Python code of each float64 of ``values`` (a list or a NumPy array), as
     _float_code writes it: the shortest round-trip repr, math.inf for infinities."""
-    values = numpy.asarray(values, dtype=float)
-    codes = numpy.array(list(map(repr, values.tolist())), dtype=object)
-    for special in (math.inf, -math.inf, math.nan):
-        codes[numpy.isnan(values) if math.isnan(special) else values == special] = \
-            _float_code(special)
-    return tuple(codes.tolist())
+    bits, inverse = numpy.unique(numpy.asarray(values, dtype=float).view(numpy.int64),
+                                 return_inverse=True)    # each value printed once (0.0, -0.0)
+    codes = numpy.array(list(map(_float_code, bits.view(float).tolist())), dtype=object)
+    return tuple(codes[inverse].tolist())
 
 
 def _summary(analysis):
