@@ -48,10 +48,13 @@ def multiply(x, y):
 def add(*terms):
     """The sum of nonnegative terms, normalized."""
     exponent = numpy.maximum.reduce([e for _, _, e in terms])
-    high = low = 0.0
+    high = low = None
     for h, l, e in terms:
         shift = numpy.maximum(e - exponent, -1100)
         h, l = numpy.ldexp(h, shift), numpy.ldexp(l, shift)
+        if high is None:
+            high, low = h, l
+            continue
         total = high + h
         back = total - high
         error = (high - (total - back)) + (h - back) + low + l
