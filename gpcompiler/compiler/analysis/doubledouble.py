@@ -45,21 +45,20 @@ def multiply(x, y):
     return _fast_sum(high, error) + (numpy.where(high > 0, xe + ye, ZERO_EXPONENT),)
 
 
-def add(*terms):
-    """The sum of nonnegative terms, normalized."""
-    exponent = numpy.maximum.reduce([e for _, _, e in terms])
-    high = low = None
-    for h, l, e in terms:
-        shift = numpy.maximum(e - exponent, -1100)
-        h, l = numpy.ldexp(h, shift), numpy.ldexp(l, shift)
-        if high is None:
-            high, low = h, l
-            continue
-        total = high + h
-        back = total - high
-        error = (high - (total - back)) + (h - back) + low + l
-        high, low = _fast_sum(total, error)
-    return normalize(high, low, exponent)
+def add(terms):
+    """The sum over the first axis of nonnegative terms (high, low, exponent arrays of one
+    shape), normalized."""
+    high, low, exponent = terms
+    top = exponent.max(axis=0)
+    shift = numpy.maximum(exponent - top, -1100)
+    high, low = numpy.ldexp(high, shift), numpy.ldexp(low, shift)
+    total, rest = high[0], low[0]
+    for h, l in zip(high[1:], low[1:]):
+        new = total + h
+        back = new - total
+        error = (total - (new - back)) + (h - back) + rest + l
+        total, rest = _fast_sum(new, error)
+    return normalize(total, rest, top)
 
 
 def normalize(high, low, exponent):

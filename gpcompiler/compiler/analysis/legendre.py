@@ -117,24 +117,14 @@ class _MonomialRows(Sequence):
         """
         m = self.size
         alpha, beta = self.alpha, abs(self.beta)
-        (pa, qa), (pb, qb) = alpha.as_integer_ratio(), beta.as_integer_ratio()
-        numerators = [[pa * k for k in range(m + 1)], [pa * (k + 1) for k in range(m + 1)]]
-        denominators = [[qa * abs(2 * k - 1) for k in range(m + 1)],
-                        [qa * (2 * k + 3) for k in range(m + 1)]]
-        if beta:
-            numerators.append([pb] * (m + 1))
-            denominators.append([qb] * (m + 1))
-        coefficients = doubledouble.from_ratios(numerators, denominators)
         with gmpy2.context(precision=FLOAT_BITS):
             roots = doubledouble.from_ratios(*zip(*(gmpy2.sqrt(gmpy2.mpq(
                 int(n.numerator), int(n.denominator))).as_integer_ratio() for n in norms)))
         rows, cols = numpy.tril_indices(m)
-        table = _power_table(coefficients, m)
+        table = _power_table(_step_coefficients(alpha, beta, m), m)
         values, certain = doubledouble.round_certified(doubledouble.normalize(
             *doubledouble.multiply(table, [v[cols] for v in roots])),
             (STEP_ERROR * m + 64) * doubledouble.UNIT2)
-        if beta == 0:
-            certain[(rows + cols) % 2 == 1] = True          # C_jk = 0 exactly
         for i in numpy.flatnonzero(~certain).tolist():
             j, k = int(rows[i]), int(cols[i])
             values[i] = _rounded_root_product(*_monomial_entry(alpha, beta, j, k), norms[k])
@@ -214,6 +204,19 @@ class _MonomialRow(Mapping):
         return len(self._keys)
 
 
+def _step_coefficients(alpha, beta, m):
+    """up_k = alpha k/(2k - 1), down_k = alpha (k + 1)/(2k + 3) and beta (when nonzero),
+    k <= m, as the rows of double-double arrays (:mod:`.doubledouble`)."""
+    (pa, qa), (pb, qb) = alpha.as_integer_ratio(), beta.as_integer_ratio()
+    numerators = [[pa * k for k in range(m + 1)], [pa * (k + 1) for k in range(m + 1)]]
+    denominators = [[qa * abs(2 * k - 1) for k in range(m + 1)],
+                    [qa * (2 * k + 3) for k in range(m + 1)]]
+    if beta:
+        numerators.append([pb] * (m + 1))
+        denominators.append([qb] * (m + 1))
+    return doubledouble.from_ratios(numerators, denominators)
+
+
 def _power_table(coefficients, m):
     """The coefficients c_jk of t^j in P_k, k <= j < m, row by row, as double-double arrays
     (:mod:`.doubledouble`), from c'_k = up_k c_(k-1) + down_k c_(k+1) + beta c_k, the rows
@@ -229,7 +232,7 @@ def _power_table(coefficients, m):
         index = shifts + numpy.arange(j + 1)
         terms = doubledouble.multiply([c[:, :j + 1] for c in coefficients],
                                       [v[index] for v in row])
-        new = doubledouble.add(*zip(*terms))
+        new = doubledouble.add(terms)
         start = j * (j + 1) // 2
         for stored, current, value in zip(table, row, new):
             stored[start:start + j + 1] = value

@@ -213,8 +213,8 @@ def _packed_body(matrix):
         f"Exact entries: {matrix.formula or 'see gpcompiler explain'}. Below: float64 "
         f"values rounded once from them, {matrix.pattern}"
         + (" (row by row)." if matrix.pattern != "diagonal" else "."), 90)]
-    values = _fill_words(matrix.entries, 91)
-    lines += ["    values = numpy.array(("] + [f"        {v}" for v in values] + ["    ))"]
+    values = "\n        ".join(_fill_words(matrix.entries, 91))
+    lines += ["    values = numpy.array((", f"        {values}", "    ))"]
     if matrix.pattern == "diagonal":
         lines.append("    return numpy.diag(values)" if rows == cols else
                      f"    out = numpy.zeros({matrix.shape})\n"
