@@ -36,7 +36,7 @@ def from_ratios(numerators, denominators):
 
 
 def multiply(x, y):
-    """x y, not normalized (1 <= high < 4)."""
+    """x y, not normalized (1 <= high < 4 for normalized x and y), |low| <= ulp(high)/2."""
     (xh, xl, xe), (yh, yl, ye) = x, y
     high = xh * yh
     xa, ya = _split(xh), _split(yh)
@@ -45,9 +45,11 @@ def multiply(x, y):
     return _fast_sum(high, error) + (numpy.where(high > 0, xe + ye, ZERO_EXPONENT),)
 
 
-def add(terms):
+def add(terms, normal=True):
     """The sum over the first axis of nonnegative terms (high, low, exponent arrays of one
-    shape), normalized."""
+    shape, high >= 1 or 0), normalized, or else with high >= 1 at most the sum of the
+    terms' highs (a recurrence normalizes every few steps: high stays far below 2^996,
+    where Dekker's split is exact)."""
     high, low, exponent = terms
     top = exponent.max(axis=0)
     shift = numpy.maximum(exponent - top, -1100)
@@ -58,7 +60,7 @@ def add(terms):
         back = new - total
         error = (total - (new - back)) + (h - back) + rest + l
         total, rest = _fast_sum(new, error)
-    return normalize(total, rest, top)
+    return normalize(total, rest, top) if normal else (total, rest, top)
 
 
 def normalize(high, low, exponent):

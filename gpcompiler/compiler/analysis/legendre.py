@@ -219,8 +219,8 @@ def _step_coefficients(alpha, beta, m):
 
 def _power_table(coefficients, m):
     """The coefficients c_jk of t^j in P_k, k <= j < m, row by row, as double-double arrays
-    (:mod:`.doubledouble`), from c'_k = up_k c_(k-1) + down_k c_(k+1) + beta c_k, the rows
-    (up, down[, beta]) of ``coefficients`` indexed by k."""
+    (:mod:`.doubledouble`, normalized every 32 rows), from c'_k = up_k c_(k-1) +
+    down_k c_(k+1) + beta c_k, the rows (up, down[, beta]) of ``coefficients`` indexed by k."""
     table = [numpy.zeros(m * (m + 1) // 2), numpy.zeros(m * (m + 1) // 2),
              numpy.full(m * (m + 1) // 2, doubledouble.ZERO_EXPONENT)]
     row = [numpy.zeros(m + 3), numpy.zeros(m + 3),       # c_(k-1) at k: c_0 = 1 at 1
@@ -232,7 +232,7 @@ def _power_table(coefficients, m):
         index = shifts + numpy.arange(j + 1)
         terms = doubledouble.multiply([c[:, :j + 1] for c in coefficients],
                                       [v[index] for v in row])
-        new = doubledouble.add(terms)
+        new = doubledouble.add(terms, normal=j % 32 == 0)    # highs grow < 6^32 = 2^83
         start = j * (j + 1) // 2
         for stored, current, value in zip(table, row, new):
             stored[start:start + j + 1] = value

@@ -230,22 +230,22 @@ def _packed_body(matrix):
 
 def _fill_words(codes, width):
     """The codes, each followed by a comma, joined by single spaces into lines of at most
-    ``width`` characters, greedily: textwrap.wrap's lines for codes without whitespace or
-    hyphens between letters (ASCII float literals), every line's end found by bisection."""
+    ``width`` characters, greedily: textwrap.wrap's lines for ASCII codes without commas,
+    whitespace or hyphens between letters (float literals), each line's end by bisection."""
     if not codes:
         return []
+    text = numpy.frombuffer(bytearray(", ".join(codes).encode("ascii") + b","), numpy.uint8)
     ends = numpy.zeros(len(codes) + 1, dtype=numpy.int64)      # code i starts at ends[i]
-    numpy.cumsum(numpy.fromiter(map(len, codes), numpy.int64, len(codes)) + 2, out=ends[1:])
+    ends[1:] = numpy.flatnonzero(text == ord(",")) + 2
     # codes[start:end] take ends[end] - ends[start] - 1 columns: the longest line from start
     after = numpy.searchsorted(ends, ends + width + 1, side="right") - 1
     after = numpy.maximum(after, numpy.arange(1, len(ends) + 1)).tolist()
-    breaks, start = [], after[0]
-    while start < len(codes):
+    breaks, start, size = [], after[0], len(codes)
+    while start < size:
         breaks.append(start)
         start = after[start]
-    text = numpy.frombuffer(bytearray(", ".join(codes).encode("ascii")), numpy.uint8)
     text[ends[breaks] - 1] = ord("\n")                         # the space after the comma
-    return (text.tobytes().decode("ascii") + ",").split("\n")
+    return text.tobytes().decode("ascii").split("\n")
 
 
 def expression_body(name, doc, codes, shape, points="numpy.shape(x)"):
