@@ -67,21 +67,22 @@ def test_rows_equal_the_exact_recurrence(tmp_path, lo, hi):
 @pytest.mark.parametrize("lo, hi", INTERVALS)
 def test_floats_equal_the_old_path_and_are_correctly_rounded(tmp_path, lo, hi):
     """Every float64 of R, from the certified recurrence and from the generic path, equals
-    the 60-digit path's and is the correctly rounded value; FLOAT_BITS = 58 sends most
-    entries through the exact fallback, with the same result."""
+    the 60-digit path's and is the correctly rounded value; STEP_ERROR = 2^50 (a bound of
+    about 2^-50) sends most entries through the exact fallback, with the same result."""
     field, rows, norms, _ = analysis.legendre_expansion(_spec(tmp_path, lo, hi, 48))
     exact = [dict(row) for row in rows]
     reference = {(j, k): _old_float(c, norms[k]) for j, row in enumerate(exact)
                  for k, c in row.items()}
     assert all(_is_correctly_rounded(f, exact[j][k], norms[k])
                for (j, k), f in reference.items())
-    assert rows.floats(norms) == reference
+    lower = [reference.get((j, k), 0.0) for j in range(len(exact)) for k in range(j + 1)]
+    assert rows.floats(norms).tolist() == lower          # row by row, 0.0 where C_jk = 0
     assert analysis._change_floats(exact, norms) == reference
-    saved, analysis.FLOAT_BITS = analysis.FLOAT_BITS, 58
+    saved, analysis.STEP_ERROR = analysis.STEP_ERROR, 2 ** 50
     try:
-        assert rows.floats(norms) == reference
+        assert rows.floats(norms).tolist() == lower
     finally:
-        analysis.FLOAT_BITS = saved
+        analysis.STEP_ERROR = saved
 
 
 def test_rounded_root_product_ties_range_and_signs():
@@ -114,3 +115,54 @@ def test_fill_words_is_textwrap():
                                   repr(rng.uniform(-1e300, 1e300)), repr(rng.random() * 1e-7)])
                       for _ in range(rng.randrange(1, 80)))
         assert _fill_words(codes, 91) == textwrap.wrap(", ".join(codes) + ",", 91)
+
+
+def _legendre_coefficients(lo, hi, m):
+    """C_jk of t^j = sum_k C_jk P_k(u), u = (2t - lo - hi)/(hi - lo), by Fractions alone:
+    t = alpha u + beta and u P_k = ((k + 1) P_(k+1) + k P_(k-1))/(2k + 1)."""
+    alpha, beta = (hi - lo) / 2, (hi + lo) / 2
+    rows = [{0: Fraction(1)}]
+    for _ in range(m - 1):
+        new = {}
+        for k, c in rows[-1].items():
+            for key, value in ((k, beta * c), (k + 1, alpha * c * (k + 1) / (2 * k + 1)),
+                               (k - 1, alpha * c * k / (2 * k + 1))):
+                if key >= 0 and value:
+                    new[key] = new.get(key, 0) + value
+        rows.append(new)
+    return rows
+
+
+def _float(value):
+    """The float64 nearest to a Fraction, +-inf beyond the range."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+@pytest.mark.parametrize("lo, hi, degree", [("-7/2", "-1/3", 60), ("0", "100", 170)])
+def test_packed_module_literals_are_the_mpmath_rounding(tmp_path, lo, hi, degree):
+    """The generated module of a packed monomial basis (more than COMPACT_LIMIT entries):
+    every float64 literal of R = C D^(1/2) equals the 60-digit mpmath value of the
+    Fraction recurrence rounded once (inf beyond the range on [0, 100]), every literal of G
+    the exactly rounded moment, and the zeros above the diagonal stay zero."""
+    from gpcompiler.compiler.build import compile_spec
+    _spec(tmp_path, lo, hi, degree)
+    source = compile_spec(tmp_path / f"m{degree}f.toml").source
+    assert "values = numpy.array((" in source and max(map(len, source.splitlines())) < 100
+    namespace = {}
+    exec(compile(source, "packed", "exec"), namespace)
+    p = namespace["_params"]({})
+    cholesky, gram = namespace["_cholesky"](p), namespace["_gram"](p)
+    a, b = Fraction(lo), Fraction(hi)
+    rows, m = _legendre_coefficients(a, b, degree + 1), degree + 1
+    expected = [[0.0] * m for _ in range(m)]
+    for j, row in enumerate(rows):
+        for k, c in row.items():
+            expected[j][k] = _old_float(c, (b - a) / (2 * k + 1))
+    assert cholesky.tolist() == expected
+    if lo == "0":
+        assert math.isinf(cholesky[degree, 0]) and math.isfinite(cholesky[degree, degree])
+    moments = [_float((b ** (n + 1) - a ** (n + 1)) / (n + 1)) for n in range(2 * m - 1)]
+    assert gram.tolist() == [[moments[j + k] for k in range(m)] for j in range(m)]

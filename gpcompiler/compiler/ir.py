@@ -329,6 +329,10 @@ def _integer_text(n):
 
 def _matrix(name, matrix, lower_value, symmetric=False, formula=None):
     rows, cols = matrix.shape
+    packed = getattr(matrix, "packed", None)
+    if packed is not None and len(matrix.raw) > COMPACT_LIMIT:
+        return MatrixIR(name, (rows, cols), _float_codes(packed[1]), symmetric, False,
+                        packed[0], formula)
     identity = is_identity(matrix)
     keys = [] if identity else sorted(k for k in matrix.keys() if not symmetric or k[1] <= k[0])
     if len(keys) > COMPACT_LIMIT and matrix.constant:
@@ -346,9 +350,17 @@ def _packed(name, matrix, keys, symmetric, formula):
         pattern, positions = "lower", [(i, j) for i in range(rows) for j in range(i + 1)]
     else:
         pattern, positions = "dense", [(i, j) for i in range(rows) for j in range(cols)]
-    special = {"inf": "math.inf", "-inf": "-math.inf", "nan": "math.nan"}   # _float_code
-    codes = tuple(special.get(code, code) for code in map(repr, matrix.floats(positions)))
-    return MatrixIR(name, (rows, cols), codes, symmetric, False, pattern, formula)
+    return MatrixIR(name, (rows, cols), _float_codes(matrix.floats(positions)), symmetric,
+                    False, pattern, formula)
+
+
+def _float_codes(values):
+    """The Python code of each float64 of ``values`` (a list or a NumPy array), as
+    _float_code writes it: the shortest round-trip repr, math.inf for infinities."""
+    bits, inverse = numpy.unique(numpy.asarray(values, dtype=float).view(numpy.int64),
+                                 return_inverse=True)    # each value printed once (0.0, -0.0)
+    codes = numpy.array(list(map(_float_code, bits.view(float).tolist())), dtype=object)
+    return tuple(codes[inverse].tolist())
 
 
 def _summary(analysis):

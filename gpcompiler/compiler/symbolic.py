@@ -190,14 +190,18 @@ class ExactMatrix:
     ``convert`` maps a raw entry to its exact SymPy value and ``as_float`` to its float64
     (correctly rounded), or is a dict {position: float64} of them computed beforehand;
     large tables (degree-200 change of basis: 20301 entries) thus never build SymPy
-    expressions. ``symmetric`` matrices store their lower triangle only.
+    expressions. ``symmetric`` matrices store their lower triangle only. ``packed``, when
+    given, is (pattern, values): a large constant matrix whose entries fill the "lower"
+    triangle (their smallest pattern), with the float64 entries at every position of it,
+    row by row, as one NumPy array (0.0 where no entry is stored).
     """
 
     def __init__(self, shape, entries, convert=None, as_float=None, constant=True,
-                 symmetric=False):
+                 symmetric=False, packed=None):
         self.shape, self.raw, self.symmetric, self.constant = shape, entries, symmetric, constant
         self._convert = convert or sympy.sympify
         self._float = as_float
+        self.packed = packed
 
     @classmethod
     def from_sympy(cls, matrix):

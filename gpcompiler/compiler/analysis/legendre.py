@@ -12,12 +12,14 @@ import sympy
 
 from ..spec import Family, axis_families, family_size, multi_indices
 from ..symbolic import DIGITS, ExactMatrix, matrix_field, rational_float, simplify_entry
+from . import doubledouble
 from .core import Analysis, Atoms, axis_spec, identity_matrix, with_changes
 from .factor import factorize, gram_condition, ldl_certificate
 from .gram import expression_gram, keep_float, weighted_atom_gram
 from .quadrature import choose_quadrature
 
 FLOAT_BITS = 128   # working precision of the certified float64 entries of R (_change_floats)
+STEP_ERROR = 32    # u^2 of relative error per step of _MonomialRows.floats, at most
 
 
 def _legendre_rows(spec, field, a, b):
@@ -103,41 +105,82 @@ class _MonomialRows(Sequence):
         return self._exact[j, k]
 
     def floats(self, norms):
-        """{(j, k): float64 of C_jk sqrt(D_k)}, each correctly rounded.
+        """The float64 of C_jk sqrt(D_k), each correctly rounded, at every position (j, k),
+        k <= j, row by row, as one NumPy array (0.0 where C_jk = 0).
 
-        C_jk(-beta) = (-1)^(j+k) C_jk(beta) (u -> -u), so the recurrence runs with |beta|:
-        every term is nonnegative and each step adds at most 6 roundings of FLOAT_BITS
-        bits, so the relative error stays below ``delta``; an entry whose interval
-        [y(1 - delta), y(1 + delta)] does not round to one float64 (a tie, say) is
-        rounded exactly from its closed form instead.
+        C_jk(-beta) = (-1)^(j+k) C_jk(beta) (u -> -u), so the recurrence runs with |beta|,
+        on whole rows in double-double arithmetic with separate exponents
+        (:mod:`.doubledouble`): every term is nonnegative and each step adds at most
+        STEP_ERROR u^2 of relative error, so an entry errs by at most ``delta``; an entry
+        whose interval [y(1 - delta), y(1 + delta)] may not round to one float64 (a tie,
+        say) is rounded exactly from its closed form instead.
         """
         m = self.size
-        delta = (24 * m + 64) * 2.0 ** -FLOAT_BITS
-        out = {}
+        alpha, beta = self.alpha, abs(self.beta)
         with gmpy2.context(precision=FLOAT_BITS):
-            alpha = gmpy2.mpfr(gmpy2.mpq(self.alpha.numerator, self.alpha.denominator))
-            beta = abs(gmpy2.mpfr(gmpy2.mpq(self.beta.numerator, self.beta.denominator)))
-            up = numpy.array([alpha * k / (2 * k - 1) for k in range(m + 1)], dtype=object)
-            down = numpy.array([alpha * (k + 1) / (2 * k + 3) for k in range(m)], dtype=object)
-            roots = numpy.array([gmpy2.sqrt(gmpy2.mpfr(gmpy2.mpq(int(n.numerator),
-                                                                 int(n.denominator))))
-                                 for n in norms], dtype=object)
-            low, high = 1 - gmpy2.mpfr(delta), 1 + gmpy2.mpfr(delta)
-            row = numpy.array([gmpy2.mpfr(1)], dtype=object)
-            for j in range(m):
-                if j:
-                    row = _power_step(row, up, down, beta)
-                keys = self.positions(j)
-                values = row[keys.start::keys.step] * roots[keys.start:j + 1:keys.step]
-                lo = (values * low).astype(float)
-                hi = (values * high).astype(float)
-                for i in numpy.flatnonzero(lo != hi):
-                    lo[i] = _rounded_root_product(*_monomial_entry(self.alpha, abs(self.beta),
-                                                                   j, keys[i]), norms[keys[i]])
-                if self.beta < 0:
-                    lo[(j + numpy.asarray(keys)) % 2 == 1] *= -1
-                out.update(zip(zip([j] * len(keys), keys), lo.tolist()))
-        return out
+            roots = doubledouble.from_ratios(*zip(*(gmpy2.sqrt(gmpy2.mpq(
+                int(n.numerator), int(n.denominator))).as_integer_ratio() for n in norms)))
+        rows, cols = numpy.tril_indices(m)
+        table = _power_table(_step_coefficients(alpha, beta, m), m)
+        values, certain = doubledouble.round_certified(doubledouble.normalize(
+            *doubledouble.multiply(table, [v[cols] for v in roots])),
+            (STEP_ERROR * m + 64) * doubledouble.UNIT2)
+        for i in numpy.flatnonzero(~certain).tolist():
+            j, k = int(rows[i]), int(cols[i])
+            values[i] = _rounded_root_product(*_monomial_entry(alpha, beta, j, k), norms[k])
+        if self.beta < 0:
+            values[(rows + cols) % 2 == 1] *= -1
+        return values
+
+
+class _Positions(Mapping):
+    """{(j, k): (j, k)} over the positions of the nonzero entries of :class:`_MonomialRows`,
+    row by row, without a table of them."""
+
+    def __init__(self, rows):
+        self._rows = rows
+        self._size = sum(len(rows.positions(j)) for j in range(len(rows)))
+
+    def __getitem__(self, key):
+        j, k = key
+        if not (0 <= j < len(self._rows) and k in self._rows.positions(j)):
+            raise KeyError(key)
+        return key
+
+    def __iter__(self):
+        return ((j, k) for j in range(len(self._rows)) for k in self._rows.positions(j))
+
+    def __len__(self):
+        return self._size
+
+
+class _HankelLower(Mapping):
+    """{(j, k): moments[j + k]}, k <= j < size, where the moment is nonzero (the lower
+    triangle of the Gram matrix of monomials), row by row, without a table of it."""
+
+    def __init__(self, moments, size):
+        self.moments, self.size = moments, size
+        self._size = sum(min(n, 2 * size - 2 - n) // 2 + 1
+                         for n, v in enumerate(moments) if v)
+
+    def __getitem__(self, key):
+        j, k = key
+        if not (0 <= k <= j < self.size and self.moments[j + k]):
+            raise KeyError(key)
+        return self.moments[j + k]
+
+    def __iter__(self):
+        return ((j, k) for j in range(self.size) for k in range(j + 1)
+                if self.moments[j + k])
+
+    def __len__(self):
+        return self._size
+
+    def floats(self, rounded):
+        """The float64 ``rounded(moment)`` at every position (j, k), k <= j, row by row."""
+        values = numpy.array([rounded(v) for v in self.moments], dtype=float)
+        rows, cols = numpy.tril_indices(self.size)
+        return values[rows + cols]
 
 
 class _MonomialRow(Mapping):
@@ -161,16 +204,40 @@ class _MonomialRow(Mapping):
         return len(self._keys)
 
 
-def _power_step(row, up, down, beta):
-    """Coefficients of t^(j+1) in P_k from those of t^j (length j + 1), floats in the
-    current context: c'_k = up_k c_(k-1) + down_k c_(k+1) + beta c_k."""
-    j = len(row) - 1
-    new = numpy.zeros(j + 2, dtype=object)
-    new[1:] = up[1:j + 2] * row
-    new[:j] += down[:j] * row[1:]
+def _step_coefficients(alpha, beta, m):
+    """up_k = alpha k/(2k - 1), down_k = alpha (k + 1)/(2k + 3) and beta (when nonzero),
+    k <= m, as the rows of double-double arrays (:mod:`.doubledouble`)."""
+    (pa, qa), (pb, qb) = alpha.as_integer_ratio(), beta.as_integer_ratio()
+    numerators = [[pa * k for k in range(m + 1)], [pa * (k + 1) for k in range(m + 1)]]
+    denominators = [[qa * abs(2 * k - 1) for k in range(m + 1)],
+                    [qa * (2 * k + 3) for k in range(m + 1)]]
     if beta:
-        new[:j + 1] += beta * row
-    return new
+        numerators.append([pb] * (m + 1))
+        denominators.append([qb] * (m + 1))
+    return doubledouble.from_ratios(numerators, denominators)
+
+
+def _power_table(coefficients, m):
+    """The coefficients c_jk of t^j in P_k, k <= j < m, row by row, as double-double arrays
+    (:mod:`.doubledouble`, normalized every 32 rows), from c'_k = up_k c_(k-1) +
+    down_k c_(k+1) + beta c_k, the rows (up, down[, beta]) of ``coefficients`` indexed by k."""
+    table = [numpy.zeros(m * (m + 1) // 2), numpy.zeros(m * (m + 1) // 2),
+             numpy.full(m * (m + 1) // 2, doubledouble.ZERO_EXPONENT)]
+    row = [numpy.zeros(m + 3), numpy.zeros(m + 3),       # c_(k-1) at k: c_0 = 1 at 1
+           numpy.full(m + 3, doubledouble.ZERO_EXPONENT)]
+    row[0][1] = table[0][0] = 1.0
+    row[2][1] = table[2][0] = 0
+    shifts = numpy.array([[0], [2], [1]])[:len(coefficients[0])]   # c_(k-1), c_(k+1), c_k
+    for j in range(1, m):
+        index = shifts + numpy.arange(j + 1)
+        terms = doubledouble.multiply([c[:, :j + 1] for c in coefficients],
+                                      [v[index] for v in row])
+        new = doubledouble.add(terms, normal=j % 32 == 0)    # highs grow < 6^32 = 2^83
+        start = j * (j + 1) // 2
+        for stored, current, value in zip(table, row, new):
+            stored[start:start + j + 1] = value
+            current[1:j + 2] = value
+    return table
 
 
 def _monomial_entry(alpha, beta, j, k):
@@ -230,8 +297,10 @@ def polynomial_space(spec, stage):
     field, rows, norms, atoms = legendre_expansion(spec)
     gram, formula = _polynomial_gram(spec, field, rows, norms)
     constant = field.is_QQ
+    packed = (("lower", gram.floats(rational_float))
+              if constant and isinstance(gram, _HankelLower) and m > 2 else None)
     gram = ExactMatrix((m, m), gram, field.to_sympy, _once_per_object(rational_float)
-                       if constant else None, constant, symmetric=True)
+                       if constant else None, constant, symmetric=True, packed=packed)
     size = atoms.size
     change = _change_of_basis(field, rows, norms, constant, (m, size))
     formulas = [("gram", formula)] if formula else []
@@ -283,6 +352,12 @@ def _change_of_basis(field, rows, norms, constant, shape):
             roots[k] = sympy.sqrt(simplify_entry(field.to_sympy(norms[k])))
         value = field.to_sympy(rows[j][k])
         return roots[k] if value == 1 else value * roots[k]
+    if isinstance(rows, _MonomialRows):
+        values = rows.floats(norms)
+        return ExactMatrix(shape, _Positions(rows), convert,
+                           lambda position: values[position[0] * (position[0] + 1) // 2
+                                                   + position[1]].item(),
+                           constant, packed=("lower", values) if len(rows) > 2 else None)
     floats = _change_floats(rows, norms) if constant else None
     return ExactMatrix(shape, {(j, k): (j, k) for j, row in enumerate(rows) for k in row},
                        convert, floats, constant)
@@ -291,8 +366,6 @@ def _change_of_basis(field, rows, norms, constant, shape):
 def _change_floats(rows, norms):
     """{(j, k): float64 of C_jk sqrt(D_k)}, correctly rounded, in one precision context:
     a FLOAT_BITS product whose error interval rounds to one float64, else exact rounding."""
-    if isinstance(rows, _MonomialRows):
-        return rows.floats(norms)
     delta = 16 * 2.0 ** -FLOAT_BITS
     out = {}
     with gmpy2.context(precision=FLOAT_BITS):
@@ -331,8 +404,7 @@ def _polynomial_gram(spec, field, rows, norms):
     if name == "monomial" and spec.dimension == 1:
         a, b = (field.from_sympy(e) for e in spec.interval)
         moments = [(b ** (n + 1) - a ** (n + 1)) / field(n + 1) for n in range(2 * m - 1)]
-        return ({(j, k): moments[j + k] for j in range(m) for k in range(j + 1)
-                 if moments[j + k]}, "G[j, k] = (b^(j+k+1) - a^(j+k+1))/(j + k + 1)")
+        return (_HankelLower(moments, m), "G[j, k] = (b^(j+k+1) - a^(j+k+1))/(j + k + 1)")
     gram = {}
     for j in range(m):
         for k in range(j + 1):

@@ -7,6 +7,8 @@ import string
 import textwrap
 from importlib import resources
 
+import numpy
+
 from ...runtime import rounding
 from .runtime import runtime_parts, runtime_source
 
@@ -216,8 +218,8 @@ def _packed_body(matrix):
         f"Exact entries: {matrix.formula or 'see gpcompiler explain'}. Below: float64 "
         f"values rounded once from them, {matrix.pattern}"
         + (" (row by row)." if matrix.pattern != "diagonal" else "."), 90)]
-    values = _fill_words(matrix.entries, 91)
-    lines += ["    values = numpy.array(("] + [f"        {v}" for v in values] + ["    ))"]
+    values = "\n        ".join(_fill_words(matrix.entries, 91))
+    lines += ["    values = numpy.array((", f"        {values}", "    ))"]
     if matrix.pattern == "diagonal":
         lines.append("    return numpy.diag(values)" if rows == cols else
                      f"    out = numpy.zeros({matrix.shape})\n"
@@ -233,15 +235,22 @@ def _packed_body(matrix):
 
 def _fill_words(codes, width):
     """The codes, each followed by a comma, joined by single spaces into lines of at most
-    ``width`` characters, greedily: textwrap.wrap's lines for codes without whitespace or
-    hyphens between letters (float literals), in linear time."""
-    lines, start, length = [], 0, -1
-    for end, size in enumerate(map(len, codes)):
-        if length >= 0 and length + size + 2 > width:
-            lines.append(", ".join(codes[start:end]) + ",")
-            start, length = end, -1
-        length += size + 2
-    return lines + [", ".join(codes[start:]) + ","] if codes else lines
+    ``width`` characters, greedily: textwrap.wrap's lines for ASCII codes without commas,
+    whitespace or hyphens between letters (float literals), each line's end by bisection."""
+    if not codes:
+        return []
+    text = numpy.frombuffer(bytearray(", ".join(codes).encode("ascii") + b","), numpy.uint8)
+    ends = numpy.zeros(len(codes) + 1, dtype=numpy.int64)      # code i starts at ends[i]
+    ends[1:] = numpy.flatnonzero(text == ord(",")) + 2
+    # codes[start:end] take ends[end] - ends[start] - 1 columns: the longest line from start
+    after = numpy.searchsorted(ends, ends + width + 1, side="right") - 1
+    after = numpy.maximum(after, numpy.arange(1, len(ends) + 1)).tolist()
+    breaks, start, size = [], after[0], len(codes)
+    while start < size:
+        breaks.append(start)
+        start = after[start]
+    text[ends[breaks] - 1] = ord("\n")                         # the space after the comma
+    return text.tobytes().decode("ascii").split("\n")
 
 
 def expression_body(name, doc, codes, shape, points="numpy.shape(x)"):
