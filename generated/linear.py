@@ -53,7 +53,7 @@ POLYNOMIAL_DEGREE = 1  # set when the basis spans all polynomials of a degree
 GRAM_METHOD = 'exact: Legendre expansion of the basis'
 CERTIFICATE = 'every LDL^T pivot is positive for all positive parameter values'
 CONDITION_NUMBER = 19.28147  # of the user-basis Gram matrix, at the defaults
-ETA = 5.659435105832988e-13  # projection float error per unit of B (docs/clipping.md)
+ETA = 5.474510388891563e-13  # projection float error per unit of B (docs/clipping.md)
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 
@@ -320,23 +320,19 @@ def _check_values(y, batch_shape, samples):
 
 def _contract(y, weights):
     """sum_s y_s A_s over the samples s: blocks of _BLOCK samples (BLAS, any order), their
-    sums added by Sum2 (TwoSum; Ogita, Rump and Oishi 2005), so the error bound, and ETA,
-    do not grow with the private sample count (docs/clipping.md)."""
-    total = _partial(y, weights, slice(0, _BLOCK))
-    if weights.shape[0] <= _BLOCK:
-        return total
-    error = numpy.zeros_like(total)
-    for start in range(_BLOCK, weights.shape[0], _BLOCK):
-        part = _partial(y, weights, slice(start, start + _BLOCK))
-        new = total + part
-        virtual = new - total
-        lost = new - virtual  # TwoSum in place: error += (total - lost) + (part - virtual)
-        numpy.subtract(total, lost, out=lost)
-        part -= virtual
-        lost += part
-        error += lost
-        total = new
-    total += error
+    sums added pairwise (a binary counter: each block sum takes part in at most
+    2 log2(blocks) + 1 additions), so the error bound, and ETA, do not grow with the private
+    sample count beyond that depth (docs/clipping.md)."""
+    stack = []  # (level, the sum of 2^level consecutive blocks)
+    for start in range(0, max(weights.shape[0], 1), _BLOCK):
+        part, level = _partial(y, weights, slice(start, start + _BLOCK)), 0
+        while stack and stack[-1][0] == level:
+            part += stack.pop()[1]
+            level += 1
+        stack.append((level, part))
+    total = stack.pop()[1]
+    while stack:
+        total += stack.pop()[1]
     return total
 
 

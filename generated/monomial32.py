@@ -59,7 +59,7 @@ CERTIFICATE = (
     'D_k = (b - a)/(2k + 1) > 0: every LDL^T pivot C_kk^2 D_k is positive'
 )
 CONDITION_NUMBER = 7.638774e+131  # of the user-basis Gram matrix, at the defaults
-ETA = 2.2760965951408814e-12  # projection float error per unit of B (docs/clipping.md)
+ETA = 2.2009798200209524e-12  # projection float error per unit of B (docs/clipping.md)
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 
@@ -1431,23 +1431,19 @@ def _check_values(y, batch_shape, samples):
 
 def _contract(y, weights):
     """sum_s y_s A_s over the samples s: blocks of _BLOCK samples (BLAS, any order), their
-    sums added by Sum2 (TwoSum; Ogita, Rump and Oishi 2005), so the error bound, and ETA,
-    do not grow with the private sample count (docs/clipping.md)."""
-    total = _partial(y, weights, slice(0, _BLOCK))
-    if weights.shape[0] <= _BLOCK:
-        return total
-    error = numpy.zeros_like(total)
-    for start in range(_BLOCK, weights.shape[0], _BLOCK):
-        part = _partial(y, weights, slice(start, start + _BLOCK))
-        new = total + part
-        virtual = new - total
-        lost = new - virtual  # TwoSum in place: error += (total - lost) + (part - virtual)
-        numpy.subtract(total, lost, out=lost)
-        part -= virtual
-        lost += part
-        error += lost
-        total = new
-    total += error
+    sums added pairwise (a binary counter: each block sum takes part in at most
+    2 log2(blocks) + 1 additions), so the error bound, and ETA, do not grow with the private
+    sample count beyond that depth (docs/clipping.md)."""
+    stack = []  # (level, the sum of 2^level consecutive blocks)
+    for start in range(0, max(weights.shape[0], 1), _BLOCK):
+        part, level = _partial(y, weights, slice(start, start + _BLOCK)), 0
+        while stack and stack[-1][0] == level:
+            part += stack.pop()[1]
+            level += 1
+        stack.append((level, part))
+    total = stack.pop()[1]
+    while stack:
+        total += stack.pop()[1]
     return total
 
 

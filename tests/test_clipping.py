@@ -226,7 +226,7 @@ def _exact_rule(order):
 def test_eta_bounds_the_measured_float_error_of_the_projection(case):
     """|project(q) - <q, e>| (40-digit mpmath) <= ETA ||q|| for adversarial curves: a large
     offset with small wiggles, alternating signs (||q|| ~ ||interpolant of |y|||/sqrt 3),
-    and more samples than one contraction block (the Sum2 path), on random times."""
+    and more samples than one contraction block (the pairwise sum of blocks), on random times."""
     module = generated("legendre10")
     rng = numpy.random.default_rng(11)
     size = {"offset": 300, "alternating": 300, "many": 1100}[case]

@@ -30,11 +30,12 @@ def gamma(n):
 def contraction_error(terms_per_block, blocks):
     """Error of sum_s y_s A_s per unit of sum_s |y_s A_s|, in any summation order: each block
     of ``terms_per_block`` products is summed by BLAS (gamma_K, any order and FMA), the
-    block sums by Sum2 (TwoSum; Ogita, Rump and Oishi 2005, Prop. 4.5: u |s| +
-    gamma_(n-1)^2 sum |p_i|), the weights carry their relative error delta_w."""
+    block sums pairwise (a binary counter of depth at most 2 log2(blocks) + 1: gamma_D, any
+    tree of depth D; Higham, Accuracy and Stability, eq. 4.6), the weights carry their
+    relative error delta_w."""
     blocked = gamma(terms_per_block)
-    return ((1 + WEIGHT_ACCURACY) * (blocked + (1 + blocked) * (UNIT + gamma(blocks) ** 2))
-            + WEIGHT_ACCURACY)
+    depth = 2 * (blocks - 1).bit_length() + 1
+    return (1 + WEIGHT_ACCURACY) * (blocked + (1 + blocked) * gamma(depth)) + WEIGHT_ACCURACY
 
 
 def curve_eta(basis_size, value_dim, vector_basis):
