@@ -686,7 +686,7 @@ def default_generator(rng):
 
 
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 8f4ff59ebbee914b72cdcb15daddd433e29ea54f582d7e60ce350f78714b3bcd
+# ---- sha256 e6d6272deb478410545c69fcd00a78016c2fdf32dc0371cd6966d0ce9e05ecfb
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -808,17 +808,19 @@ def _pair_layout(n):
 
 
 def _tree_sum(values):
-    """Pairwise sum over the last axis in a fixed order, and its number of levels L: for
-    non-negative terms the float sum errs by at most L _U (1 + small) times the sum."""
-    levels = 0
-    while values.shape[-1] > 1:
-        half = values.shape[-1] // 2
-        pairs = values[..., :half] + values[..., half:2 * half]
-        values = numpy.concatenate([pairs, values[..., 2 * half:]], -1) if 2 * half < \
-            values.shape[-1] else pairs
-        levels += 1
-    if values.shape[-1] == 0:
+    """Pairwise sum over the last axis in a fixed tree (zeros appended up to a power of two:
+    exact), and its number of levels L: for non-negative terms the float sum errs by at most
+    L _U (1 + small) times the sum."""
+    n = values.shape[-1]
+    if n == 0:
         return numpy.zeros(values.shape[:-1]), 0
+    levels = (n - 1).bit_length()
+    if n != 1 << levels:
+        values = numpy.concatenate([values, numpy.zeros(values.shape[:-1] + ((1 << levels) - n,))],
+                                   axis=-1)
+    for level in range(levels, 0, -1):
+        half = 1 << (level - 1)
+        values = values[..., :half] + values[..., half:]
     return values[..., 0], levels
 
 
@@ -845,8 +847,8 @@ def _spherical_width(d):
 
 
 def _spherical_balls(words, d, unit=1.0):
-    """Balls (mid, rad) of unit Z per row, Z = R N / |N| spherical Laplace in R^d (paper Thm
-    3.2), from words (..., d + p), p = ceil(d/2) pairs: E_i = -ln U_i from the first d,
+    """Balls of unit Z per row, Z = R N / |N| spherical Laplace in R^d (paper Thm 3.2), from
+    words (..., d + p), p = ceil(d/2) pairs: E_i = -ln U_i from the first d,
     R = E_1 + ... + E_d ~ Gamma(d), and the normals N of the pairs (sqrt(2 E_i), the angle
     of word d + i), i < p, cosine parts first. Then |N|^2 / 2 = H = E_1 + ... + E_p for even
     d (for odd d the last pair's sine part is dropped: H = E_1 + ... + E_(p-1) + E_p cos^2),
@@ -854,37 +856,57 @@ def _spherical_balls(words, d, unit=1.0):
     E_i), so R is Gamma(d) and independent of the direction N / |N|, as the law requires.
     Z_k = F sqrt(E_i) cos(theta_i) (or sin) with F = R / sqrt(H): the factor sqrt(2) cancels.
 
-    Radius per entry: with G = sqrt(E_i), C the cosine, F' = unit F, the float product
-    fl(fl(F'~ g~) c~) is within |F'~| (rad_g (1 + delta) + g~ (delta + _TRIG + 2.01 _U)) of
-    F' G C, delta = rad_F / |F'~| (|G C - g~ c~| <= rad_g + g~ _TRIG since |C| <= 1;
-    |c~| <= 1 + _TRIG). unit is a float taken as exact."""
+    Returns (mid, rad): mid (..., 2, p), the cosine parts then the sine parts (for odd d the
+    last sine part is not part of Z), and rad (..., 1, p), one radius for both parts of a
+    pair. With v = 1/u the uniform's midpoint, E's radius is 2^-52 v + 8 _U E (_exp_ball);
+    G = sqrt(E) is within rad_E / g~ + _U g~ of g~, and rad_E / g~ <= 2^-52 v / g~
+    + 8 _U (1 + 2 _U) g~. The float product fl(fl(F'~ g~) c~), F' = unit F, is within
+    |F'~| (rad_G (1 + delta) + g~ (delta + _TRIG + 2.01 _U)) of F' G C, delta = rad_F / |F'~|
+    (|G C - g~ c~| <= rad_G + g~ _TRIG since |C| <= 1; |c~| <= 1 + _TRIG). So the radius is
+    a v / g~ + b g~ with per-row a, b; unit is a float taken as exact."""
     p = _pair_layout(d)
-    e_mid, e_rad = _exp_ball(words[..., :d])
+    u = _uniform_mids(words[..., :d])
+    v = numpy.divide(1.0, u)
+    if u.size and u.min() == 2.0 ** -53:  # m = 0: E unbounded above (refined later)
+        v[u == 2.0 ** -53] = numpy.inf
+    e = numpy.log(u, out=u)
+    e = numpy.negative(e, out=e)
     cos, sin = _angles(words[..., d:])
-    half = _sum_ball(e_mid[..., :d // 2], e_rad[..., :d // 2])
-    first = half if d % 2 == 0 else _sum_ball(e_mid[..., :p], e_rad[..., :p])
-    radius = _add(first, _sum_ball(e_mid[..., p:], e_rad[..., p:]))
+    half = _exp_sum(e[..., :d // 2], v[..., :d // 2])
+    first = half if d % 2 == 0 else _exp_sum(e[..., :p], v[..., :p])
+    radius = _add(first, _exp_sum(e[..., p:], v[..., p:]))
     if d % 2:  # H gains E_p cos^2: the cosine ball (cos~, _TRIG) squared, times E_p
-        last = (e_mid[..., p - 1], e_rad[..., p - 1])
+        last = (e[..., p - 1], (2.0 ** -52 * v[..., p - 1] + 8 * _U * e[..., p - 1]) * _GROW)
         square = _times((cos[..., p - 1], _TRIG), (cos[..., p - 1], _TRIG))
         half = _add(half, _times(last, square))
     root = _root_ball(*half)
     low = root[0] - root[1]
-    with numpy.errstate(divide="ignore", invalid="ignore"):
-        factor = radius[0] / root[0] * unit
-        ratios = (radius[1] / radius[0], root[1] / low)  # the relative radii of R, 1/sqrt(H)
-        delta = (ratios[0] + ratios[1] + ratios[0] * ratios[1] + 4 * _U) * _GROW
-    delta = numpy.where(low > 0, delta, numpy.inf)[..., None]
-    g, g_rad = _root_ball(e_mid[..., :p], e_rad[..., :p])
-    h = g * factor[..., None]
-    mid = numpy.concatenate([h * cos, h * sin], axis=-1)[..., :d]
-    g_rad *= 1 + delta
-    g *= delta + _TRIG + 2.01 * _U
-    g_rad += g
-    g_rad *= numpy.abs(factor)[..., None]
-    g_rad += _TINY
-    g_rad *= _GROW
-    return mid, numpy.concatenate([g_rad, g_rad], axis=-1)[..., :d]
+    factor = radius[0] / root[0] * unit  # R >= E_1 > 0 and H >= E_1 > 0
+    ratios = (radius[1] / radius[0],  # the relative radii of R and 1/sqrt(H)
+              numpy.divide(root[1], low, out=numpy.full(low.shape, numpy.inf), where=low > 0))
+    delta = (ratios[0] + ratios[1] + ratios[0] * ratios[1] + 4 * _U) * _GROW
+    size = numpy.abs(factor) * _GROW ** 2
+    a = (size * (1 + delta) * 2.0 ** -52)[..., None, None] + _TINY
+    b = (size * ((1 + delta) * (9 + 2.0 ** -40) * _U + delta + _TRIG + 2.01 * _U))[..., None, None]
+    g = numpy.sqrt(e[..., None, :p])
+    rad = numpy.divide(v[..., None, :p], g)
+    rad *= a
+    rad += numpy.multiply(g, b, out=v[..., None, :p])
+    g *= factor[..., None, None]
+    mid = numpy.empty(g.shape[:-2] + (2, p))
+    numpy.multiply(g[..., 0, :], cos, out=mid[..., 0, :])
+    numpy.multiply(g[..., 0, :], sin, out=mid[..., 1, :])
+    return mid, rad
+
+
+def _exp_sum(e, v):
+    """The ball of E_1 + ... + E_n over the last axis from the exponentials' midpoints e and
+    the reciprocals v of their uniforms (E_i's radius 2^-52 v_i + 8 _U e_i, _exp_ball): the
+    mids in a fixed tree (_tree_sum), the radii's sum as in _sum_ball."""
+    total, levels = _tree_sum(e)
+    spread = 2.0 ** -52 * numpy.sum(v, axis=-1) + 8 * _U * total
+    rad = spread * (1 + 2 * (v.shape[-1] + 3) * _U) + (levels + 1) * _U * total
+    return total, (rad + _TINY) * _GROW
 
 
 _SHIFT = 1.5 * 2.0 ** 52  # (v + _SHIFT) - _SHIFT rounds v to an integer, ties to even
@@ -898,49 +920,56 @@ def _within(v, limit):
 def _rint(v):
     """numpy.rint, by the shift (exact for |v| < 2^51; numpy.rint beyond), several times
     faster."""
-    if not _within(v, 2.0 ** 51):
-        return numpy.rint(v)
+    return _shift_rint(v) if _within(v, 2.0 ** 51) else numpy.rint(v)
+
+
+def _shift_rint(v):
+    """rint(v) ties to even for |v| < 2^51: (v + _SHIFT) - _SHIFT, both steps exact there."""
     out = v + _SHIFT
     out -= _SHIFT
     return out
 
 
-def _decide(x, gamma, noise):
-    """round_gamma(x + v) for v in the ball ``noise`` = (mid, rad) of v / gamma: (release,
-    decided). x / gamma is exact (gamma a power of two; entries with |x| >= 2^52 gamma are
-    lattice points, taken as k gamma = x, r = 0); k = rint(x / gamma), r = x / gamma - k
-    is exact with |r| <= 1/2; t = fl(r + mid) errs by at most _U (1/2 + |mid|); j = rint(t)
-    and t - j are exact. When |t - j| + rad + that error < 1/2 (computed: fl is monotone, so
-    a float sum below 1/2 means the real one is), r + v / gamma lies in the open cell of j,
-    whatever the tie rule, and the release is (k + j) gamma (a float: |k + j| < 2^53; beyond,
-    its correctly rounded float, still a function of the exact release)."""
-    mid, rad = noise
-    with numpy.errstate(over="ignore", invalid="ignore"):
-        scaled = x * (1 / gamma)
-    huge = not _within(scaled, 2.0 ** 51)
-    lattice_point = numpy.abs(x) >= 2.0 ** 52 * gamma if huge else False
+def _decide(x, gamma, mid, rad):
+    """round_gamma(x + v) for v in the ball (mid, rad) of v / gamma (rad broadcast against
+    mid): (release, undecided). x / gamma is exact (gamma a power of two; entries with
+    |x| >= 2^52 gamma are lattice points, taken as k gamma = x, r = 0); k = rint(x / gamma),
+    r = x / gamma - k is exact with |r| <= 1/2; t = fl(r + mid) errs by at most
+    _U (1/2 + |mid|) <= _U (1/2 + M), M the largest |mid| of the row (first axis; all of mid
+    for 1-D); j = rint(t) and t - j are exact. When |t - j| + rad + that error < 1/2
+    (computed: fl is monotone, so a float sum below 1/2 means the real one is), r + v / gamma
+    lies in the open cell of j, whatever the tie rule, and the release is (k + j) gamma (a
+    float: |k + j| < 2^53; beyond, its correctly rounded float, still a function of the exact
+    release). The rints by the shift give +0, never -0."""
+    huge = not _within(x, 2.0 ** 51 * gamma)  # |x / gamma| >= 2^51 somewhere
     if huge:
-        scaled = numpy.where(lattice_point, 0.0, scaled)
-    k = _rint(scaled)
+        with numpy.errstate(over="ignore", invalid="ignore"):
+            lattice_point = numpy.abs(x) >= 2.0 ** 52 * gamma
+            scaled = numpy.where(lattice_point, 0.0, x * (1 / gamma))
+    else:
+        scaled = x * (1 / gamma)
+    axes = tuple(range(1, mid.ndim)) if mid.ndim > 1 else None
+    largest = numpy.maximum(mid.max(axis=axes, keepdims=True),
+                            -mid.min(axis=axes, keepdims=True))
+    k = _rint(scaled) if huge else _shift_rint(scaled)
     scaled -= k
     scaled += mid
     t = scaled
-    j = _rint(t)
-    error = numpy.abs(mid)
-    error += 0.5
-    error *= _U
-    error += rad
-    error *= _GROW
+    j = _rint(t) if not largest.size or largest.max() >= 2.0 ** 50 else _shift_rint(t)
+    error = (rad + (largest + 0.5) * _U) * _GROW
     t -= j
     numpy.abs(t, out=t)
     t += error
-    decided = t < 0.5
+    undecided = numpy.logical_not(t < 0.5, out=numpy.empty(t.shape, bool))  # NaN: undecided
     k += j
-    with numpy.errstate(over="ignore", invalid="ignore"):
-        k *= gamma
-        out = numpy.where(lattice_point, x + j * gamma, k) if huge else k
-    out += 0.0
-    return out, decided
+    if huge or gamma > 2.0 ** 900:
+        with numpy.errstate(over="ignore", invalid="ignore"):
+            k *= gamma
+            out = numpy.where(lattice_point, x + j * gamma, k) + 0.0 if huge else k
+    else:
+        out = k
+        out *= gamma
+    return out, undecided
 
 
 # -- the rigorous fallback: mpmath intervals on longer prefixes ---------------------------
@@ -1022,7 +1051,7 @@ def _refine(rng, words, compute, gamma):
     raise ArithmeticError("exact noise: no lattice cell after 64 refinements (p < 2^-4000)")
 
 
-def _refine_undecided(x, scale, gamma, rng, out, decided, group_of, group):
+def _refine_undecided(x, scale, gamma, rng, out, undecided, group_of, group):
     """Complete the fast path's releases ``out``: every group of outputs (those sharing
     uniforms: a Laplace entry, a Gaussian pair, a spherical row) with an undecided member
     is refined in interval arithmetic until each member's cell is certain, the groups in
@@ -1030,7 +1059,8 @@ def _refine_undecided(x, scale, gamma, rng, out, decided, group_of, group):
     ``group(key)`` gives the group's flat indices, its words and variates(iv, uniforms): the
     interval variates Z of its members, in order; a member's release is x + scale Z."""
     flat_x, flat_out = x.reshape(-1), out.reshape(-1)
-    for key in sorted({group_of(i) for i in numpy.flatnonzero(~decided.reshape(-1))}):
+    keys = numpy.flatnonzero(undecided.reshape(-1)) if undecided.any() else ()
+    for key in sorted({group_of(i) for i in keys}):
         members, words, variates = group(key)
 
         def cells(iv, uniforms, members=members, variates=variates):
@@ -1093,12 +1123,12 @@ def gaussian(x, scale, rng):
     n = x.size
     pairs = _pair_layout(n)
     words = random_words(rng, 2 * pairs)  # the U1 of every pair, then the U2
-    balls = tuple(ball.reshape(x.shape) for ball in _gaussian_balls(words, n, unit))
+    mid, rad = (ball.reshape(x.shape) for ball in _gaussian_balls(words, n, unit))
 
     def pair(key):
         return ([i for i in (key, key + pairs) if i < n], words[[key, pairs + key]],
                 lambda iv, u: _iv_normals(iv, [u[0]], [u[1]], 2))
-    return _refine_undecided(x, scale, gamma, rng, *_decide(x, gamma, balls),
+    return _refine_undecided(x, scale, gamma, rng, *_decide(x, gamma, mid, rad),
                              lambda i: i % pairs, pair)
 
 
@@ -1110,7 +1140,7 @@ def laplace(x, scale, rng):
     def entry(i):
         return [i], words.flat[i:i + 1], lambda iv, u: [_iv_laplace(iv, u[0], words.flat[i])]
     return _refine_undecided(x, scale, gamma, rng,
-                             *_decide(x, gamma, _scaled(_laplace_ball(words), unit)),
+                             *_decide(x, gamma, *_scaled(_laplace_ball(words), unit)),
                              lambda i: i, entry)
 
 
@@ -1131,9 +1161,43 @@ def spherical_laplace(x, scale, rng):
 
     def row(key):
         return list(range(key * d, key * d + d)), words.reshape(rows, width)[key], variates
-    return _refine_undecided(x, scale, gamma, rng,
-                             *_decide(x, gamma, _spherical_balls(words, d, unit)),
-                             lambda i: i // d, row)
+    out, undecided = _spherical_fast_path(x.reshape(rows, d), words.reshape(rows, width),
+                                          gamma, unit)
+    return _refine_undecided(x, scale, gamma, rng, out.reshape(x.shape),
+                             undecided.reshape(x.shape), lambda i: i // d, row)
+
+
+_CHUNK = 32768  # values per chunk of rows in the fast path: its temporaries stay in cache
+
+
+def _spherical_fast_path(x, words, gamma, unit):
+    """The fast path of spherical_laplace for rows x (rows, d): (releases, undecided), in
+    chunks of about _CHUNK values (each row's arithmetic is the same in any chunk)."""
+    rows, d = x.shape
+    out, undecided = numpy.empty((rows, d)), numpy.empty((rows, d), bool)
+    step = max(1, _CHUNK // max(d, 1))
+    for start in range(0, rows, step):
+        part = slice(start, start + step)
+        released, open_cells = _decide(_paired(x[part]), gamma,
+                                       *_spherical_balls(words[part], d, unit))
+        out[part], undecided[part] = _unpaired(released, d), _unpaired(open_cells, d)
+    return out, undecided
+
+
+def _paired(x):
+    """x (..., d) in the layout of the pairs (..., 2, p), cosine parts then sine parts: a view
+    for even d; for odd d a copy with a zero for the dropped sine part."""
+    d = x.shape[-1]
+    p = _pair_layout(d)
+    if d % 2:
+        x = numpy.concatenate([x, numpy.zeros(x.shape[:-1] + (1,))], axis=-1)
+    return x.reshape(x.shape[:-1] + (2, p))
+
+
+def _unpaired(values, d):
+    """The (..., 2, p) layout back to (..., d), contiguous."""
+    flat = values.reshape(values.shape[:-2] + (-1,))
+    return flat if flat.shape[-1] == d else numpy.ascontiguousarray(flat[..., :d])
 
 
 def _finite_release(out):
@@ -1148,12 +1212,30 @@ def _finite_release(out):
 
 
 # ---- runtime/clip.py from gpcompiler 0.1.0
-# ---- sha256 7c49eec50094f37fb015d060699132a05ca997e0ac3ab5d0ed70250103cf0aba
+# ---- sha256 f462af1ca2552e1ec9ddc5542a53bb3309cf2d6b79dcb0f1a079aab9d231e4fe
+
+_SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
+
 
 def clip_rows(c, bound):
     """c * min(1, B/||c||) per row (last axis): the projection onto the Euclidean ball of
-    radius B, non-expansive in the metric of orthonormal coordinates; each row scaled by
-    its largest entry first (no overflow), a row inside the ball kept exactly."""
+    radius B, non-expansive in the metric of orthonormal coordinates. ||c||^2 is one sum of
+    squares per row (terms >= 0: relative error gamma_d in any order); a row whose sum
+    leaves _SAFE (an overflow, or terms that underflowed) is scaled by its largest entry
+    first. c itself is returned when every row is inside the ball (kept exactly)."""
+    with numpy.errstate(over="ignore"):  # such rows are scaled first
+        squares = numpy.einsum("...i,...i->...", c, c)
+    if squares.size and not (squares.min() >= _SAFE[0] and squares.max() <= _SAFE[1]):
+        return _clip_scaled(c, bound)
+    outside = squares > bound * bound
+    if not outside.any():
+        return c
+    factor = numpy.where(outside, bound / numpy.sqrt(squares), 1.0)
+    return numpy.where(outside[..., None], c * factor[..., None], c)
+
+
+def _clip_scaled(c, bound):
+    """clip_rows with every row first scaled by its largest |entry| (no overflow)."""
     big = numpy.max(numpy.abs(c), axis=-1, initial=0.0)
     unit = c / numpy.where(big > 0, big, 1.0)[..., None]
     norm = numpy.sqrt(numpy.einsum("...i,...i->...", unit, unit))  # ||c|| / big, in [1, sqrt(d)]
@@ -1166,32 +1248,37 @@ def clip_rows(c, bound):
 
 
 # ---- runtime/curveclip.py from gpcompiler 0.1.0
-# ---- sha256 a6955a4c0c591083d9795697cb7c1abb2f0c0b5d2056a8bd234ad68980fdbda8
+# ---- sha256 ed2d8c89baf2a7f53394d9ced70dd598715e3522599b2df9e527edbb3059991f
 
 _CLIP_ELEMENTS = 1 << 16  # values per block of curves: the block's temporaries stay in cache
+_SAFE = (2.0 ** -800, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
 
 def clip_curves(t, y, bound, value_dim):
     """Each curve q (samples y (..., S) or (..., S, n) at the times t (..., S)) scaled by
     min(1, B/||q||): the projection onto the L2 ball of radius B of the curve that is zero
     outside its samples. ||q||^2 = sum over pieces of h (a (a + b) + b^2)/3, every term
-    >= 0, summed pairwise per curve (NumPy's sum over a contiguous row), the values of a
-    curve scaled by its largest |y| when their squares could leave the float64 range; a
-    curve inside the ball is kept exactly. Blocks of curves keep the temporaries in cache."""
+    >= 0, summed pairwise per curve (NumPy's sum over a contiguous row); a curve whose sum
+    leaves _SAFE (an overflow, or terms that underflowed: their total is below 2^-900 of
+    the floor, far inside the bound's rounding up) is summed again with its values scaled
+    by its largest |y|. Curves inside the ball are kept exactly (y itself when all are).
+    Blocks of curves keep the temporaries in cache."""
     samples = t.shape[-1]
     count = math.prod(y.shape[:y.ndim - (1 if value_dim == 1 else 2)])
     rows = y.reshape((count, samples, value_dim))
     h = numpy.diff(t, axis=-1)
     h = h.reshape((math.prod(h.shape[:-1]), h.shape[-1], 1))
-    out = numpy.empty_like(rows)
+    factors = numpy.ones(count)
     step = max(1, _CLIP_ELEMENTS // max(1, samples * value_dim))
     work = numpy.empty((2, min(step, count), max(samples - 1, 0), value_dim))
-    for start in range(0, rows.shape[0], step):
+    for start in range(0, count, step):
         block = rows[start:start + step]
         widths = h[start:start + step] if h.shape[0] > 1 else h
-        factors = _curve_factors(block, widths, bound, work[:, :block.shape[0]])
-        numpy.multiply(block, factors[:, None, None], out=out[start:start + step])
-    return out.reshape(y.shape)
+        factors[start:start + step] = _curve_factors(block, widths, bound,
+                                                     work[:, :block.shape[0]])
+    if (factors == 1.0).all():
+        return y
+    return (rows * factors[:, None, None]).reshape(y.shape)
 
 
 def _curve_factors(v, h, bound, work):
@@ -1199,18 +1286,29 @@ def _curve_factors(v, h, bound, work):
     two buffers of the pieces' shape."""
     if v.shape[1] < 2:  # the zero function
         return numpy.ones(v.shape[0])
-    big = numpy.maximum(numpy.max(v, axis=(1, 2)), -numpy.min(v, axis=(1, 2)))
-    inside = (big == 0) | ((big > 2.0 ** -400) & (big < 2.0 ** 400))
-    safe = numpy.where(inside, 1.0, big)
-    z = v if inside.all() else v / safe[:, None, None]
+    with numpy.errstate(over="ignore", invalid="ignore"):  # such curves are summed again
+        squares = _squares(v, h, work)
+    scale = numpy.ones(v.shape[0])
+    unsafe = ~((squares >= _SAFE[0]) & (squares <= _SAFE[1]))  # also 0, inf and NaN
+    if unsafe.any():
+        big = numpy.max(numpy.abs(v[unsafe]), axis=(1, 2))
+        big = numpy.where(big > 0, big, 1.0)  # a zero curve: its sum stays 0, a factor of 1
+        scale[unsafe] = big
+        squares[unsafe] = _squares(v[unsafe] / big[:, None, None],
+                                   h if h.shape[0] == 1 else h[unsafe], work[:, :big.size])
+    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
+        ratio = bound / scale / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    return numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
+
+
+def _squares(z, h, work):
+    """||q||^2 per curve of a block z (rows, S, n): the pairwise sum of the pieces'
+    h (a (a + b) + b^2), over 3, in the buffers work."""
     z0, z1 = z[:, :-1], z[:, 1:]
     pieces = numpy.add(z0, z1, out=work[0])
     pieces *= z0
     pieces += numpy.multiply(z1, z1, out=work[1])
     pieces *= h
-    squares = numpy.sum(pieces.reshape(v.shape[0], -1), axis=-1) / 3
-    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
-        ratio = bound / safe / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
-    return numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
+    return numpy.sum(pieces.reshape(z.shape[0], -1), axis=-1) / 3
 
 # ---- end of runtime/curveclip.py

@@ -439,6 +439,34 @@ def test_fast_path_balls_hold_the_ideal_value_of_every_completion():
                     assert abs(r * mpmath.sin(2 * mpmath.pi * a) - mpmath.mpf(sin[i])) <= n_rad[i]
 
 
+@pytest.mark.parametrize("d, trials", [(1, 40), (2, 40), (3, 40), (6, 30), (9, 30), (800, 2)])
+def test_spherical_balls_hold_the_ideal_value_of_every_completion(d, trials):
+    """The spherical fast path's balls (mid, rad) of unit Z hold the 40-digit ideal value for
+    completions of the bits not drawn: every uniform at the low end, the middle or the high
+    end of [m, m + 1] 2^-52 (drawn per uniform), rows with a tiny uniform (E near 36, a
+    radius near 1/(2m)) and with uniforms next to 1, odd and even d (checked to fail with
+    E's slope term quartered, or the relative radius delta of R / sqrt(H) dropped)."""
+    rng = numpy.random.default_rng(d)
+    width, pairs, unit = d + (d + 1) // 2, (d + 1) // 2, 2.0 ** 16 * 1.37
+    for trial in range(trials):
+        m = rng.integers(1, 1 << 52, width)
+        if trial % 3 == 0:
+            m[rng.integers(0, d)] = 2 ** rng.integers(0, 6)
+        if trial % 3 == 1:
+            m[rng.integers(0, width, 2)] = 2 ** 52 - 1 - rng.integers(0, 4, 2)
+        mid, rad = exact._spherical_balls(_words_with(m)[None, :], d, unit)
+        mid, rad = mid[0].reshape(-1)[:d], numpy.concatenate([rad[0, 0], rad[0, 0]])[:d]
+        with mp.workdps(40):
+            for _ in range(3 if d < 100 else 1):
+                ends = [(mp.mpf(2) ** -20, mp.mpf(1) / 2, 1 - mp.mpf(2) ** -20)[k]
+                        for k in rng.integers(0, 3, width)]  # inside: U = 1 has E = 0
+                z = _ideal_spherical([(mp.mpf(int(v)) + e) * mp.mpf(2) ** -52
+                                      for v, e in zip(m, ends)], d)
+                errors = [abs(mp.mpf(unit) * z[k] - mp.mpf(mid[k])) for k in range(d)]
+                assert all(error <= r for error, r in zip(errors, rad)), (d, trial)
+                assert min(r for r in rad) > 0
+
+
 class Scripted:
     """A word stream that gives the words of ``script`` first, then seeded ones."""
 

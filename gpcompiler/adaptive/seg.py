@@ -156,8 +156,9 @@ def _release(function, ledger, continuous, rng, method, details, bound):
     segment (slack.curve_eta: segments add their squares)."""
     breakpoints = function.breakpoints
     c = function.coefficients
+    eta = curve_eta(c.shape[1], c.shape[2], False, c.size)
     noisy = privatize_vector(c, ledger, "seg: final release", floor_float(ledger.remaining),
-                             rng=rng, bound=bound, eta=curve_eta(c.shape[1], c.shape[2], False))
+                             rng=rng, bound=bound, eta=eta)
     released = piecewise.PiecewisePolynomial(breakpoints, noisy)
     if continuous:
         released = piecewise.make_continuous(released)

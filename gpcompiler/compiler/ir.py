@@ -209,8 +209,10 @@ def eta(analysis):
     (slack.py, docs/clipping.md), from public values only."""
     spec = analysis.spec
     if spec.dimension == 1:
-        return slack.curve_eta(spec.basis_size, spec.value_dim, spec.vector_basis)
-    return slack.box_eta(analysis.atoms.size, spec.dimension, _transform_norm(analysis))
+        return slack.curve_eta(spec.basis_size, spec.value_dim, spec.vector_basis,
+                               spec.coef_dim)
+    return slack.box_eta(analysis.atoms.size, spec.dimension, _transform_norm(analysis),
+                         spec.coef_dim)
 
 
 def _transform_norm(analysis):

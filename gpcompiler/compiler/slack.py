@@ -38,22 +38,23 @@ def contraction_error(terms_per_block, blocks):
     return (1 + WEIGHT_ACCURACY) * (blocked + (1 + blocked) * gamma(depth)) + WEIGHT_ACCURACY
 
 
-def curve_eta(basis_size, value_dim, vector_basis):
+def curve_eta(basis_size, value_dim, vector_basis, coefficients):
     """ETA of a 1-D module (plain L2): ||c~ - P clip_B(q)|| <= ETA B for every curve q.
 
     Model: with q~ the interpolant of |y|, sum_s |y_s| |A_sj| <= int q~ |e_j| <= ||q~||
     <= sqrt(3) ||q|| (a^2 + |ab| + b^2 <= 3 (a^2 - |ab| + b^2) on each piece), per
     coefficient j; over the m coefficients (m n for vector values) the Euclidean norm gains
     sqrt(m). The clip of the curve (its norm pairwise summed: NORM_TERMS steps) and of the
-    coefficients (a scaling: 3 roundings) add their relative errors of B."""
+    ``coefficients`` (their norm a sum of that many squares in any order, then a scaling: 3
+    roundings) add their relative errors of B."""
     terms = BLOCK * (value_dim if vector_basis else 1)
     per_unit = contraction_error(terms, MAX_SAMPLES // BLOCK)
     projection = ceil_sqrt(3 * basis_size) * per_unit
-    clip = gamma(NORM_TERMS) + 3 * UNIT
+    clip = gamma(max(NORM_TERMS, coefficients)) + 3 * UNIT
     return ceil_float((projection + clip) * (1 + clip))
 
 
-def box_eta(atoms_size, dimension, transform_norm):
+def box_eta(atoms_size, dimension, transform_norm, coefficients):
     """ETA of a module over a box of k = ``dimension`` variables (plain L2 fields): each
     axis is contracted by a tensordot of at most MAX_AXIS_NODES nodes, the multilinear
     interpolant of |y| has ||q~|| <= 3^(k/2) ||q||, and the change from atoms to the
@@ -62,7 +63,7 @@ def box_eta(atoms_size, dimension, transform_norm):
     axis_error = dimension * gamma(MAX_AXIS_NODES) + WEIGHT_ACCURACY
     atoms = Fraction(transform_norm) * (axis_error + gamma(atoms_size))
     projection = ceil_sqrt(3 ** dimension * atoms_size) * atoms
-    clip = gamma(NORM_TERMS + 4 * dimension) + 3 * UNIT
+    clip = gamma(max(NORM_TERMS + 4 * dimension, coefficients)) + 3 * UNIT
     return ceil_float((projection + clip) * (1 + clip))
 
 

@@ -1,14 +1,32 @@
 """The coefficient clip (docs/clipping.md): the projection onto a ball that every release
 applies to its coefficients before the noise, in the package and in generated modules
 alike. It is non-expansive, so the mechanism's proof holds with the clipped input; its
-float error (a scaling: 3 roundings, and the norm's) is part of ETA (gpcompiler/slack.py)."""
+float error (the norm's d-term sum, then a scaling: 3 roundings) is part of ETA
+(gpcompiler/compiler/slack.py)."""
 import numpy
+
+_SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
 
 def clip_rows(c, bound):
     """c * min(1, B/||c||) per row (last axis): the projection onto the Euclidean ball of
-    radius B, non-expansive in the metric of orthonormal coordinates; each row scaled by
-    its largest entry first (no overflow), a row inside the ball kept exactly."""
+    radius B, non-expansive in the metric of orthonormal coordinates. ||c||^2 is one sum of
+    squares per row (terms >= 0: relative error gamma_d in any order); a row whose sum
+    leaves _SAFE (an overflow, or terms that underflowed) is scaled by its largest entry
+    first. c itself is returned when every row is inside the ball (kept exactly)."""
+    with numpy.errstate(over="ignore"):  # such rows are scaled first
+        squares = numpy.einsum("...i,...i->...", c, c)
+    if squares.size and not (squares.min() >= _SAFE[0] and squares.max() <= _SAFE[1]):
+        return _clip_scaled(c, bound)
+    outside = squares > bound * bound
+    if not outside.any():
+        return c
+    factor = numpy.where(outside, bound / numpy.sqrt(squares), 1.0)
+    return numpy.where(outside[..., None], c * factor[..., None], c)
+
+
+def _clip_scaled(c, bound):
+    """clip_rows with every row first scaled by its largest |entry| (no overflow)."""
     big = numpy.max(numpy.abs(c), axis=-1, initial=0.0)
     unit = c / numpy.where(big > 0, big, 1.0)[..., None]
     norm = numpy.sqrt(numpy.einsum("...i,...i->...", unit, unit))  # ||c|| / big, in [1, sqrt(d)]
