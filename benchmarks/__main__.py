@@ -195,41 +195,41 @@ def bench_shapes(args):
                 fields[:size].reshape(size, -1) @ matrix, epsilon=1.0, rng=1), args.repeats))
 
 
-class _Counting(SecureGenerator):
-    """OS entropy, counting the draws: one per batch, then one per refinement level."""
-
-    def __init__(self):
-        self.draws = 0
-
-    def _words(self, count):
-        self.draws += 1
-        return super()._words(count)
-
-
 def bench_exact(args):
     """The exact sampler's rare refinement: how often a row of sinc_ecg's d = 800 spherical
     Laplace needs one (over --rounds batches of --batch rows, OS entropy) and what one costs
     (a row placed at a lattice tie, against the fast path of the whole batch)."""
     from gpcompiler.runtime import exact
     d, rows = 800, args.batch
-    source = _Counting()
+    counts = {"_refine": 0, "_mt_refine": 0}
+
+    def counted(name):
+        original = getattr(exact, name)
+
+        def call(*arguments):
+            counts[name] += 1
+            return original(*arguments)
+        return mock.patch.object(exact, name, call)
     zeros = numpy.zeros((rows, d))
-    for _ in range(args.rounds):
-        exact.spherical_laplace(zeros, 1.0, source)
-    refined = source.draws - args.rounds
+    with counted("_refine"), counted("_mt_refine"):
+        for _ in range(args.rounds):
+            exact.spherical_laplace(zeros, 1.0, SecureGenerator())
     header(f"exact: spherical Laplace, d = {d}, {args.rounds} x {rows} rows")
-    print(f"  refinement levels drawn: {refined} in {args.rounds * rows} rows "
-          f"({refined / (args.rounds * rows):.2e} per row)", flush=True)
-    words = exact.random_words(numpy.random.default_rng(0), exact._spherical_width(d))
-    ball = exact._spherical_balls(words[None, :], d)
-    tie = exact.lattice(1.0) * 0.5 - ball[0][0, 0]
+    print(f"  rows refined: {counts['_refine']} in {args.rounds * rows} "
+          f"({counts['_refine'] / (args.rounds * rows):.2e} per row); Gamma attempts refined: "
+          f"{counts['_mt_refine']}", flush=True)
+    p = exact._pair_layout(d)
+    words = exact.random_words(numpy.random.default_rng(0), exact._spherical_width(d))[None, :]
+    ball = exact._spherical_balls(words[:, :2 * p], d, 1.0, exact._exp_tail(words[:, 2 * p:]))
+    tie = exact.lattice(1.0) * 0.5 - ball[0][0, 0, 0]
 
     def one_refinement():
         x = numpy.zeros(d)
         x[0] = tie
         exact.spherical_laplace(x, 1.0, numpy.random.default_rng(0))
     row("one row refined (d = 800)", best_time(one_refinement, args.repeats),
-        f"fast path, {rows} rows", best_time(lambda: exact.spherical_laplace(zeros, 1.0, source),
+        f"fast path, {rows} rows", best_time(lambda: exact.spherical_laplace(zeros, 1.0,
+                                                                         SecureGenerator()),
                                              args.repeats))
 
 

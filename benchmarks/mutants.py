@@ -45,6 +45,7 @@ EMIT_LINE = EMIT + "line.py"
 EXACT = "gpcompiler/runtime/exact.py"
 COMPARE = "gpcompiler/runtime/compare.py"
 EXACT_TESTS = "tests/test_exact.py::"
+GAMMA_TEST = EXACT_TESTS + "test_gamma_attempt_at_its_boundary_is_decided_as_the_reals_decide_it"
 CLIP_TESTS = "tests/test_clipping.py::"
 LEDGER_TEST = ("tests/test_adaptive.py::"
                "test_ledger_total_never_exceeds_budget_and_sums_its_steps")
@@ -95,8 +96,8 @@ SURVIVORS = [   # the 15 privacy survivors of issue 24's table
     # one curve and a batch now share exact.spherical_laplace: the single-curve mutants
     # are its refinement's radius (the fast path's is "batch GP radius") and its direction
     Mutation("GP radius Gamma(d - 1) in the refinement", EXACT, "spherical_laplace",
-             "sum((-iv.log(v) for v in u[:d]), iv.mpf(0))",
-             "sum((-iv.log(v) for v in u[1:d]), iv.mpf(0))",
+             "sum((-iv.log(v) for v in u[:p]), iv.mpf(0))",
+             "sum((-iv.log(v) for v in u[1:p]), iv.mpf(0))",
              (EXACT_TESTS
               + "test_spherical_laplace_refined_near_ties_equals_200_digit_ideal_sample",
               ) + _t("test_single_curve_noise_has_the_exact_law"),
@@ -153,9 +154,9 @@ KILLED_BEFORE = [   # representatives of the categories issue 24 found killed
              "1 / (2 * Fraction(budget))", "1 / (4 * Fraction(budget))",
              ("tests/test_noise.py::test_cgp_noise_is_gaussian_with_covariance_identity_over_2rho",
               ) + _t("test_single_curve_noise_has_the_exact_law")),
-    Mutation("GP radius Gamma(d - 1) in the fast path", EXACT, "_spherical_balls",
-             "radius = _add(first, _exp_sum(e[..., p:], v[..., p:]))",
-             "radius = _add(first, _exp_sum(e[..., p + 1:], v[..., p + 1:]))",
+    Mutation("GP radius without its Gamma(d - p) tail in the fast path", EXACT,
+             "_spherical_balls", "radius = _add(radius, tail)",
+             "radius = _add(radius, (0 * tail[0], tail[1]))",
              ("tests/test_noise.py::test_gp_whitened_radius_is_gamma_d",
               EXACT_TESTS + "test_spherical_laplace_radius_and_direction")),
     Mutation("ledger share rounded to nearest", "gpcompiler/adaptive/ledger.py", "share",
@@ -264,6 +265,19 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
              "_spherical_balls", "_U + delta + _TRIG + 2.01 * _U))",
              "_U + 0 * delta + _TRIG + 2.01 * _U))",
              (EXACT_TESTS + "test_spherical_balls_hold_the_ideal_value_of_every_completion",)),
+    Mutation("Gamma attempt rejected on the interval's midpoint", EXACT, "_mt_refine",
+             "if w < 0 or (w > 0 and f() < 0):", "if w < 0 or (w > 0 and f().mid < 0):",
+             (GAMMA_TEST,)),
+    Mutation("Gamma attempt accepted on the ball's midpoint", EXACT, "_mt_balls",
+             "accepted = positive & (f[0] - f[1] > 0)", "accepted = positive & (f[0] > 0)",
+             (GAMMA_TEST,)),
+    Mutation("Gamma(d - p) tail by Marsaglia-Tsang: shape one less", EXACT,
+             "spherical_laplace", "_gamma_tail(words[:, 2 * p:], a, rng)",
+             "_gamma_tail(words[:, 2 * p:], a - 1 or 1, rng)",
+             (EXACT_TESTS + "test_spherical_laplace_radius_and_direction",)),
+    Mutation("Gamma(d - p) tail as a sum: one exponential fewer", EXACT, "spherical_laplace",
+             "_exp_tail(words[:, 2 * p:])", "_exp_tail(words[:, 2 * p + 1:])",
+             (EXACT_TESTS + "test_spherical_laplace_radius_and_direction",)),
     Mutation("fast path: angle error _ANGLE halved", EXACT, "_ANGLE",
              "_ANGLE = (24 + 2 * _LIB_ULPS + 4) * _U",
              "_ANGLE = (24 + 2 * _LIB_ULPS + 4) * _U / 2",

@@ -915,7 +915,7 @@ def default_generator(rng):
 
 
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 e6d6272deb478410545c69fcd00a78016c2fdf32dc0371cd6966d0ce9e05ecfb
+# ---- sha256 e40dda548a06812c8903da926482f0854fa5cf7b3c1ebe445d7a968790dbb2a4
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -1069,20 +1069,48 @@ def _add(a, b):
     return mid, (a[1] + b[1] + _U * numpy.abs(mid) + _TINY) * _GROW
 
 
-def _spherical_width(d):
-    """Words per row of a spherical Laplace sample in R^d: d for E_1..E_d, then one angle per
-    normal pair (the pairs' radii reuse E_1..E_p, see _spherical_balls)."""
-    return d + _pair_layout(d)
+_MT_VALUES = 8192  # from this many tail exponentials per call, Marsaglia-Tsang draws them
 
 
-def _spherical_balls(words, d, unit=1.0):
+def _tail_words(d, rows):
+    """Words per row for the rest of the radius, G ~ Gamma(a), a = d - ceil(d/2): a words
+    for a sum of a exponentials, or, when rows * a >= _MT_VALUES (then fewer words and
+    logarithms pay for its fixed cost), 3 for a first Marsaglia-Tsang attempt. Both are
+    exact Gamma(a); the choice depends on the shapes only."""
+    return 3 if _drawn_by_mt(d, rows) else d - _pair_layout(d)
+
+
+def _drawn_by_mt(d, rows):
+    """Whether the radius's tail Gamma(d - ceil(d/2)) is drawn by Marsaglia-Tsang."""
+    a = d - _pair_layout(d)
+    return a > 0 and rows * a >= _MT_VALUES
+
+
+def _spherical_width(d, rows=1):
+    """Words per row of a spherical Laplace sample in R^d: p = ceil(d/2) for the normal
+    pairs' exponentials E_1..E_p, p angles, and the words of the radius's tail."""
+    return 2 * _pair_layout(d) + _tail_words(d, rows)
+
+
+def _exp_tail(words):
+    """The ball of G = E_1 + ... + E_a per row from a words (rows, a) (_exp_sum)."""
+    u = _uniform_mids(words)
+    v = numpy.divide(1.0, u)
+    if u.size and u.min() == 2.0 ** -53:
+        v[u == 2.0 ** -53] = numpy.inf
+    e = numpy.negative(numpy.log(u, out=u), out=u)
+    return _exp_sum(e, v)
+
+
+def _spherical_balls(words, d, unit, tail):
     """Balls of unit Z per row, Z = R N / |N| spherical Laplace in R^d (paper Thm 3.2), from
-    words (..., d + p), p = ceil(d/2) pairs: E_i = -ln U_i from the first d,
-    R = E_1 + ... + E_d ~ Gamma(d), and the normals N of the pairs (sqrt(2 E_i), the angle
-    of word d + i), i < p, cosine parts first. Then |N|^2 / 2 = H = E_1 + ... + E_p for even
+    words (..., 2p), p = ceil(d/2) pairs, and the ball ``tail`` (mid, rad) per row of
+    G ~ Gamma(d - p) (_gamma_tail; None when d = 1): E_i = -ln U_i from the first p words,
+    R = E_1 + ... + E_p + G ~ Gamma(d), and the normals N of the pairs (sqrt(2 E_i), the
+    angle of word p + i), cosine parts first. Then |N|^2 / 2 = H = E_1 + ... + E_p for even
     d (for odd d the last pair's sine part is dropped: H = E_1 + ... + E_(p-1) + E_p cos^2),
-    R - H ~ Gamma(d/2) is independent of N (its terms are the dropped sine part and the other
-    E_i), so R is Gamma(d) and independent of the direction N / |N|, as the law requires.
+    R - H is independent of N (G, and for odd d the dropped sine part's E_p sin^2), so R is
+    Gamma(d) and independent of the direction N / |N|, as the law requires.
     Z_k = F sqrt(E_i) cos(theta_i) (or sin) with F = R / sqrt(H): the factor sqrt(2) cancels.
 
     Returns (mid, rad): mid (..., 2, p), the cosine parts then the sine parts (for odd d the
@@ -1094,20 +1122,22 @@ def _spherical_balls(words, d, unit=1.0):
     (|G C - g~ c~| <= rad_G + g~ _TRIG since |C| <= 1; |c~| <= 1 + _TRIG). So the radius is
     a v / g~ + b g~ with per-row a, b; unit is a float taken as exact."""
     p = _pair_layout(d)
-    u = _uniform_mids(words[..., :d])
+    u = _uniform_mids(words[..., :p])
     v = numpy.divide(1.0, u)
     if u.size and u.min() == 2.0 ** -53:  # m = 0: E unbounded above (refined later)
         v[u == 2.0 ** -53] = numpy.inf
     e = numpy.log(u, out=u)
     e = numpy.negative(e, out=e)
-    cos, sin = _angles(words[..., d:])
+    cos, sin = _angles(words[..., p:2 * p])
     half = _exp_sum(e[..., :d // 2], v[..., :d // 2])
-    first = half if d % 2 == 0 else _exp_sum(e[..., :p], v[..., :p])
-    radius = _add(first, _exp_sum(e[..., p:], v[..., p:]))
-    if d % 2:  # H gains E_p cos^2: the cosine ball (cos~, _TRIG) squared, times E_p
+    if d % 2:  # R gains E_p; H gains E_p cos^2: the cosine ball (cos~, _TRIG) squared
         last = (e[..., p - 1], (2.0 ** -52 * v[..., p - 1] + 8 * _U * e[..., p - 1]) * _GROW)
-        square = _times((cos[..., p - 1], _TRIG), (cos[..., p - 1], _TRIG))
-        half = _add(half, _times(last, square))
+        radius = _add(half, last)
+        half = _add(half, _times(last, _times((cos[..., p - 1], _TRIG), (cos[..., p - 1], _TRIG))))
+    else:
+        radius = half
+    if tail is not None:
+        radius = _add(radius, tail)
     root = _root_ball(*half)
     low = root[0] - root[1]
     factor = radius[0] / root[0] * unit  # R >= E_1 > 0 and H >= E_1 > 0
@@ -1117,15 +1147,96 @@ def _spherical_balls(words, d, unit=1.0):
     size = numpy.abs(factor) * _GROW ** 2
     a = (size * (1 + delta) * 2.0 ** -52)[..., None, None] + _TINY
     b = (size * ((1 + delta) * (9 + 2.0 ** -40) * _U + delta + _TRIG + 2.01 * _U))[..., None, None]
-    g = numpy.sqrt(e[..., None, :p])
-    rad = numpy.divide(v[..., None, :p], g)
+    g = numpy.sqrt(e[..., None, :])
+    rad = numpy.divide(v[..., None, :], g)
     rad *= a
-    rad += numpy.multiply(g, b, out=v[..., None, :p])
+    rad += numpy.multiply(g, b, out=v[..., None, :])
     g *= factor[..., None, None]
     mid = numpy.empty(g.shape[:-2] + (2, p))
     numpy.multiply(g[..., 0, :], cos, out=mid[..., 0, :])
     numpy.multiply(g[..., 0, :], sin, out=mid[..., 1, :])
     return mid, rad
+
+
+def _mt_constants(a):
+    """Balls of Marsaglia and Tsang's constants for Gamma(a), a >= 1 an integer:
+    dd = a - 1/3 (one division of integers: _U) and c = 1 / sqrt(9 dd) = 1 / sqrt(9a - 3)
+    (a square root and a division: 2 _U)."""
+    dd, c = (3 * a - 1) / 3, 1 / math.sqrt(9 * a - 3)
+    return (dd, dd * _U * _GROW), (c, 2.01 * _U * c * _GROW)
+
+
+def _mt_balls(words, a):
+    """One Marsaglia-Tsang attempt per row from words (rows, 3) (2000, ACM TOMS 26: exact
+    for a >= 1): x the cosine part of the Box-Muller pair of words 0 and 1, U from word 2,
+    w = 1 + c x; accept when w > 0 and f = x^2/2 + dd (1 - w^3 + 3 ln w) - ln U > 0, then
+    G = dd w^3 ~ Gamma(a). Returns (G's ball, accepted, rejected) as balls decide them (a row
+    in neither is decided by _mt_refine)."""
+    dd, c = _mt_constants(a)
+    x_mid, _, x_rad = _normal_balls(words[:, 0], words[:, 1])
+    x = (x_mid, x_rad)
+    w = _add((1.0, 0.0), _times(c, x))
+    low = w[0] - w[1]
+    positive = low > 0
+    log_w = numpy.log(numpy.where(positive, w[0], 1.0))
+    log_rad = (w[1] / numpy.where(positive, low, 1.0) + 2 * _LIB_ULPS * _U * numpy.abs(log_w)
+               + _TINY) * _GROW  # |ln W - ln w~| <= rad / low, and the library's ulps
+    cube = _times(_times(w, w), w)
+    inner = _add(_add((1.0, 0.0), (-cube[0], cube[1])), _times((3.0, 0.0), (log_w, log_rad)))
+    square = _times(x, x)
+    f = _add(_add((square[0] * 0.5, square[1] * 0.5), _times(dd, inner)), _exp_ball(words[:, 2]))
+    accepted = positive & (f[0] - f[1] > 0)
+    rejected = (w[0] + w[1] <= 0) | (positive & (f[0] + f[1] < 0))
+    return _times(dd, cube), accepted, rejected
+
+
+def _iv_mt(iv, u, a):
+    """Marsaglia-Tsang's x, w, f and G in interval arithmetic from interval uniforms u."""
+    dd, c = iv.mpf(3 * a - 1) / 3, 1 / iv.sqrt(iv.mpf(9 * a - 3))
+    x = _iv_normals(iv, u[:1], u[1:2], 1)[0]
+    w = 1 + c * x
+    return w, (lambda: x * x / 2 + dd * (1 - w ** 3 + 3 * iv.log(w)) - iv.log(u[2])), dd * w ** 3
+
+
+def _mt_refine(rng, words, a):
+    """Decide one attempt exactly (64 more bits per uniform and level): (accepted, the
+    prefixes of its x pair, G's ball) or (False, None, None)."""
+    iv = _interval_context()
+    prefixes = _Prefixes(words)
+    for _ in range(_LEVELS):
+        prefixes.extend(rng)
+        iv.prec = prefixes.precision + 64
+        w, f, g = _iv_mt(iv, prefixes.intervals(iv), a)
+        if w < 0 or (w > 0 and f() < 0):  # True only when the whole interval is on one side
+            return False, None, None
+        if w > 0 and f() > 0:
+            mid = float(g.mid)
+            pair = _Prefixes(())
+            pair.values, pair.bits = prefixes.values[:2], prefixes.bits[:2]
+            return True, pair, (mid, (float(g.delta) + 4 * _U * abs(mid) + _TINY) * _GROW)
+    raise ArithmeticError("exact noise: Gamma attempt undecided after 64 refinements")
+
+
+def _gamma_tail(words, a, rng):
+    """G ~ Gamma(a) per row by Marsaglia-Tsang from first attempts ``words`` (rows, 3), each
+    rejected row drawing 3 new words (the number of draws depends on random bits only):
+    (G's balls (mid, rad), the accepted attempts' words (rows, 3), {row: the x pair's
+    prefixes} for the rare attempts decided in interval arithmetic)."""
+    attempts = numpy.array(words, dtype=numpy.uint64)
+    mid, rad = numpy.empty(attempts.shape[0]), numpy.empty(attempts.shape[0])
+    refined, todo = {}, numpy.arange(attempts.shape[0])
+    while todo.size:
+        ball, accepted, rejected = _mt_balls(attempts[todo], a)
+        mid[todo[accepted]], rad[todo[accepted]] = ball[0][accepted], ball[1][accepted]
+        for i in numpy.flatnonzero(~(accepted | rejected)):  # rare: interval arithmetic
+            row = todo[i]
+            ok, pair, ball = _mt_refine(rng, attempts[row], a)
+            if ok:
+                refined[row], (mid[row], rad[row]) = pair, ball
+            rejected[i] = not ok
+        todo = todo[rejected]
+        attempts[todo] = random_words(rng, 3 * todo.size).reshape(-1, 3)
+    return (mid, rad), attempts, refined
 
 
 def _exp_sum(e, v):
@@ -1205,21 +1316,33 @@ def _decide(x, gamma, mid, rad):
 
 
 class _Prefixes:
-    """The bits drawn so far of a group of uniforms: U_i in [M_i, M_i + 1] 2^-bits."""
+    """The bits drawn so far of a group of uniforms: U_i in [M_i, M_i + 1] 2^-bits_i."""
 
     def __init__(self, words):
         self.values = [int(w) >> 12 for w in words]
-        self.bits = 52
+        self.bits = [52] * len(self.values)
+
+    @classmethod
+    def joined(cls, parts):
+        """One group of the uniforms of several groups, in order, with their bits."""
+        group = cls(())
+        for part in parts:
+            group.values, group.bits = group.values + part.values, group.bits + part.bits
+        return group
+
+    @property
+    def precision(self):
+        return max(self.bits, default=52)
 
     def extend(self, rng):
         """64 more bits for every uniform (drawn in order, one word each)."""
         fresh = random_words(rng, len(self.values))
         self.values = [(v << 64) | int(w) for v, w in zip(self.values, fresh)]
-        self.bits += 64
+        self.bits = [b + 64 for b in self.bits]
 
     def intervals(self, iv):
-        step = iv.mpf(2) ** -self.bits
-        return [iv.mpf([v, v + 1]) * step for v in self.values]
+        steps = {b: iv.mpf(2) ** -b for b in set(self.bits)}
+        return [iv.mpf([v, v + 1]) * steps[b] for v, b in zip(self.values, self.bits)]
 
 
 def _iv_normals(iv, first, second, n):
@@ -1266,14 +1389,14 @@ def _interval_context():
     return MPIntervalContext()
 
 
-def _refine(rng, words, compute, gamma):
-    """Lattice indices of the outputs of ``compute(iv, uniforms)`` (intervals), refined by 64
-    bits per uniform and level until every output lies in one lattice cell."""
+def _refine(rng, prefixes, compute, gamma):
+    """Lattice indices of the outputs of ``compute(iv, uniforms)`` (intervals) of the
+    uniforms ``prefixes`` (a _Prefixes), refined by 64 bits per uniform and level until every
+    output lies in one lattice cell."""
     iv = _interval_context()
-    prefixes = _Prefixes(words)
     for _ in range(_LEVELS):
         prefixes.extend(rng)
-        iv.prec = prefixes.bits + 64
+        iv.prec = prefixes.precision + 64
         cells = [_nearest(v, gamma) for v in compute(iv, prefixes.intervals(iv))]
         if None not in cells:
             return cells
@@ -1285,18 +1408,19 @@ def _refine_undecided(x, scale, gamma, rng, out, undecided, group_of, group):
     uniforms: a Laplace entry, a Gaussian pair, a spherical row) with an undecided member
     is refined in interval arithmetic until each member's cell is certain, the groups in
     increasing order of ``group_of(flat index)`` (so a seeded rng is reproducible).
-    ``group(key)`` gives the group's flat indices, its words and variates(iv, uniforms): the
-    interval variates Z of its members, in order; a member's release is x + scale Z."""
+    ``group(key)`` gives the group's flat indices, its uniforms (a _Prefixes) and
+    variates(iv, uniforms): the interval variates Z of its members, in order; a member's
+    release is x + scale Z."""
     flat_x, flat_out = x.reshape(-1), out.reshape(-1)
     keys = numpy.flatnonzero(undecided.reshape(-1)) if undecided.any() else ()
     for key in sorted({group_of(i) for i in keys}):
-        members, words, variates = group(key)
+        members, prefixes, variates = group(key)
 
         def cells(iv, uniforms, members=members, variates=variates):
             s = iv.mpf(float(scale))
             return [iv.mpf(float(flat_x[i])) + s * z
                     for i, z in zip(members, variates(iv, uniforms))]
-        for i, cell in zip(members, _refine(rng, words, cells, gamma)):
+        for i, cell in zip(members, _refine(rng, prefixes, cells, gamma)):
             flat_out[i] = _release(cell, gamma)
     return _finite_release(out)
 
@@ -1355,7 +1479,7 @@ def gaussian(x, scale, rng):
     mid, rad = (ball.reshape(x.shape) for ball in _gaussian_balls(words, n, unit))
 
     def pair(key):
-        return ([i for i in (key, key + pairs) if i < n], words[[key, pairs + key]],
+        return ([i for i in (key, key + pairs) if i < n], _Prefixes(words[[key, pairs + key]]),
                 lambda iv, u: _iv_normals(iv, [u[0]], [u[1]], 2))
     return _refine_undecided(x, scale, gamma, rng, *_decide(x, gamma, mid, rad),
                              lambda i: i % pairs, pair)
@@ -1367,7 +1491,8 @@ def laplace(x, scale, rng):
     words = random_words(rng, x.size).reshape(x.shape)
 
     def entry(i):
-        return [i], words.flat[i:i + 1], lambda iv, u: [_iv_laplace(iv, u[0], words.flat[i])]
+        return ([i], _Prefixes(words.flat[i:i + 1]),
+                lambda iv, u: [_iv_laplace(iv, u[0], words.flat[i])])
     return _refine_undecided(x, scale, gamma, rng,
                              *_decide(x, gamma, *_scaled(_laplace_ball(words), unit)),
                              lambda i: i, entry)
@@ -1378,20 +1503,30 @@ def spherical_laplace(x, scale, rng):
     proportional to exp(-|z|) (epsilon-GP with scale 1/epsilon, paper Thm 3.2)."""
     x, gamma, unit = _as_input(x, scale)
     d = x.shape[-1]
-    rows = x.size // d if d else 0
-    width = _spherical_width(d)
-    words = random_words(rng, rows * width).reshape(x.shape[:-1] + (width,))
+    rows, p = (x.size // d if d else 0), _pair_layout(d)
+    words = random_words(rng, rows * _spherical_width(d, rows)).reshape(rows, -1)
+    a, drawn = d - p, _drawn_by_mt(d, rows)
+    if not a:
+        tail, attempts, refined = None, words[:, :0], {}
+    elif drawn:
+        tail, attempts, refined = _gamma_tail(words[:, 2 * p:], a, rng)
+    else:
+        tail, attempts, refined = _exp_tail(words[:, 2 * p:]), words[:, 2 * p:], {}
 
     def variates(iv, u):
-        radius = sum((-iv.log(v) for v in u[:d]), iv.mpf(0))
-        normal = _iv_normals(iv, u[:_pair_layout(d)], u[d:], d)
+        radius = sum((-iv.log(v) for v in u[:p]), iv.mpf(0))
+        if a:
+            radius += _iv_mt(iv, u[2 * p:], a)[2] if drawn else sum(-iv.log(v) for v in u[2 * p:])
+        normal = _iv_normals(iv, u[:p], u[p:2 * p], d)
         norm = iv.sqrt(sum((v * v for v in normal), iv.mpf(0)))
         return [radius * v / norm for v in normal]
 
     def row(key):
-        return list(range(key * d, key * d + d)), words.reshape(rows, width)[key], variates
-    out, undecided = _spherical_fast_path(x.reshape(rows, d), words.reshape(rows, width),
-                                          gamma, unit)
+        rest = refined.get(key) or _Prefixes(attempts[key, :2] if drawn else attempts[key])
+        return (list(range(key * d, key * d + d)),
+                _Prefixes.joined([_Prefixes(words[key, :2 * p]), rest]), variates)
+    out, undecided = _spherical_fast_path(x.reshape(rows, d), words[:, :2 * p], tail, gamma,
+                                          unit)
     return _refine_undecided(x, scale, gamma, rng, out.reshape(x.shape),
                              undecided.reshape(x.shape), lambda i: i // d, row)
 
@@ -1399,7 +1534,7 @@ def spherical_laplace(x, scale, rng):
 _CHUNK = 32768  # values per chunk of rows in the fast path: its temporaries stay in cache
 
 
-def _spherical_fast_path(x, words, gamma, unit):
+def _spherical_fast_path(x, words, tail, gamma, unit):
     """The fast path of spherical_laplace for rows x (rows, d): (releases, undecided), in
     chunks of about _CHUNK values (each row's arithmetic is the same in any chunk)."""
     rows, d = x.shape
@@ -1407,8 +1542,9 @@ def _spherical_fast_path(x, words, gamma, unit):
     step = max(1, _CHUNK // max(d, 1))
     for start in range(0, rows, step):
         part = slice(start, start + step)
-        released, open_cells = _decide(_paired(x[part]), gamma,
-                                       *_spherical_balls(words[part], d, unit))
+        balls = _spherical_balls(words[part], d, unit,
+                                 None if tail is None else (tail[0][part], tail[1][part]))
+        released, open_cells = _decide(_paired(x[part]), gamma, *balls)
         out[part], undecided[part] = _unpaired(released, d), _unpaired(open_cells, d)
     return out, undecided
 
@@ -1441,7 +1577,7 @@ def _finite_release(out):
 
 
 # ---- runtime/clip.py from gpcompiler 0.1.0
-# ---- sha256 f462af1ca2552e1ec9ddc5542a53bb3309cf2d6b79dcb0f1a079aab9d231e4fe
+# ---- sha256 963ff044b918aeb5beeb4e7975ca1fc385de2adf9fdb1a2711b185fa9ede110a
 
 _SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
@@ -1459,8 +1595,8 @@ def clip_rows(c, bound):
     outside = squares > bound * bound
     if not outside.any():
         return c
-    factor = numpy.where(outside, bound / numpy.sqrt(squares), 1.0)
-    return numpy.where(outside[..., None], c * factor[..., None], c)
+    unit = c / numpy.sqrt(numpy.where(outside, squares, 1.0))[..., None]  # B/||c|| not formed
+    return numpy.where(outside[..., None], unit * bound, c)
 
 
 def _clip_scaled(c, bound):

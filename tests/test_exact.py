@@ -109,37 +109,75 @@ def test_gaussian_refined_near_ties_equals_200_digit_ideal_sample(seed):
     assert list(released) == expected
 
 
-def _ideal_spherical(uniforms, d):
-    """Z = R N / |N| at 200 digits from the d + ceil(d/2) uniforms of one row: R the sum of
-    the d exponentials -ln U_i, N the normals of the pairs (U_i, U_(d+i)), i < ceil(d/2)."""
-    pairs = (d + 1) // 2
-    radius = sum(-mp.log(u) for u in uniforms[:d])
-    parts = [normals(u1, u2) for u1, u2 in zip(uniforms[:pairs], uniforms[d:d + pairs])]
+def _gamma_attempt(u, a):
+    """Marsaglia and Tsang's attempt at 200 digits from three uniforms: (accepted, G)."""
+    dd, c = mp.mpf(3 * a - 1) / 3, 1 / mp.sqrt(9 * a - 3)
+    w = 1 + c * normals(u[0], u[1])[0]
+    if w <= 0:
+        return False, None
+    x = normals(u[0], u[1])[0]
+    return x * x / 2 + dd * (1 - w ** 3 + 3 * mp.log(w)) - mp.log(u[2]) > 0, dd * w ** 3
+
+
+def _spherical_group(given, d, mt):
+    """(the words of one row's group: 2p words, then the tail's: its a = d - p exponentials'
+    or, with Marsaglia-Tsang (mt), the accepted attempt's x pair; the number of words its
+    sampling drew) from the words ``given`` to a one-row call, replaying the Gamma(a)
+    attempts (3 words each) at 200 digits."""
+    p = (d + 1) // 2
+    if not mt or d == p:
+        return given[:d + p], d + p
+    used = 2 * p + 3
+    while not _gamma_attempt([uniform(w >> 12, 52) for w in given[used - 3:used]], d - p)[0]:
+        used += 3
+    return given[:2 * p] + given[used - 3:used - 1], used
+
+
+def _ideal_spherical(uniforms, d, mt):
+    """Z = R N / |N| at 200 digits from a row's group of uniforms: R = the sum of the p
+    exponentials -ln U_i plus the tail G ~ Gamma(d - p) (the sum of its exponentials, or
+    with mt dd (1 + c x)^3 of the accepted attempt's x), N the normals of the pairs
+    (U_i, U_(p+i)), i < p = ceil(d/2)."""
+    p = (d + 1) // 2
+    radius = sum(-mp.log(u) for u in uniforms[:p])
+    if d > p and mt:
+        dd, c = mp.mpf(3 * (d - p) - 1) / 3, 1 / mp.sqrt(9 * (d - p) - 3)
+        radius += dd * (1 + c * normals(uniforms[2 * p], uniforms[2 * p + 1])[0]) ** 3
+    elif d > p:
+        radius += sum(-mp.log(u) for u in uniforms[2 * p:])
+    parts = [normals(u1, u2) for u1, u2 in zip(uniforms[:p], uniforms[p:2 * p])]
     z = ([c for c, _ in parts] + [s for _, s in parts])[:d]
     norm = mp.sqrt(sum(v * v for v in z))
     return [radius * v / norm for v in z]
 
 
+@pytest.fixture(params=[False, True], ids=["sum", "mt"])
+def mt(request, monkeypatch):
+    """Both ways of drawing the radius's tail: a sum of exponentials and Marsaglia-Tsang."""
+    monkeypatch.setattr(exact, "_MT_VALUES", 1 if request.param else 1 << 60)
+    return request.param
+
+
 @pytest.mark.parametrize("d", [1, 3, 4])
-def test_spherical_laplace_refined_near_ties_equals_200_digit_ideal_sample(d):
+def test_spherical_laplace_refined_near_ties_equals_200_digit_ideal_sample(d, mt):
     scale = 2.5
     gamma = exact.lattice(scale)
-    width = d + (d + 1) // 2
-    words = [int(w) for w in Recording(d)._words(width)]
-    z = _ideal_spherical([uniform(w >> 12, 52) for w in words], d)
+    group, used = _spherical_group([int(w) for w in Recording(d)._words(60)], d, mt)
+    z = _ideal_spherical([uniform(w >> 12, 52) for w in group], d, mt)
     x = _ties([mp.mpf(scale) * v for v in z], gamma, numpy.random.default_rng(d))
     source = Recording(d)
     released = exact.spherical_laplace(x, scale, source)
-    assert len(source.given) > width, "no refinement was forced"
-    z = _ideal_spherical(_prefixes(words, source.given[width:]), d)
+    assert len(source.given) > used, "no refinement was forced"
+    z = _ideal_spherical(_prefixes(group, source.given[used:]), d, mt)
     assert list(released) == [nearest(mp.mpf(float(x[i])) + mp.mpf(scale) * z[i], gamma)
                               * gamma for i in range(d)]
 
 
 @pytest.mark.parametrize("d", [1, 2, 5, 8])
-def test_spherical_laplace_equals_200_digit_ideal_sample(d):
+def test_spherical_laplace_equals_200_digit_ideal_sample(d, mt):
     """Random x of every size (tiny to huge): the release equals the 200-digit ideal
-    value from the same 52-bit prefixes (trials that refined are checked above)."""
+    value from the same 52-bit prefixes (trials that refined are checked above; rejected
+    Gamma attempts are replayed)."""
     rng = numpy.random.default_rng(d)
     scale = 1.7
     gamma = exact.lattice(scale)
@@ -147,8 +185,9 @@ def test_spherical_laplace_equals_200_digit_ideal_sample(d):
         x = rng.standard_normal(d) * 10.0 ** rng.integers(-20, 8)
         source = Recording(1000 * d + trial)
         released = exact.spherical_laplace(x, scale, source)
-        assert len(source.given) == d + (d + 1) // 2
-        z = _ideal_spherical([uniform(w >> 12, 52) for w in source.given], d)
+        group, used = _spherical_group(source.given, d, mt)
+        assert len(source.given) == used
+        z = _ideal_spherical([uniform(w >> 12, 52) for w in group], d, mt)
         assert list(released) == [nearest(mp.mpf(float(x[i])) + mp.mpf(scale) * z[i], gamma)
                                   * gamma for i in range(d)]
 
@@ -193,9 +232,9 @@ def test_laplace_law():
 
 
 @pytest.mark.parametrize("d", [1, 3, 20])
-def test_spherical_laplace_radius_and_direction(d):
+def test_spherical_laplace_radius_and_direction(d, mt):
     """Radius |Z| ~ Gamma(d); direction: (u.Z/|Z| + 1)/2 ~ Beta((d-1)/2, (d-1)/2) for a fixed
-    unit u (d > 1), and the sign for d = 1."""
+    unit u (d > 1), and the sign for d = 1; with either way of drawing the radius's tail."""
     count = 40000
     z = exact.spherical_laplace(numpy.zeros((count, d)), 1.0, numpy.random.default_rng(d))
     radius = numpy.linalg.norm(z, axis=1)
@@ -382,7 +421,7 @@ def test_a_scale_whose_lattice_step_is_subnormal_is_refused():
         exact.lattice(8.1e-320)
 
 
-def test_releases_far_from_zero_equal_200_digit_ideal_samples():
+def test_releases_far_from_zero_equal_200_digit_ideal_samples(mt):
     """x near 2^48 lattice steps (the bound allows 2^50): the float x + noise loses the
     lattice's last bits there, the exact release does not (Laplace and spherical Laplace
     against their 200-digit ideal samples)."""
@@ -401,8 +440,9 @@ def test_releases_far_from_zero_equal_200_digit_ideal_samples():
     for trial in range(30):
         source = Recording(100 + trial)
         released = exact.spherical_laplace(x[d * trial:d * trial + d], scale, source)
-        assert len(source.given) == d + (d + 1) // 2
-        z = _ideal_spherical([uniform(w >> 12, 52) for w in source.given], d)
+        group, used = _spherical_group(source.given, d, mt)
+        assert len(source.given) == used
+        z = _ideal_spherical([uniform(w >> 12, 52) for w in group], d, mt)
         assert list(released) == [nearest(mp.mpf(float(x[d * trial + i])) + mp.mpf(scale)
                                           * z[i], gamma) * gamma for i in range(d)]
 
@@ -441,30 +481,121 @@ def test_fast_path_balls_hold_the_ideal_value_of_every_completion():
 
 @pytest.mark.parametrize("d, trials", [(1, 40), (2, 40), (3, 40), (6, 30), (9, 30), (800, 2)])
 def test_spherical_balls_hold_the_ideal_value_of_every_completion(d, trials):
-    """The spherical fast path's balls (mid, rad) of unit Z hold the 40-digit ideal value for
-    completions of the bits not drawn: every uniform at the low end, the middle or the high
-    end of [m, m + 1] 2^-52 (drawn per uniform), rows with a tiny uniform (E near 36, a
-    radius near 1/(2m)) and with uniforms next to 1, odd and even d (checked to fail with
-    E's slope term quartered, or the relative radius delta of R / sqrt(H) dropped)."""
+    """The spherical fast path's balls (mid, rad) of unit Z, and those of its Gamma(d - p)
+    attempts, hold the 40-digit ideal values for completions of the bits not drawn: every
+    uniform at the low end, the middle or the high end of [m, m + 1] 2^-52 (drawn per
+    uniform), rows with a tiny uniform (E near 36, a radius near 1/(2m)) and with uniforms
+    next to 1, odd and even d (checked to fail with E's slope term quartered, or the relative
+    radius delta of R / sqrt(H) dropped)."""
     rng = numpy.random.default_rng(d)
-    width, pairs, unit = d + (d + 1) // 2, (d + 1) // 2, 2.0 ** 16 * 1.37
+    p, unit = (d + 1) // 2, 2.0 ** 16 * 1.37
     for trial in range(trials):
-        m = rng.integers(1, 1 << 52, width)
+        m = rng.integers(1, 1 << 52, 2 * p + 2)
         if trial % 3 == 0:
-            m[rng.integers(0, d)] = 2 ** rng.integers(0, 6)
+            m[rng.integers(0, p)] = 2 ** rng.integers(0, 6)
         if trial % 3 == 1:
-            m[rng.integers(0, width, 2)] = 2 ** 52 - 1 - rng.integers(0, 4, 2)
-        mid, rad = exact._spherical_balls(_words_with(m)[None, :], d, unit)
+            m[rng.integers(0, 2 * p + 2, 2)] = 2 ** 52 - 1 - rng.integers(0, 4, 2)
+        words = _words_with(m)
+        tail = None
+        if d > p:
+            tail = exact._mt_balls(numpy.append(words[2 * p:], words[:1])[None, :], d - p)[0]
+        mid, rad = exact._spherical_balls(words[None, :2 * p], d, unit, tail)
         mid, rad = mid[0].reshape(-1)[:d], numpy.concatenate([rad[0, 0], rad[0, 0]])[:d]
         with mp.workdps(40):
             for _ in range(3 if d < 100 else 1):
                 ends = [(mp.mpf(2) ** -20, mp.mpf(1) / 2, 1 - mp.mpf(2) ** -20)[k]
-                        for k in rng.integers(0, 3, width)]  # inside: U = 1 has E = 0
-                z = _ideal_spherical([(mp.mpf(int(v)) + e) * mp.mpf(2) ** -52
-                                      for v, e in zip(m, ends)], d)
+                        for k in rng.integers(0, 3, m.size)]  # inside: U = 1 has E = 0
+                u = [(mp.mpf(int(v)) + e) * mp.mpf(2) ** -52 for v, e in zip(m, ends)]
+                z = _ideal_spherical(u, d, True)
+                if d > p:
+                    g = _gamma_attempt(u[2 * p:] + u[:1], d - p)[1]
+                    assert abs(g - mp.mpf(float(tail[0][0]))) <= tail[1][0]
                 errors = [abs(mp.mpf(unit) * z[k] - mp.mpf(mid[k])) for k in range(d)]
                 assert all(error <= r for error, r in zip(errors, rad)), (d, trial)
                 assert min(r for r in rad) > 0
+
+
+def _replayed(given, a):
+    """The 200-digit replay of fresh attempts (3 words each) until one is accepted: the
+    number of words they take, or None if ``given`` ends first."""
+    used = 0
+    while used + 3 <= len(given):
+        used += 3
+        if _gamma_attempt([uniform(w >> 12, 52) for w in given[used - 3:used]], a)[0]:
+            return used
+    return None
+
+
+def _attempt_signs(words, given, a):
+    """The signs of f (the acceptance value; -1 where w <= 0) at the corners of the
+    uniforms' intervals after the refinements ``given`` (every completion of the bits not
+    drawn lies between them: f is monotone in U, and x's interval is tiny)."""
+    prefixes, bits = [w >> 12 for w in words], 52 + 64 * (len(given) // 3)
+    for level in range(0, len(given), 3):
+        prefixes = [(q << 64) | w for q, w in zip(prefixes, given[level:level + 3])]
+    dd, c = mp.mpf(3 * a - 1) / 3, 1 / mp.sqrt(9 * a - 3)
+    signs = set()
+    for corner in range(8):
+        u = [(mp.mpf(q) + (corner >> k & 1)) * mp.mpf(2) ** -bits for k, q in enumerate(prefixes)]
+        x = normals(u[0], u[1])[0]
+        w = 1 + c * x
+        f = x * x / 2 + dd * (1 - w ** 3 + 3 * mp.log(w)) - mp.log(u[2]) if w > 0 else -1
+        signs.add(f > 0)
+    return signs
+
+
+@pytest.mark.parametrize("a", [1, 16, 400])
+def test_gamma_attempt_at_its_boundary_is_decided_as_the_reals_decide_it(a):
+    """A Marsaglia-Tsang attempt whose U lies at the acceptance boundary (-ln U = -f0,
+    f0 = x^2/2 + dd (1 - w^3 + 3 ln w)) after 52 and after 116 bits: the fast path cannot
+    decide it, nor can the first refinement level; the refinement stops only where every
+    completion of the bits not drawn has the sign it decided (checked at the corners); an
+    accepted attempt's G ball holds the ideal G, a rejected one is followed by fresh
+    attempts (replayed at 200 digits)."""
+    outcomes = []
+    for seed in range(16):
+        rng = numpy.random.default_rng(seed)
+        pair = [int(w) for w in rng.integers(0, 1 << 64, 4, dtype=numpy.uint64)]
+        x = normals(*(uniform(w >> 12, 52) for w in pair[:2]))[0]
+        deep = normals(*_prefixes(pair[:2], pair[2:]))[0]  # x after one refinement level
+        dd, c = mp.mpf(3 * a - 1) / 3, 1 / mp.sqrt(9 * a - 3)
+        if 1 + c * x <= 0 or x * x / 2 + dd * (1 - (1 + c * x) ** 3 + 3 * mp.log(1 + c * x)) >= 0:
+            continue
+        boundary = int(mp.floor(mp.exp(deep * deep / 2 + dd * (1 - (1 + c * deep) ** 3
+                                                              + 3 * mp.log(1 + c * deep)))
+                                * mp.mpf(2) ** 116))
+        words = pair[:2] + [((boundary >> 64) << 12) | int(rng.integers(0, 1 << 12))]
+        _, accepted, rejected = exact._mt_balls(numpy.array(words, numpy.uint64)[None, :], a)
+        assert not (accepted[0] or rejected[0]), "the fast path decided a boundary attempt"
+        source = Scripted(pair[2:] + [boundary & ((1 << 64) - 1)], seed=100 + seed)
+        source.given = []
+        (mid, rad), attempts, refined = exact._gamma_tail(
+            numpy.array(words, numpy.uint64)[None, :], a, _Remembering(source))
+        given = source.given
+        if 0 in refined:  # accepted after len(given) / 3 levels
+            assert refined[0].bits == [52 + 64 * (len(given) // 3)] * 2 and len(given) > 3
+            assert _attempt_signs(words, given, a) == {True}
+            ok, g = _gamma_attempt(_prefixes(words, given), a)
+            assert ok and abs(g - mp.mpf(float(mid[0]))) <= rad[0]
+            assert [int(v) for v in attempts[0]] == words
+        else:  # rejected at some level k > 1, then fresh attempts until one is accepted
+            assert any(_attempt_signs(words, given[:3 * k], a) == {False}
+                       and _replayed(given[3 * k:], a) == len(given) - 3 * k
+                       for k in range(2, len(given) // 3))
+        outcomes.append(0 in refined)
+    assert True in outcomes and False in outcomes
+
+
+class _Remembering:
+    """A word stream that records in its source's ``given`` every word it hands out."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def _words(self, count):
+        words = self.source._words(count)
+        self.source.given.extend(int(w) for w in words)
+        return words
 
 
 class Scripted:
@@ -496,7 +627,7 @@ def test_refinement_goes_as_deep_as_the_bits_that_decide_the_cell():
             t = iv.mpf(target[0]) * iv.mpf(2) ** -target[1]
             return [iv.mpf(0.5) + (u[0] - t) * iv.mpf(2) ** 176]
         stream = Scripted([w1, w2, w3])
-        cells = exact._refine(stream, [w0], compute, 1.0)
+        cells = exact._refine(stream, exact._Prefixes([w0]), compute, 1.0)
         assert cells == [1 if w3 >= half else 0]
         assert stream.script == [], "the refinement stopped before the deciding word"
 

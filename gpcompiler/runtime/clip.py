@@ -21,8 +21,8 @@ def clip_rows(c, bound):
     outside = squares > bound * bound
     if not outside.any():
         return c
-    factor = numpy.where(outside, bound / numpy.sqrt(squares), 1.0)
-    return numpy.where(outside[..., None], c * factor[..., None], c)
+    unit = c / numpy.sqrt(numpy.where(outside, squares, 1.0))[..., None]  # B/||c|| not formed
+    return numpy.where(outside[..., None], unit * bound, c)
 
 
 def _clip_scaled(c, bound):

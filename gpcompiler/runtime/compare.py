@@ -119,7 +119,7 @@ def _refine_sign(value, threshold, terms):
     for _ in range(_LEVELS):
         for _, noise in terms:
             noise.prefixes.extend(noise.rng)
-        iv.prec = max(noise.prefixes.bits for _, noise in terms) + 64
+        iv.prec = max(noise.prefixes.precision for _, noise in terms) + 64
         total = iv.mpf(value) - iv.mpf(threshold)
         for sign, noise in terms:
             total += sign * noise.interval(iv)

@@ -6,7 +6,7 @@ import math
 
 import numpy
 
-_CLIP_ELEMENTS = 1 << 16  # values per block of curves: the block's temporaries stay in cache
+_CLIP_ELEMENTS = 1 << 17  # values per block of curves: the block's temporaries stay in cache
 _SAFE = (2.0 ** -800, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
 
