@@ -1387,7 +1387,7 @@ def _finite_release(out):
 
 
 # ---- runtime/clip.py from gpcompiler 0.1.0
-# ---- sha256 963ff044b918aeb5beeb4e7975ca1fc385de2adf9fdb1a2711b185fa9ede110a
+# ---- sha256 556b4701aafd0cf07bb91e9538f5ba4a3ecbdd2b14d4b29f638113671bf35d37
 
 _SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
@@ -1397,16 +1397,14 @@ def clip_rows(c, bound):
     radius B, non-expansive in the metric of orthonormal coordinates. ||c||^2 is one sum of
     squares per row (terms >= 0: relative error gamma_d in any order); a row whose sum
     leaves _SAFE (an overflow, or terms that underflowed) is scaled by its largest entry
-    first. c itself is returned when every row is inside the ball (kept exactly)."""
+    first. A row inside the ball is kept exactly; the work does not depend on how many are."""
     with numpy.errstate(over="ignore"):  # such rows are scaled first
         squares = numpy.einsum("...i,...i->...", c, c)
     if squares.size and not (squares.min() >= _SAFE[0] and squares.max() <= _SAFE[1]):
         return _clip_scaled(c, bound)
     outside = squares > bound * bound
-    if not outside.any():
-        return c
     unit = c / numpy.sqrt(numpy.where(outside, squares, 1.0))[..., None]  # B/||c|| not formed
-    return numpy.where(outside[..., None], unit * bound, c)
+    return numpy.where(outside[..., None], unit * bound, c)  # the same work whatever c is
 
 
 def _clip_scaled(c, bound):
@@ -1423,7 +1421,7 @@ def _clip_scaled(c, bound):
 
 
 # ---- runtime/curveclip.py from gpcompiler 0.1.0
-# ---- sha256 66c82c2499dd0d23cb34020603811b6e9c3c80ec1df833bdae377e22872b1980
+# ---- sha256 94806970ed016aa974d4be885125c0505232a2fca7e2655519b5dc13fa705c06
 
 _CLIP_ELEMENTS = 1 << 17  # values per block of curves: the block's temporaries stay in cache
 _SAFE = (2.0 ** -800, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
@@ -1436,8 +1434,8 @@ def clip_curves(t, y, bound, value_dim):
     >= 0, summed pairwise per curve (NumPy's sum over a contiguous row); a curve whose sum
     leaves _SAFE (an overflow, or terms that underflowed: their total is below 2^-900 of
     the floor, far inside the bound's rounding up) is summed again with its values scaled
-    by its largest |y|. Curves inside the ball are kept exactly (y itself when all are).
-    Blocks of curves keep the temporaries in cache."""
+    by its largest |y|. Curves inside the ball are kept exactly; the work does not depend on
+    how many are (no timing signal of clipping). Blocks keep the temporaries in cache."""
     samples = t.shape[-1]
     count = math.prod(y.shape[:y.ndim - (1 if value_dim == 1 else 2)])
     rows = y.reshape((count, samples, value_dim))
@@ -1451,9 +1449,7 @@ def clip_curves(t, y, bound, value_dim):
         widths = h[start:start + step] if h.shape[0] > 1 else h
         factors[start:start + step] = _curve_factors(block, widths, bound,
                                                      work[:, :block.shape[0]])
-    if (factors == 1.0).all():
-        return y
-    return (rows * factors[:, None, None]).reshape(y.shape)
+    return (rows * factors[:, None, None]).reshape(y.shape)  # the same work whatever y is
 
 
 def _curve_factors(v, h, bound, work):

@@ -13,16 +13,14 @@ def clip_rows(c, bound):
     radius B, non-expansive in the metric of orthonormal coordinates. ||c||^2 is one sum of
     squares per row (terms >= 0: relative error gamma_d in any order); a row whose sum
     leaves _SAFE (an overflow, or terms that underflowed) is scaled by its largest entry
-    first. c itself is returned when every row is inside the ball (kept exactly)."""
+    first. A row inside the ball is kept exactly; the work does not depend on how many are."""
     with numpy.errstate(over="ignore"):  # such rows are scaled first
         squares = numpy.einsum("...i,...i->...", c, c)
     if squares.size and not (squares.min() >= _SAFE[0] and squares.max() <= _SAFE[1]):
         return _clip_scaled(c, bound)
     outside = squares > bound * bound
-    if not outside.any():
-        return c
     unit = c / numpy.sqrt(numpy.where(outside, squares, 1.0))[..., None]  # B/||c|| not formed
-    return numpy.where(outside[..., None], unit * bound, c)
+    return numpy.where(outside[..., None], unit * bound, c)  # the same work whatever c is
 
 
 def _clip_scaled(c, bound):
