@@ -296,6 +296,32 @@ def test_each_row_of_a_batch_is_its_own_single_curve_call_bit_for_bit(name):
     assert module.project(numpy.zeros((0, 3000)), y[:0]).shape == (0,) + module.COEF_SHAPE
 
 
+@pytest.mark.parametrize("name, sizes", [("fourier8", range(1, 71)),
+                                         ("sinc_ecg", (1, 2, 3, 5, 8, 13, 21))])
+def test_a_row_is_its_single_curve_call_for_every_group_size_and_position(name, sizes):
+    """Rows sharing a grid, in groups of any size up to 70 at any position of the batch or
+    interleaved with rows of another grid, and a curve at an address 8 bytes off: each row's
+    coordinates are its single-curve call's, bit for bit (numpy's stacked product makes one
+    BLAS call per row; one product over the group, gemm, fails this for every size > 1)."""
+    module = generated(name)
+    lo, hi = module.curve_interval()
+    rng = numpy.random.default_rng(22)
+    t = numpy.sort(rng.uniform(lo, hi, 1101))  # odd: consecutive rows start 8 bytes apart
+    scales = 10.0 ** rng.integers(-3, 4, size=(max(sizes), 1))
+    y = rng.normal(size=(max(sizes), t.size)) * scales
+    alone = numpy.stack([module.project(t, curve) for curve in y])
+    for size in sizes:
+        start = 7 * size % (len(y) + 1 - size)
+        rows = module.project(numpy.tile(t, (size, 1)), y[start:start + size])
+        assert numpy.array_equal(rows, alone[start:start + size]), size
+    moved = numpy.arange(len(y)) % 3 == 1
+    rows = module.project(numpy.where(moved[:, None], lo + (t - lo) * 0.5, t), y)
+    assert numpy.array_equal(rows[~moved], alone[~moved])
+    shifted = numpy.empty(t.size + 1)[1:]
+    shifted[:] = y[5]
+    assert numpy.array_equal(module.project(t, shifted), alone[5])
+
+
 def test_cache_keeps_many_recent_grids_and_bounds_its_memory():
     """More than 8 grids in turn are all served from the cache (recently used first); the
     weights kept stay within _CACHE_BYTES, except the newest grid's."""
