@@ -347,6 +347,35 @@ def test_comparisons_near_ties_equal_200_digit_decisions(kind):
         assert decided == (mp.mpf(value) + refined[0] - refined[1] >= mp.mpf(1.25))
 
 
+def test_batched_svt_crossings_equal_200_digit_decisions():
+    """The auditor's batched SVT comparisons g_j + V_j >= T + W (compare.svt_crossings):
+    one g_j within a few ulps of the tie of its ideal noises (the floats cannot decide it,
+    so it is refined with the same words and decided as 200 digits of the bits drawn
+    decide it), the others a few noise scales from theirs (decided as 52 bits do)."""
+    runs, queries, scales = 5, 3, (2.0, 0.5)
+    for seed in range(4):
+        first = [int(w) for w in Recording(seed)._words(runs + runs * queries)]
+        w = [_noise_value("laplace", scales[0], [first[r]], []) for r in range(runs)]
+        v = [[_noise_value("laplace", scales[1], [first[runs + r * queries + q]], [])
+              for q in range(queries)] for r in range(runs)]
+        offsets = numpy.random.default_rng(seed).choice([-3.0, 3.0], (runs, queries))
+        tie = (seed % runs, seed % queries)
+        offsets[tie] = 0.0
+        values = numpy.array([[float(w[r] - v[r][q] + 1.25) + offsets[r, q]
+                               for q in range(queries)] for r in range(runs)])
+        values[tie] += (seed - 2) * math.ulp(values[tie])
+        source = Recording(seed)
+        crossed = compare.svt_crossings(values, 1.25, scales, source)
+        extra = source.given[len(first):]
+        assert extra, "no refinement was forced"
+        r, q = tie  # each level extends V, then W: one word each
+        v[r][q] = _noise_value("laplace", scales[1], [first[runs + r * queries + q]],
+                               [[word] for word in extra[0::2]])
+        w[r] = _noise_value("laplace", scales[0], [first[r]], [[word] for word in extra[1::2]])
+        assert crossed.tolist() == [[mp.mpf(values[i, j]) + v[i][j] - w[i] >= mp.mpf(1.25)
+                                     for j in range(queries)] for i in range(runs)]
+
+
 def _noise_value(kind, scale, words, levels):
     """The 200-digit noise of ``words`` refined by ``levels`` (one word per uniform each)."""
     prefixes, bits = [w >> 12 for w in words], 52

@@ -39,7 +39,7 @@ import numpy
 from ..adaptive import piecewise, seg, select
 from ..adaptive.curve import Curve, prepare_run
 from ..adaptive.noise import clip
-from ..runtime import exact
+from ..runtime import compare, exact
 from .mutants import patched
 from ..runtime.rounding import floor_float
 
@@ -148,11 +148,10 @@ def check_release(privatize_vector, ledger, label, share, size):
 def first_crossing(values, threshold, scales, rng):
     """SVT (Alg. 1) for a batch of runs: ``values`` (N, J) their query values, W ~
     Lap(scales[0]) per run and V_j ~ Lap(scales[1]) per query; each run's first j with
-    g_j + V_j >= T + W, J where none crosses."""
-    count, queries = values.shape
-    noisy_threshold = threshold + rng.laplace(0.0, scales[0], count)
-    crossed = values + rng.laplace(0.0, scales[1], (count, queries)) >= noisy_threshold[:, None]
-    return numpy.where(crossed.any(axis=1), crossed.argmax(axis=1), queries)
+    g_j + V_j >= T + W, J where none crosses, every comparison decided as the real numbers
+    decide it, as svt's are (runtime/compare.py, svt_crossings)."""
+    crossed = compare.svt_crossings(values, threshold, scales, rng)
+    return numpy.where(crossed.any(axis=1), crossed.argmax(axis=1), values.shape[1])
 
 
 def release_noise(model, rng, count, size, scale):

@@ -6,7 +6,7 @@ The SVT-style algorithms of the package use them; generated modules do not, so t
 carry this part."""
 import numpy
 
-from .exact import (_GROW, _LEVELS, _LIB_ULPS, _TINY, _U, _Prefixes, _exp_ball,
+from .exact import (_GROW, _LEVELS, _LIB_ULPS, _TINY, _U, _Prefixes, _add, _exp_ball,
                     _interval_context, _iv_laplace, _iv_normals, _laplace_ball, _normal_balls,
                     _times, lattice, random_words)
 
@@ -22,12 +22,13 @@ class Noise:
     is the exponential mechanism): its bits are drawn once and extended when a comparison
     needs them, so every comparison it takes part in sees the same real number."""
 
-    def __init__(self, kind, scale, rng):
+    def __init__(self, kind, scale, rng, words=None):
         if kind not in ("laplace", "gaussian", "gumbel"):
             raise ValueError(f"noise kind must be laplace, gaussian or gumbel, got {kind!r}")
         lattice(scale)  # a positive finite scale
         self.kind, self.scale, self.rng = kind, float(scale), rng
-        self.words = random_words(rng, 2 if kind == "gaussian" else 1)
+        self.words = (random_words(rng, 2 if kind == "gaussian" else 1) if words is None
+                      else numpy.asarray(words, dtype=numpy.uint64))  # words: drawn already
         self.prefixes = _Prefixes(self.words)
 
     def ball(self):
@@ -126,3 +127,26 @@ def _refine_sign(value, threshold, terms):
         if total > 0 or total < 0:  # True only when the whole interval is on one side
             return bool(total > 0)
     raise ArithmeticError("exact comparison: undecided after 64 refinements (p < 2^-4000)")
+
+
+def svt_crossings(values, threshold, scales, rng):
+    """Whether g_j + V_j >= T + W for a batch of SVT runs (the auditor's batched runs of
+    paper Alg. 1): ``values`` (N, J), W ~ Lap(scales[0]) per run, V_j ~ Lap(scales[1]) per
+    query, each comparison decided as the real numbers decide it: float balls for all, then
+    the rare undecided ones by ``exceeds`` with Noise objects of the same words."""
+    count, queries = values.shape
+    w_words = random_words(rng, count)
+    v_words = random_words(rng, count * queries).reshape(count, queries)
+    w, v = (_times((scale, 0.0), _laplace_ball(words))
+            for scale, words in zip(scales, (w_words, v_words)))
+    gap = _add(_add((values, 0.0), (-float(threshold), 0.0)), v)
+    total = _add(gap, (-w[0][:, None], w[1][:, None]))
+    crossed = total[0] - total[1] > 0
+    thresholds = {}  # one W per run, however many of its comparisons are refined
+    for run, query in zip(*numpy.nonzero(~crossed & (total[0] + total[1] >= 0))):
+        if run not in thresholds:
+            thresholds[run] = Noise("laplace", scales[0], rng, words=[w_words[run]])
+        query_noise = Noise("laplace", scales[1], rng, words=[v_words[run, query]])
+        crossed[run, query] = exceeds(float(values[run, query]), float(threshold),
+                                      [(1, query_noise), (-1, thresholds[run])])
+    return crossed
