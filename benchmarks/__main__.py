@@ -92,7 +92,8 @@ def module(name):
 
 
 def bench_privatize(args):
-    """Weights and Project-and-Privatize (exact noise) on sinc_ecg and monomial32, 3600 samples per curve:
+    """Weights and Project-and-Privatize (exact noise) on sinc_ecg and monomial32, 3600
+    samples per curve:
     the first-call weight build against the original build (benchmarks/original.py), and
     B = 1 (best of many calls in a row) and B = --batch curves (best of 20 rounds that time
     each call in turn) against the bare matrix product y @ W of the same shapes; the floors
@@ -457,8 +458,8 @@ def main(argv=None):
                         help="where the Parquet dataset is written once and reused "
                              "(default /tmp/gpcompiler-bench-parquet)")
     parser.add_argument("--memory-limit", default="400MB", help="per local worker (default 400MB)")
-    parser.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a local "
-                                                             "2-worker cluster)")
+    parser.add_argument("--scheduler", default=None,
+                        help="Dask scheduler address (default: a local 2-worker cluster)")
     args = parser.parse_args(argv)
     print(f"gpcompiler benchmarks, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
           f"numpy {numpy.__version__}; OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']}; "

@@ -129,7 +129,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=2,
                         help="best of, for that row (default: %(default)s)")
     parser.add_argument("--sizes", default="10,100,250,500,1000",
-                        help="basis sizes for legendre, fourier, hermite, sinc (default: %(default)s)")
+                        help="basis sizes for legendre, fourier, hermite, sinc "
+                             "(default: %(default)s)")
     parser.add_argument("--monomial", default="10,50,100,200",
                         help="basis sizes (degree + 1) for monomials on [0, 100] "
                              "(default: %(default)s)")
