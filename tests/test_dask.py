@@ -136,9 +136,12 @@ def test_worker_heap_keeps_a_blocks_temporaries():
 
 def test_heap_of_a_plain_process_is_left_alone(monkeypatch):
     """Without those variables glibc's thresholds adapt by themselves (threads in the
-    client): nothing is changed."""
+    client), and an environment that already maps only larger arrays needs nothing:
+    nothing is changed."""
     for name in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_"):
         monkeypatch.delenv(name, raising=False)
+    assert block_heap(1 << 20) is None
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", str(2 << 20))
     assert block_heap(1 << 20) is None
 
 

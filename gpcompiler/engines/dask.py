@@ -48,7 +48,7 @@ CONNECT_SECONDS = 10
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3     # glibc's mallopt parameters
 MMAP_THRESHOLD_MAX = 32 << 20   # glibc's cap of its adaptive mmap threshold (64-bit)
 FIXED_BY = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_")
-_HEAP = {"mmap": 0}     # the mmap threshold block_heap set in this process
+_HEAP = {"mmap": 0}     # the largest mmap threshold block_heap was asked for here
 
 
 def privatize_batch(module, t, y, *, epsilon=None, rho=None, seed=None, **params):
@@ -58,7 +58,8 @@ def privatize_batch(module, t, y, *, epsilon=None, rho=None, seed=None, **params
     array (B,) + COEF_SHAPE. Every curve spends the whole budget on its own data. Noise:
     OS entropy on each worker (``seed=None``), or numpy SeedSequence(seed).spawn, one
     stream per row block (reproducible, for tests). The module and its grid's weights are
-    built once per worker process (the module's cache), not shipped with the blocks."""
+    built once per worker process (the module's cache), not shipped with the blocks; a
+    worker process's allocator keeps a block's temporaries (:func:`block_heap`)."""
     module = load_module(module)
     path = module.__file__
     y = y.rechunk({axis: -1 for axis in range(1, y.ndim)})
@@ -87,26 +88,27 @@ def block_heap(nbytes):
     A Dask nanny sets MALLOC_TRIM_THRESHOLD_ in its workers' environment
     (distributed.nanny.pre-spawn-environ), which fixes glibc's thresholds: every array
     above 128 KiB is then a new mapping whose pages fault on first touch, and
-    Project-and-Privatize of a (256, 3600) block takes twice as long as in a plain process
-    (docs/evidence/benchmarks.md, Dask). This sets what glibc's adaptive rule would reach:
-    the mmap threshold to twice the block (at most its cap of 32 MiB), the trim threshold
-    to twice that (the free memory a worker keeps), never below the environment's values.
-    A process without these variables (threads in the client: adaptive thresholds) is left
-    alone, as is any system but Linux with glibc."""
+    Project-and-Privatize of a (256, 3600) sinc_ecg block faults in 7.6 times the block's
+    pages and takes 1.5-2 times as long as in a plain process (docs/evidence/benchmarks.md,
+    Dask). This sets what glibc's adaptive rule would reach: the mmap threshold to twice
+    the block (at most its cap of 32 MiB), the trim threshold to twice that (the free
+    memory a worker keeps), neither below the environment's value. Left alone: a process
+    without these variables (threads in the client: adaptive thresholds), one whose
+    environment already maps only larger arrays, any system but Linux with glibc."""
     fixed = [os.environ.get(name, "") for name in FIXED_BY]
     if not any(fixed) or not sys.platform.startswith("linux"):
         return None
-    floor = [int(value) if value.isdigit() else 0 for value in fixed]
-    mmap = max(min(2 * nbytes, MMAP_THRESHOLD_MAX), floor[1])
-    if mmap <= _HEAP["mmap"]:
-        return None
-    libc = ctypes.CDLL(None)
-    trim = min(max(2 * mmap, floor[0]), 2 ** 31 - 1)
-    if not (hasattr(libc, "gnu_get_libc_version") and libc.mallopt(M_MMAP_THRESHOLD, mmap)
-            and libc.mallopt(M_TRIM_THRESHOLD, trim)):
+    trim_floor, mmap_floor = (int(value) if value.isdigit() else 0 for value in fixed)
+    mmap = min(2 * nbytes, MMAP_THRESHOLD_MAX)
+    if mmap <= max(_HEAP["mmap"], mmap_floor):
         return None
     _HEAP["mmap"] = mmap
-    return mmap, trim
+    libc = ctypes.CDLL(None)
+    if not (hasattr(libc, "gnu_get_libc_version") and libc.mallopt(M_MMAP_THRESHOLD, mmap)):
+        return None
+    if 2 * mmap > trim_floor:
+        libc.mallopt(M_TRIM_THRESHOLD, 2 * mmap)
+    return mmap, max(2 * mmap, trim_floor)
 
 
 def dataset_column(files, column, lo, hi):
