@@ -362,7 +362,9 @@ def bench_dask_privatize(args):
     in-process project_and_privatize of the same (B, S) array (seeded noise). The three
     calls are timed in turn, best of --repeats rounds, so a shared machine's load weighs on
     all of them alike; the first round builds each worker's weights. The workers' memory
-    warnings (unmanaged memory, spilling, pausing) are counted from their logs."""
+    warnings (unmanaged memory, spilling, pausing) are counted from their logs; a worker
+    process's memory (resident) is measured at the end (with threads: this process's)."""
+    import psutil
     from distributed import Client, LocalCluster
 
     from gpcompiler.engines.dask import privatize_batch
@@ -385,8 +387,10 @@ def bench_dask_privatize(args):
                                                                          rng=1)],
                        args.repeats)
     for where, seconds, client in zip(("threads", "processes, 1 GB each"), times, clients):
+        resident = max(client.run(lambda: psutil.Process().memory_info().rss).values())
         row(f"privatize_batch, 2 workers ({where})", seconds, "in-process call", times[2],
-            f"memory warnings: {_memory_warnings(client)}")
+            f"memory warnings: {_memory_warnings(client)}; largest worker process "
+            f"{resident / 1e6:.0f} MB")
     for client, cluster in reversed(list(zip(clients, clusters))):   # as they were opened
         client.close()
         cluster.close()
