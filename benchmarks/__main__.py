@@ -362,8 +362,9 @@ def bench_dask_privatize(args):
     in-process project_and_privatize of the same (B, S) array (seeded noise). The three
     calls are timed in turn, best of --repeats rounds, so a shared machine's load weighs on
     all of them alike; the first round builds each worker's weights. The workers' memory
-    warnings (unmanaged memory, spilling, pausing) are counted from their logs; a worker
-    process's memory (resident) is measured at the end (with threads: this process's)."""
+    warnings (unmanaged memory, spilling, pausing) are counted from their logs, the pieces
+    of data they spilled to disk from their metrics; a worker process's memory (resident)
+    is measured at the end (with threads: this process's)."""
     import psutil
     from distributed import Client, LocalCluster
 
@@ -389,9 +390,9 @@ def bench_dask_privatize(args):
     for where, seconds, client in zip(("threads", "processes, 1 GB each"), times, clients):
         resident = max(client.run(lambda: psutil.Process().memory_info().rss).values())
         row(f"privatize_batch, 2 workers ({where})", seconds, "in-process call", times[2],
-            f"memory warnings: {_memory_warnings(client)}; largest worker process "
-            f"{resident / 1e6:.0f} MB")
-    for client, cluster in reversed(list(zip(clients, clusters))):   # as they were opened
+            "memory warnings {}, spilled {}; largest worker process {:.0f} MB".format(
+                *_memory_events(client), resident / 1e6))
+    for client, cluster in reversed(list(zip(clients, clusters))):   # each restores its logs
         client.close()
         cluster.close()
 
@@ -407,11 +408,16 @@ def _dask_curves(count, rows, size):
         for i, s in enumerate(range(0, count, rows))])
 
 
-def _memory_warnings(client):
-    """Lines of the workers' logs about memory: unmanaged memory, spilling, pausing."""
+def _memory_events(client):
+    """(lines of the workers' logs about memory: unmanaged memory, spilling, pausing;
+    pieces of data the workers spilled to disk, which they do without a log line)."""
     words = ("unmanaged memory", "spill", "paus")
-    return sum(any(word in line.lower() for word in words)
-               for logs in client.get_worker_logs().values() for _, line in logs)
+    lines = sum(any(word in line.lower() for word in words)
+                for logs in client.get_worker_logs().values() for _, line in logs)
+    spilled = client.run(lambda dask_worker: sum(
+        value for key, value in dask_worker.digests_total.items()
+        if isinstance(key, tuple) and key[-2:] == ("disk-write", "count")))
+    return lines, int(sum(spilled.values()))
 
 
 def bench_dask(args):
