@@ -357,36 +357,68 @@ def _random_walks(index, rows, size):
 
 def bench_dask_privatize(args):
     """privatize_batch on sinc_ecg, --dask-batch curves of 3600 samples in blocks of 256 rows
-    made and persisted on the workers, on a 2-worker LocalCluster (threads, as
-    `--scheduler local`; and processes of 1 GB each: a worker's own footprint is about
-    250 MB, a block's temporaries about 150 MB), against one in-process
-    project_and_privatize of the same (B, S) array (seeded noise; best of 2)."""
-    import dask.array
-    from dask import delayed
+    made and persisted on the workers, on two 2-worker LocalClusters started with Dask's
+    defaults: threads (as `--scheduler local`) and worker processes of 1 GB each (a
+    worker's own footprint is about 250 MB, a block's temporaries about 60 MB), against one
+    in-process project_and_privatize of the same (B, S) array (seeded noise). The three
+    calls are timed in turn, best of --repeats rounds, so a shared machine's load weighs on
+    all of them alike; the first round builds each worker's weights. The workers' memory
+    warnings (unmanaged memory, spilling, pausing) are counted from their logs, the pieces
+    of data they spilled to disk from their metrics; a worker process's memory (resident)
+    is measured at the end (with threads: this process's)."""
+    import psutil
     from distributed import Client, LocalCluster
 
     from gpcompiler.engines.dask import privatize_batch
     generated = module("sinc_ecg")
     size, rows = 3600, 256
     t = numpy.linspace(*generated.curve_interval(), size)
-    counts = [min(rows, args.dask_batch - s) for s in range(0, args.dask_batch, rows)]
     header(f"dask: privatize_batch, sinc_ecg, B = {args.dask_batch}, S = {size}")
-    for processes in (False, True):
-        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
-                               memory_limit="1GB" if processes else 0,
-                               dashboard_address=None)
-        with Client(cluster):
-            lazy = dask.array.concatenate([
-                dask.array.from_delayed(delayed(_random_walks)(i, n, size), (n, size), float)
-                for i, n in enumerate(counts)]).persist()
-            seconds = best_time(lambda: privatize_batch(generated, t, lazy, epsilon=1.0,
-                                                        seed=1).compute(), 2)
-            y = lazy.compute()
+    clusters = [LocalCluster(n_workers=2, threads_per_worker=1, processes=processes,
+                             memory_limit="1GB" if processes else 0, dashboard_address=":0")
+                for processes in (False, True)]
+    clients = [Client(cluster, set_as_default=False) for cluster in clusters]
+    curves = [client.persist(_dask_curves(args.dask_batch, rows, size)) for client in clients]
+    y = clients[0].compute(curves[0]).result()
+
+    def on(client, lazy):
+        return lambda: client.compute(privatize_batch(generated, t, lazy, epsilon=1.0,
+                                                      seed=1)).result()
+    calls = [on(client, lazy) for client, lazy in zip(clients, curves)]
+    times = best_times(calls + [lambda: generated.project_and_privatize(t, y, epsilon=1.0,
+                                                                         rng=1)],
+                       args.repeats)
+    for where, seconds, client in zip(("threads", "processes, 1 GB each"), times, clients):
+        resident = max(client.run(lambda: psutil.Process().memory_info().rss).values())
+        row(f"privatize_batch, 2 workers ({where})", seconds, "in-process call", times[2],
+            "memory warnings {}, spilled {}; largest worker process {:.0f} MB".format(
+                *_memory_events(client), resident / 1e6))
+    for client, cluster in reversed(list(zip(clients, clusters))):   # each restores its logs
+        client.close()
         cluster.close()
-        reference = best_time(lambda: generated.project_and_privatize(t, y, epsilon=1.0,
-                                                                      rng=1), 2)
-        where = "processes, 1 GB each" if processes else "threads"
-        row(f"privatize_batch, 2 workers ({where})", seconds, "in-process call", reference)
+
+
+def _dask_curves(count, rows, size):
+    """The Dask benchmark's curves: ``count`` random walks of ``size`` samples, blocks of
+    ``rows`` made on the workers."""
+    import dask.array
+    from dask import delayed
+    return dask.array.concatenate([
+        dask.array.from_delayed(delayed(_random_walks)(i, min(rows, count - s), size),
+                                (min(rows, count - s), size), float)
+        for i, s in enumerate(range(0, count, rows))])
+
+
+def _memory_events(client):
+    """(lines of the workers' logs about memory: unmanaged memory, spilling, pausing;
+    pieces of data the workers spilled to disk, which they do without a log line)."""
+    words = ("unmanaged memory", "spill", "paus")
+    lines = sum(any(word in line.lower() for word in words)
+                for logs in client.get_worker_logs().values() for _, line in logs)
+    spilled = client.run(lambda dask_worker: sum(
+        value for key, value in dask_worker.digests_total.items()
+        if isinstance(key, tuple) and key[-2:] == ("disk-write", "count")))
+    return lines, int(sum(spilled.values()))
 
 
 def bench_dask(args):

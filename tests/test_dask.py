@@ -2,11 +2,13 @@
 batch Project-and-Privatize over row blocks with independent, reproducible noise; the
 command line's --scheduler (issue 20) gives the same release files and errors."""
 import os
+import subprocess
+import sys
 
 import numpy
 import pytest
 
-from conftest import generated
+from conftest import ROOT, generated
 from gpcompiler import cdf
 from gpcompiler.cdf import streaming
 
@@ -14,7 +16,7 @@ dask_array = pytest.importorskip("dask.array")
 dask_dataframe = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
 from gpcompiler.io.curves import dataset_files, read_dataset_column  # noqa: E402
-from gpcompiler.engines.dask import dataset_column, privatize_batch  # noqa: E402
+from gpcompiler.engines.dask import block_heap, dataset_column, privatize_batch  # noqa: E402
 
 METHODS = ("moments", "direct", "histogram", "adaptive-quantiles")
 KWARGS = dict(lo=-2.0, hi=3.0, degree=12, bins=20, steps=15)
@@ -89,6 +91,58 @@ def test_batch_privatization_per_block_streams(client):
     again = privatize_batch(module, t, lazy, epsilon=2.0).compute()
     assert not numpy.any(secure == again)
     assert numpy.abs(secure - module.project(t, y)).max() < 100
+
+
+HEAP_PROBE = """
+import resource, sys
+import numpy
+from gpcompiler.compiler.build import import_module_file
+from gpcompiler.engines.dask import _privatize_block, block_heap
+path = sys.argv[1]
+module = import_module_file(path)
+t = numpy.linspace(*module.curve_interval(), 3600)
+y = numpy.random.default_rng(0).normal(size=(256, 3600))
+stream = numpy.random.SeedSequence(3)
+
+def faults(call):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    return call(), resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+rng = lambda: numpy.random.default_rng(stream)
+want, plain = [faults(lambda: module.project_and_privatize(t, y, epsilon=2.0, rng=rng()))
+               for _ in range(2)][1]
+thresholds = block_heap(y.nbytes)
+got, kept = [faults(lambda: _privatize_block(path, t, y, 2.0, None, stream, {}))
+             for _ in range(2)][1]
+print(plain, kept, y.nbytes // 4096, thresholds, block_heap(1000), numpy.array_equal(got, want))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_worker_heap_keeps_a_blocks_temporaries():
+    """In a process whose environment fixes glibc's thresholds (a Dask nanny sets
+    MALLOC_TRIM_THRESHOLD_ for its workers), every temporary above 128 KiB is mapped and
+    faulted in afresh: many times a block's pages per release. block_heap raises the
+    thresholds to the block's size (never lowers them), after which a block's release
+    faults in under a quarter of its pages, and is the module's release bit for bit."""
+    env = {**os.environ, "MALLOC_TRIM_THRESHOLD_": "65536", "PYTHONPATH": str(ROOT)}
+    env.pop("MALLOC_MMAP_THRESHOLD_", None)
+    probe = [sys.executable, "-c", HEAP_PROBE, str(ROOT / "generated" / "sinc_ecg.py")]
+    out = subprocess.run(probe, env=env, capture_output=True, text=True,
+                         check=True).stdout.split(" ", 3)
+    plain, kept, pages = map(int, out[:3])
+    assert plain > 2 * pages and kept < pages / 4
+    assert out[3] == f"({2 * pages * 4096}, {4 * pages * 4096}) None True\n"
+
+
+def test_heap_of_a_plain_process_is_left_alone(monkeypatch):
+    """Without those variables glibc's thresholds adapt by themselves (threads in the
+    client), and an environment that already maps only larger arrays needs nothing:
+    nothing is changed."""
+    for name in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_"):
+        monkeypatch.delenv(name, raising=False)
+    assert block_heap(1 << 20) is None
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", str(2 << 20))
+    assert block_heap(1 << 20) is None
 
 
 # ----- the command line (issue 20 item 6): last, since each command's client closes ------
