@@ -659,7 +659,7 @@ def default_generator(rng):
 
 
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 e40dda548a06812c8903da926482f0854fa5cf7b3c1ebe445d7a968790dbb2a4
+# ---- sha256 5f466a97eea0f4318d40d7e9892cc975734d701dd7fce6c02a34e9a75e419c43
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -797,16 +797,6 @@ def _tree_sum(values):
     return values[..., 0], levels
 
 
-def _sum_ball(mid, rad):
-    """The ball of a sum of n balls of non-negative reals over the last axis: the mids in a
-    fixed tree of L levels (error <= L _U (1 + small) of the sum), the radii in any order
-    (NumPy's; a float sum of n non-negative terms is at least (1 - n _U) times the real)."""
-    total, levels = _tree_sum(mid)
-    spread = numpy.sum(rad, axis=-1)
-    rad = spread * (1 + 2 * (rad.shape[-1] + 1) * _U) + (levels + 1) * _U * total
-    return total, (rad + _TINY) * _GROW
-
-
 def _add(a, b):
     """The ball of a sum of two balls: the radii plus the rounding of the sum."""
     mid = a[0] + b[0]
@@ -814,20 +804,21 @@ def _add(a, b):
 
 
 _MT_VALUES = 8192  # from this many tail exponentials per call, Marsaglia-Tsang draws them
+_MT_SHAPE = 16  # ... if a row's tail has at least this many (below, the sum is faster)
 
 
 def _tail_words(d, rows):
     """Words per row for the rest of the radius, G ~ Gamma(a), a = d - ceil(d/2): a words
-    for a sum of a exponentials, or, when rows * a >= _MT_VALUES (then fewer words and
-    logarithms pay for its fixed cost), 3 for a first Marsaglia-Tsang attempt. Both are
-    exact Gamma(a); the choice depends on the shapes only."""
+    for a sum of a exponentials, or, when a >= _MT_SHAPE and rows * a >= _MT_VALUES (then
+    fewer words and logarithms pay for its fixed cost), 3 for a first Marsaglia-Tsang
+    attempt. Both are exact Gamma(a); the choice depends on the shapes only."""
     return 3 if _drawn_by_mt(d, rows) else d - _pair_layout(d)
 
 
 def _drawn_by_mt(d, rows):
     """Whether the radius's tail Gamma(d - ceil(d/2)) is drawn by Marsaglia-Tsang."""
     a = d - _pair_layout(d)
-    return a > 0 and rows * a >= _MT_VALUES
+    return a >= _MT_SHAPE and rows * a >= _MT_VALUES
 
 
 def _spherical_width(d, rows=1):
@@ -986,7 +977,8 @@ def _gamma_tail(words, a, rng):
 def _exp_sum(e, v):
     """The ball of E_1 + ... + E_n over the last axis from the exponentials' midpoints e and
     the reciprocals v of their uniforms (E_i's radius 2^-52 v_i + 8 _U e_i, _exp_ball): the
-    mids in a fixed tree (_tree_sum), the radii's sum as in _sum_ball."""
+    mids in a fixed tree (_tree_sum, L levels: L _U of the sum), the radii in any order (a
+    float sum of n non-negative terms is at least (1 - n _U) times the real one)."""
     total, levels = _tree_sum(e)
     spread = 2.0 ** -52 * numpy.sum(v, axis=-1) + 8 * _U * total
     rad = spread * (1 + 2 * (v.shape[-1] + 3) * _U) + (levels + 1) * _U * total
@@ -1248,7 +1240,8 @@ def spherical_laplace(x, scale, rng):
     x, gamma, unit = _as_input(x, scale)
     d = x.shape[-1]
     rows, p = (x.size // d if d else 0), _pair_layout(d)
-    words = random_words(rng, rows * _spherical_width(d, rows)).reshape(rows, -1)
+    words = random_words(rng, rows * _spherical_width(d, rows)).reshape(
+        rows, _spherical_width(d, rows))
     a, drawn = d - p, _drawn_by_mt(d, rows)
     if not a:
         tail, attempts, refined = None, words[:, :0], {}
@@ -1321,7 +1314,7 @@ def _finite_release(out):
 
 
 # ---- runtime/clip.py from gpcompiler 0.1.0
-# ---- sha256 556b4701aafd0cf07bb91e9538f5ba4a3ecbdd2b14d4b29f638113671bf35d37
+# ---- sha256 e1f5e6aad78f80f40174ad244f5c7f269b162d20098948e4179de5a1c271bacc
 
 _SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
@@ -1330,15 +1323,21 @@ def clip_rows(c, bound):
     """c * min(1, B/||c||) per row (last axis): the projection onto the Euclidean ball of
     radius B, non-expansive in the metric of orthonormal coordinates. ||c||^2 is one sum of
     squares per row (terms >= 0: relative error gamma_d in any order); a row whose sum
-    leaves _SAFE (an overflow, or terms that underflowed) is scaled by its largest entry
-    first. A row inside the ball is kept exactly; the work does not depend on how many are."""
-    with numpy.errstate(over="ignore"):  # such rows are scaled first
-        squares = numpy.einsum("...i,...i->...", c, c)
-    if squares.size and not (squares.min() >= _SAFE[0] and squares.max() <= _SAFE[1]):
-        return _clip_scaled(c, bound)
-    outside = squares > bound * bound
-    unit = c / numpy.sqrt(numpy.where(outside, squares, 1.0))[..., None]  # B/||c|| not formed
-    return numpy.where(outside[..., None], unit * bound, c)  # the same work whatever c is
+    leaves _SAFE (an overflow, or terms that underflowed), unless it is zero, is clipped
+    again after scaling by its largest entry. Each row's result depends on that row alone;
+    a row inside the ball is kept exactly, and the work does not depend on how many are."""
+    rows = c.reshape(-1, c.shape[-1]) if c.ndim else c.reshape(1, 1)
+    with numpy.errstate(over="ignore"):  # such rows are clipped again below
+        squares = numpy.einsum("ij,ij->i", rows, rows)
+    safe = (squares >= _SAFE[0]) & (squares <= _SAFE[1])
+    outside = safe & (squares > bound * bound)
+    unit = rows / numpy.sqrt(numpy.where(outside, squares, 1.0))[:, None]  # B/||c|| not formed
+    out = numpy.where(outside[:, None], unit * bound, rows)
+    rescue = ~safe
+    if rescue.any():
+        rescue[rescue] = rows[rescue].any(axis=-1)  # a zero row stays as it is
+        out[rescue] = _clip_scaled(rows[rescue], bound)
+    return out.reshape(c.shape)
 
 
 def _clip_scaled(c, bound):

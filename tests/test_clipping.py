@@ -373,3 +373,18 @@ def test_a_release_far_outside_the_bound_carries_the_whole_noise(model):
     assert abs(numpy.linalg.norm(centre) - 100.0) < 1e-4
     released = held.project_and_privatize(t, y, bound=100.0, rng=6, **budget)
     assert _noise_law_pvalue(released - centre, model, held.COEF_DIM) > 1e-6
+
+
+def test_coefficient_clip_of_a_row_ignores_the_other_rows():
+    """clip_rows is per row: a zero, tiny or huge row elsewhere in the batch (rows whose sum
+    of squares leaves the safe range take the scaled path) does not move the bits of the
+    others (adversarial review: a batch-wide path choice did, by up to 6e-16)."""
+    from gpcompiler.runtime.clip import clip_rows
+    c = numpy.random.default_rng(3).standard_normal((300, 33)) * 10
+    alone = clip_rows(c, 1.0)
+    for other in (numpy.zeros(33), numpy.full(33, 1e-200), numpy.full(33, 1e200)):
+        together = clip_rows(numpy.vstack([c, other]), 1.0)
+        assert numpy.array_equal(together[:-1], alone)
+        assert numpy.array_equal(together[-1], clip_rows(other, 1.0))
+    assert numpy.array_equal(clip_rows(numpy.zeros(33), 1.0), numpy.zeros(33))
+    assert numpy.isclose(numpy.linalg.norm(clip_rows(numpy.full(33, 1e-200), 1e-250)), 1e-250)

@@ -63,6 +63,11 @@ def test_library_functions_within_the_assumed_ulps():
     assert worst <= exact._LIB_ULPS
 
 
+def test_empty_batches_release_empty_arrays():
+    for sample in (exact.spherical_laplace, exact.gaussian, exact.laplace):
+        assert sample(numpy.zeros((0, 8)), 1.0, numpy.random.default_rng(0)).shape == (0, 8)
+
+
 def test_lattice_is_public_power_of_two():
     assert exact.lattice(1.0) == 2.0 ** -exact.LATTICE_BITS
     assert exact.lattice(0.75) == 2.0 ** (-1 - exact.LATTICE_BITS)
@@ -155,6 +160,7 @@ def _ideal_spherical(uniforms, d, mt):
 def mt(request, monkeypatch):
     """Both ways of drawing the radius's tail: a sum of exponentials and Marsaglia-Tsang."""
     monkeypatch.setattr(exact, "_MT_VALUES", 1 if request.param else 1 << 60)
+    monkeypatch.setattr(exact, "_MT_SHAPE", 1)
     return request.param
 
 

@@ -12,15 +12,21 @@ def clip_rows(c, bound):
     """c * min(1, B/||c||) per row (last axis): the projection onto the Euclidean ball of
     radius B, non-expansive in the metric of orthonormal coordinates. ||c||^2 is one sum of
     squares per row (terms >= 0: relative error gamma_d in any order); a row whose sum
-    leaves _SAFE (an overflow, or terms that underflowed) is scaled by its largest entry
-    first. A row inside the ball is kept exactly; the work does not depend on how many are."""
-    with numpy.errstate(over="ignore"):  # such rows are scaled first
-        squares = numpy.einsum("...i,...i->...", c, c)
-    if squares.size and not (squares.min() >= _SAFE[0] and squares.max() <= _SAFE[1]):
-        return _clip_scaled(c, bound)
-    outside = squares > bound * bound
-    unit = c / numpy.sqrt(numpy.where(outside, squares, 1.0))[..., None]  # B/||c|| not formed
-    return numpy.where(outside[..., None], unit * bound, c)  # the same work whatever c is
+    leaves _SAFE (an overflow, or terms that underflowed), unless it is zero, is clipped
+    again after scaling by its largest entry. Each row's result depends on that row alone;
+    a row inside the ball is kept exactly, and the work does not depend on how many are."""
+    rows = c.reshape(-1, c.shape[-1]) if c.ndim else c.reshape(1, 1)
+    with numpy.errstate(over="ignore"):  # such rows are clipped again below
+        squares = numpy.einsum("ij,ij->i", rows, rows)
+    safe = (squares >= _SAFE[0]) & (squares <= _SAFE[1])
+    outside = safe & (squares > bound * bound)
+    unit = rows / numpy.sqrt(numpy.where(outside, squares, 1.0))[:, None]  # B/||c|| not formed
+    out = numpy.where(outside[:, None], unit * bound, rows)
+    rescue = ~safe
+    if rescue.any():
+        rescue[rescue] = rows[rescue].any(axis=-1)  # a zero row stays as it is
+        out[rescue] = _clip_scaled(rows[rescue], bound)
+    return out.reshape(c.shape)
 
 
 def _clip_scaled(c, bound):

@@ -162,16 +162,6 @@ def _tree_sum(values):
     return values[..., 0], levels
 
 
-def _sum_ball(mid, rad):
-    """The ball of a sum of n balls of non-negative reals over the last axis: the mids in a
-    fixed tree of L levels (error <= L _U (1 + small) of the sum), the radii in any order
-    (NumPy's; a float sum of n non-negative terms is at least (1 - n _U) times the real)."""
-    total, levels = _tree_sum(mid)
-    spread = numpy.sum(rad, axis=-1)
-    rad = spread * (1 + 2 * (rad.shape[-1] + 1) * _U) + (levels + 1) * _U * total
-    return total, (rad + _TINY) * _GROW
-
-
 def _add(a, b):
     """The ball of a sum of two balls: the radii plus the rounding of the sum."""
     mid = a[0] + b[0]
@@ -179,20 +169,21 @@ def _add(a, b):
 
 
 _MT_VALUES = 8192  # from this many tail exponentials per call, Marsaglia-Tsang draws them
+_MT_SHAPE = 16  # ... if a row's tail has at least this many (below, the sum is faster)
 
 
 def _tail_words(d, rows):
     """Words per row for the rest of the radius, G ~ Gamma(a), a = d - ceil(d/2): a words
-    for a sum of a exponentials, or, when rows * a >= _MT_VALUES (then fewer words and
-    logarithms pay for its fixed cost), 3 for a first Marsaglia-Tsang attempt. Both are
-    exact Gamma(a); the choice depends on the shapes only."""
+    for a sum of a exponentials, or, when a >= _MT_SHAPE and rows * a >= _MT_VALUES (then
+    fewer words and logarithms pay for its fixed cost), 3 for a first Marsaglia-Tsang
+    attempt. Both are exact Gamma(a); the choice depends on the shapes only."""
     return 3 if _drawn_by_mt(d, rows) else d - _pair_layout(d)
 
 
 def _drawn_by_mt(d, rows):
     """Whether the radius's tail Gamma(d - ceil(d/2)) is drawn by Marsaglia-Tsang."""
     a = d - _pair_layout(d)
-    return a > 0 and rows * a >= _MT_VALUES
+    return a >= _MT_SHAPE and rows * a >= _MT_VALUES
 
 
 def _spherical_width(d, rows=1):
@@ -351,7 +342,8 @@ def _gamma_tail(words, a, rng):
 def _exp_sum(e, v):
     """The ball of E_1 + ... + E_n over the last axis from the exponentials' midpoints e and
     the reciprocals v of their uniforms (E_i's radius 2^-52 v_i + 8 _U e_i, _exp_ball): the
-    mids in a fixed tree (_tree_sum), the radii's sum as in _sum_ball."""
+    mids in a fixed tree (_tree_sum, L levels: L _U of the sum), the radii in any order (a
+    float sum of n non-negative terms is at least (1 - n _U) times the real one)."""
     total, levels = _tree_sum(e)
     spread = 2.0 ** -52 * numpy.sum(v, axis=-1) + 8 * _U * total
     rad = spread * (1 + 2 * (v.shape[-1] + 3) * _U) + (levels + 1) * _U * total
@@ -613,7 +605,8 @@ def spherical_laplace(x, scale, rng):
     x, gamma, unit = _as_input(x, scale)
     d = x.shape[-1]
     rows, p = (x.size // d if d else 0), _pair_layout(d)
-    words = random_words(rng, rows * _spherical_width(d, rows)).reshape(rows, -1)
+    words = random_words(rng, rows * _spherical_width(d, rows)).reshape(
+        rows, _spherical_width(d, rows))
     a, drawn = d - p, _drawn_by_mt(d, rows)
     if not a:
         tail, attempts, refined = None, words[:, :0], {}
