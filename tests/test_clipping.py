@@ -151,10 +151,10 @@ def test_curve_clipping_is_non_expansive_in_l2(values, bound):
 
 @pytest.mark.parametrize("name", MECHANISM_SPECS + BOX_SPECS)
 def test_slack_at_the_default_bound_is_below_1e_6_of_the_noise_scale(name):
-    """At the default bound the slack 2 ETA B is <= 1e-6 x the noise scale (SLACK_FRACTION), B is the largest
-    such power of two (2B is not), and the module and slack.py agree; a spec that declares
-    its bound uses it and states its slack (sinc_ecg: B = 256, slack 5.7e-7 of the noise at
-    epsilon = 100)."""
+    """At the default bound the slack 2 ETA B is <= 1e-6 x the noise scale (SLACK_FRACTION),
+    B is the largest such power of two (2B is not), and the module and slack.py agree; a
+    spec that declares its bound uses it and states its slack (sinc_ecg: B = 256, slack
+    5.6e-7 of the noise at epsilon = 100)."""
     module = generated(name)
     for budget in ({"epsilon": 0.01}, {"epsilon": 1.0}, {"epsilon": 100.0}, {"rho": 3.0}):
         facts = module.release_facts(**budget)
