@@ -28,6 +28,8 @@ family = { name = "monomial", total_degree = 3 }
 weight = "2/sqrt(1 - x**2) * (1 - y)**(-1/2)"
 '''
 MIXED_PHI = [(i, j) for i in range(4) for j in range(4 - i)]   # x^i y^j, the family's order
+# one worker runs this file (--dist loadgroup): the spec of ``mixed`` is compiled once
+pytestmark = pytest.mark.xdist_group("box_weights")
 
 
 @pytest.fixture(scope="module")
