@@ -44,6 +44,12 @@ def mixed(tmp_path_factory):
     return compiled, import_module_file(directory / "box_mixed_weight.py", "test_box_mixed")
 
 
+@pytest.fixture(scope="module")
+def chebyshev_box():
+    """The analysis of the shipped chebyshev_box spec (its Gram and its explanation)."""
+    return compile_spec(ROOT / "specs" / "chebyshev_box.toml", ROOT, emit=False)
+
+
 def _chebyshev_integral(f):
     """int f(x) dx / sqrt(1 - x^2) over [-1, 1], by x = cos u (a smooth integrand): mpmath
     Gauss-Legendre. Over the box a product integrand g(x) h(y) integrates, by Fubini, to
@@ -58,14 +64,14 @@ def _mixed_integral(f):
                        method="gauss-legendre")
 
 
-def test_chebyshev_box_gram_matches_mpmath_to_30_digits(monkeypatch):
+def test_chebyshev_box_gram_matches_mpmath_to_30_digits(monkeypatch, chebyshev_box):
     """G = G_x (x) G_y with each factor under its own w_i, in closed form (Beta-function
     moments) and, with the closed form and symbolic integration cut short, from tanh-sinh
     moments (flagged numerical): entries against mpmath quadrature at 40 digits (in x and
     in y: the integrand is a product)."""
     from gpcompiler.compiler.analysis import gram as analysis_module
     path = ROOT / "specs" / "chebyshev_box.toml"
-    exact = compile_spec(path, ROOT, emit=False).analysis
+    exact = chebyshev_box.analysis
     monkeypatch.setattr(analysis_module, "INTEGRATION_SECONDS", 0.5)
     monkeypatch.setattr(analysis_module, "_jacobi_form", lambda *args: None)
     numerical = compile_spec(path, ROOT, emit=False).analysis
@@ -205,8 +211,8 @@ def test_mixed_weight_project_grid_matches_mpmath(mixed, kind):
         < 1e-12 * numpy.abs(reference).max()
 
 
-def test_explain_shows_the_factorization_and_the_graded_rule():
-    text = explain(compile_spec(ROOT / "specs" / "chebyshev_box.toml", ROOT, emit=False))
+def test_explain_shows_the_factorization_and_the_graded_rule(chebyshev_box):
+    text = explain(chebyshev_box)
     assert ("$w = w_{x}(x) \\, w_{y}(y)$ with $w_{x} = \\frac{1}{\\sqrt{1 - x^{2}}}$, "
             "$w_{y} = \\frac{1}{\\sqrt{1 - y^{2}}}$") in text
     assert "$w_{y} \\sim d^{-1/2}$ at $y = 1$" in text and "grades by distance" in text \
