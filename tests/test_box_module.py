@@ -10,7 +10,7 @@ from scipy import stats
 from scipy.interpolate import RegularGridInterpolator
 
 from conftest import BOX_SPECS, generated
-from gpcompiler.compiler.build import compile_spec, import_module_file
+from gpcompiler.compiler.build import compile_spec, import_module_file, load
 
 ALPHA = 1e-6
 # the projections are compared at 1e-12 (relative): a 20-digit reference is 1e8 times finer
@@ -100,9 +100,9 @@ def compiled(tmp_path_factory):
                  H1_EXPRESSIONS, H1_VECTOR_BASIS):
         name = text.split('"')[1]
         (directory / f"{name}.toml").write_text(text)
-        source = compile_spec(directory / f"{name}.toml", directory).source
-        (directory / f"{name}.py").write_text(source)
-        out[name] = import_module_file(directory / f"{name}.py", f"test_box_{name}")
+        # into the session's build cache: `privatize` of the same spec file name and bytes
+        # (test_cli_privatizes_a_field_of_a_vector_valued_basis) loads this build
+        out[name] = load(directory / f"{name}.toml")
     return out
 
 
@@ -580,11 +580,12 @@ def test_cli_privatizes_a_field_of_a_vector_valued_basis(tmp_path, capsys, compi
     """privatize with a vector-valued basis over a box: d = m coefficients, n = 2 values per
     grid point in the release, the module's own release with the same seed, and a figure
     (length of the values with arrows)."""
-    (tmp_path / "vb.toml").write_text(VECTOR_BASIS)
+    (tmp_path / "box_vector_basis.toml").write_text(VECTOR_BASIS)   # the build of ``compiled``
     grids = (numpy.linspace(0, 1, 4), numpy.linspace(0, 2, 5))
     values = numpy.random.default_rng(32).normal(size=(4, 5, 2))
     numpy.savez(tmp_path / "f.npz", values=values, x=grids[0], y=grids[1])
-    status, out, err = _gpcompiler(capsys, "privatize", tmp_path / "vb.toml", tmp_path / "f.npz",
+    status, out, err = _gpcompiler(capsys, "privatize", tmp_path / "box_vector_basis.toml",
+                                   tmp_path / "f.npz",
                                    "--epsilon", 2, "--seed", 5, "--grid", 9, "--compare",
                                    "--plot", tmp_path / "vb.png", "-o", tmp_path / "vb.json")
     assert status == 0, err

@@ -28,6 +28,8 @@ family = { name = "monomial", total_degree = 3 }
 weight = "2/sqrt(1 - x**2) * (1 - y)**(-1/2)"
 '''
 MIXED_PHI = [(i, j) for i in range(4) for j in range(4 - i)]   # x^i y^j, the family's order
+# one worker runs this file (--dist loadgroup): the spec of ``mixed`` is compiled once
+pytestmark = pytest.mark.xdist_group("box_weights")
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +42,12 @@ def mixed(tmp_path_factory):
     compiled = compile_spec(directory / "box_mixed_weight.toml", directory)
     (directory / "box_mixed_weight.py").write_text(compiled.source)
     return compiled, import_module_file(directory / "box_mixed_weight.py", "test_box_mixed")
+
+
+@pytest.fixture(scope="module")
+def chebyshev_box():
+    """The analysis of the shipped chebyshev_box spec (its Gram and its explanation)."""
+    return compile_spec(ROOT / "specs" / "chebyshev_box.toml", ROOT, emit=False)
 
 
 def _chebyshev_integral(f):
@@ -56,14 +64,14 @@ def _mixed_integral(f):
                        method="gauss-legendre")
 
 
-def test_chebyshev_box_gram_matches_mpmath_to_30_digits(monkeypatch):
+def test_chebyshev_box_gram_matches_mpmath_to_30_digits(monkeypatch, chebyshev_box):
     """G = G_x (x) G_y with each factor under its own w_i, in closed form (Beta-function
     moments) and, with the closed form and symbolic integration cut short, from tanh-sinh
     moments (flagged numerical): entries against mpmath quadrature at 40 digits (in x and
     in y: the integrand is a product)."""
     from gpcompiler.compiler.analysis import gram as analysis_module
     path = ROOT / "specs" / "chebyshev_box.toml"
-    exact = compile_spec(path, ROOT, emit=False).analysis
+    exact = chebyshev_box.analysis
     monkeypatch.setattr(analysis_module, "INTEGRATION_SECONDS", 0.5)
     monkeypatch.setattr(analysis_module, "_jacobi_form", lambda *args: None)
     numerical = compile_spec(path, ROOT, emit=False).analysis
@@ -203,8 +211,8 @@ def test_mixed_weight_project_grid_matches_mpmath(mixed, kind):
         < 1e-12 * numpy.abs(reference).max()
 
 
-def test_explain_shows_the_factorization_and_the_graded_rule():
-    text = explain(compile_spec(ROOT / "specs" / "chebyshev_box.toml", ROOT, emit=False))
+def test_explain_shows_the_factorization_and_the_graded_rule(chebyshev_box):
+    text = explain(chebyshev_box)
     assert ("$w = w_{x}(x) \\, w_{y}(y)$ with $w_{x} = \\frac{1}{\\sqrt{1 - x^{2}}}$, "
             "$w_{y} = \\frac{1}{\\sqrt{1 - y^{2}}}$") in text
     assert "$w_{y} \\sim d^{-1/2}$ at $y = 1$" in text and "grades by distance" in text \

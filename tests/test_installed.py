@@ -16,6 +16,8 @@ import pytest
 from conftest import ROOT
 
 PACKAGE = ROOT / "gpcompiler"
+# one worker runs this file (--dist loadgroup): the wheel of ``wheel`` is built once
+pytestmark = pytest.mark.xdist_group("installed")
 
 
 def _offline_build():

@@ -29,12 +29,20 @@ def _mp_interval(s):
 
 
 def _mp_gram(s, pairs):
-    functions = _mp_functions(s)
+    """mpmath quadratures of G_jk = int <phi_j, phi_k>: one per distinct integrand (SymPy
+    writes t^j t^k as t^(j + k): the monomials' entries with one j + k share it)."""
+    functions = [[c.subs(s.defaults) for c in f] for f in s.functions]
+    integrals = {}
     with mpmath.workdps(DPS):
         a, b = _mp_interval(s)
-        return {(j, k): mpmath.quad(lambda x: mpmath.fsum(
-            fj(x) * fk(x) for fj, fk in zip(functions[j], functions[k])), [a, b])
-            for j, k in pairs}
+        for j, k in pairs:
+            integrand = sympy.Add(*(fj * fk for fj, fk in zip(functions[j], functions[k])))
+            if integrand not in integrals:
+                integrals[integrand] = mpmath.quad(
+                    sympy.lambdify(s.variable, integrand, "mpmath"), [a, b])
+        return {(j, k): integrals[sympy.Add(*(fj * fk for fj, fk in zip(functions[j],
+                                                                          functions[k])))]
+                for j, k in pairs}
 
 
 FINITE = [n for n in MECHANISM_SPECS if n != "sinc_ecg"]
