@@ -211,6 +211,30 @@ def test_param_is_used_by_the_adaptive_methods(cli, tmp_path, method):
     numpy.testing.assert_allclose(numpy.ravel(curve["values"]), expected, rtol=1e-9, atol=1e-12)
 
 
+def test_unbounded_releases_a_curve_beyond_the_specs_domain(cli, tmp_path):
+    """--method unbounded on samples outside [0, 1] (what the method is for): a release,
+    the Python API's (new-user review: the clip count used the spec's domain and failed)."""
+    import gpcompiler
+    t, y = numpy.array([0.0, 5.0, 30.0]), numpy.array([1.0, 2.0, 0.5])
+    out = tmp_path / "out.json"
+    status, _, err = cli("privatize", "specs/linear.toml", write_csv(tmp_path / "w.csv", t, y),
+                         "--method", "unbounded", "--epsilon", "5", "--seed", "3",
+                         "--grid", "7", "-o", out)
+    assert status == 0, err
+    (curve,) = json.loads(out.read_text())["curves"]
+    module = gpcompiler.load(ROOT / "specs" / "linear.toml")
+    expected = gpcompiler.priv_func_unbounded(t, y, module, epsilon=5.0,
+                                              rng=numpy.random.default_rng(3))
+    numpy.testing.assert_allclose(numpy.ravel(curve["values"]),
+                                  expected.evaluate(numpy.array(curve["grid"])), rtol=1e-9)
+
+
+def test_an_unwritable_build_cache_is_named(cli, monkeypatch):
+    monkeypatch.setenv("GPCOMPILER_CACHE", "/proc/gpcompiler-cache")
+    one_line_error(*cli("explain", "specs/linear.toml")[::2], "GPCOMPILER_CACHE",
+                   "/proc/gpcompiler-cache")
+
+
 def test_param_with_unbounded_is_an_error(cli):
     one_line_error(*cli("privatize", "specs/trajectory_linear.toml", "bundled:ais:1",
                         "--method", "unbounded", "--param", "T=400", "--epsilon", "1")[::2],

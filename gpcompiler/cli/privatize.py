@@ -147,7 +147,8 @@ def _was_clipped(module, args, params, t, y, bound):
     from ..adaptive.curve import make_curve
     if len(t) < 2 and module.OUTSIDE == "zero":
         return False  # the zero function
-    domain = module.curve_interval(**params)
+    domain = ((-math.inf, math.inf) if args.method == "unbounded"  # the real line (Sec. 4.3)
+              else module.curve_interval(**params))
     if args.method == "baseline":
         curve = make_curve(t, y, domain, module.OUTSIDE)
         points = curve(numpy.linspace(*domain, args.k))

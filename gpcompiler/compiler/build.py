@@ -14,7 +14,7 @@ from .analysis.core import Stages
 from ..cdf.tables import cdf_tables
 from ..io.curves import write_text_atomically
 from .emit import emit_cdf_module, emit_module
-from ..errors import SpecError
+from ..errors import SpecError, UserError
 from .ir import lower, lower_cdf
 from .spec import load_spec
 from .symbolic import time_limit
@@ -145,8 +145,7 @@ def explained(spec_path, *, cache=None):
     if target.exists():
         return target.read_text()
     text = explain(compile_spec(spec_path, emit=False))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(target, text)
+    _store(target, text)
     return text
 
 
@@ -156,10 +155,18 @@ def load(spec_path, *, cache=None):
     spec_path = Path(spec_path)
     key, target = _cached(spec_path, cache, ".py")
     if not target.exists():
-        compiled = compile_spec(spec_path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomically(target, compiled.source)
+        _store(target, compile_spec(spec_path).source)
     return import_module_file(target, f"gpcompiler_generated_{spec_path.stem}_{key}")
+
+
+def _store(target, text):
+    """Write a build into the build cache, or say which directory cannot take it."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomically(target, text)
+    except OSError as error:
+        raise UserError(f"the build cache {target.parent} (GPCOMPILER_CACHE) cannot be "
+                        f"written: {error.strerror}") from None
 
 
 def import_module_file(path, module_name=None):
