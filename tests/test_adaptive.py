@@ -288,7 +288,7 @@ def test_piecewise_project_and_privatize_on_given_breakpoints():
     radii = [numpy.linalg.norm(piecewise_project_and_privatize(
         t, y, generated("linear"), [0, 1, 2, 3], epsilon=2.0, rng=numpy.random.default_rng(s),
         T=3).coefficients
-        - exact.coefficients) for s in range(3000)]
+        - exact.coefficients) for s in range(1500)]  # KS at 1e-6 still rejects Gamma(d - 1)
     from scipy import stats
     assert stats.kstest(numpy.array(radii) * 2.0, "gamma", args=(d,)).pvalue > 1e-6
     with pytest.raises(ValueError, match="strictly increasing"):
