@@ -1570,7 +1570,7 @@ def _finite_release(out):
 
 
 # ---- runtime/clip.py from gpcompiler 0.1.0
-# ---- sha256 e1f5e6aad78f80f40174ad244f5c7f269b162d20098948e4179de5a1c271bacc
+# ---- sha256 378abd92e74e1d9e28fccacaaffb378dbf737d5394a3e719f7b5c1348dcb10d7
 
 _SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
@@ -1587,9 +1587,9 @@ def clip_rows(c, bound):
         squares = numpy.einsum("ij,ij->i", rows, rows)
     safe = (squares >= _SAFE[0]) & (squares <= _SAFE[1])
     outside = safe & (squares > bound * bound)
-    unit = rows / numpy.sqrt(numpy.where(outside, squares, 1.0))[:, None]  # B/||c|| not formed
-    out = numpy.where(outside[:, None], unit * bound, rows)
-    rescue = ~safe
+    factor = numpy.where(outside, bound / numpy.sqrt(numpy.where(outside, squares, 1.0)), 1.0)
+    out = rows * factor[:, None]  # 1 inside the ball: kept exactly
+    rescue = ~safe | (factor < 2.0 ** -960)  # a factor near the subnormals: scaled instead
     if rescue.any():
         rescue[rescue] = rows[rescue].any(axis=-1)  # a zero row stays as it is
         out[rescue] = _clip_scaled(rows[rescue], bound)

@@ -1453,8 +1453,9 @@ def _partial(y, weights, block):
 
 
 def _clip_curves(t, y, bound):
-    """Each curve clipped to the L2 ball of radius B (runtime/curveclip.py), so the float
-    error of its projection is at most ETA B (docs/clipping.md)."""
+    """(values, factors): each curve clipped to the L2 ball of radius B (runtime/
+    curveclip.py), its factor applied to its coefficients, so the float error of its
+    projection is at most ETA B (docs/clipping.md)."""
     return clip_curves(t, y, bound, VALUE_DIM)
 
 
@@ -1478,17 +1479,26 @@ def project(t, y, *, bound=None, cache=True, **params):
 
 
 def _project(t, y, p, cache, bound=None):
-    """(c, y): the contraction of the values y (shape checked; each curve first clipped to
-    the bound, if given) with the weights of t (a shared grid's from the cache unless cache
-    is False; per-curve grids: see _project_rows)."""
+    """(c, y): the contraction of the values y (shape checked) with the weights of t (a
+    shared grid's from the cache unless cache is False; per-curve grids: see _project_rows),
+    each curve clipped to the bound if given (its factor applied to its coefficients)."""
     t = numpy.asarray(t, dtype=float)
     if t.ndim == 2:
         y = _check_values(y, (t.shape[0],), t.shape[1])
-        clipped = y if bound is None else _clip_curves(t, y, bound)
-        return _project_rows(t, clipped, p, cache), y
+        values, factors = (y, None) if bound is None else _clip_curves(t, y, bound)
+        return _clip_factors(_project_rows(t, values, p, cache), factors), y
     weights = _grid_weights(t, p, cache)
     y = _check_values(y, (), t.size)
-    return _contract(y if bound is None else _clip_curves(t, y, bound), weights), y
+    values, factors = (y, None) if bound is None else _clip_curves(t, y, bound)
+    return _clip_factors(_contract(values, weights), factors), y
+
+
+def _clip_factors(c, factors):
+    """The coefficients c (..., COEF_SHAPE) of each curve times its clip factor (None: 1)."""
+    if factors is None:
+        return c
+    c *= factors.reshape(factors.shape + (1,) * len(COEF_SHAPE))
+    return c
 
 
 def _project_rows(t, y, p, cache):
@@ -2440,7 +2450,7 @@ def _finite_release(out):
 
 
 # ---- runtime/clip.py from gpcompiler 0.1.0
-# ---- sha256 e1f5e6aad78f80f40174ad244f5c7f269b162d20098948e4179de5a1c271bacc
+# ---- sha256 378abd92e74e1d9e28fccacaaffb378dbf737d5394a3e719f7b5c1348dcb10d7
 
 _SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
@@ -2457,9 +2467,9 @@ def clip_rows(c, bound):
         squares = numpy.einsum("ij,ij->i", rows, rows)
     safe = (squares >= _SAFE[0]) & (squares <= _SAFE[1])
     outside = safe & (squares > bound * bound)
-    unit = rows / numpy.sqrt(numpy.where(outside, squares, 1.0))[:, None]  # B/||c|| not formed
-    out = numpy.where(outside[:, None], unit * bound, rows)
-    rescue = ~safe
+    factor = numpy.where(outside, bound / numpy.sqrt(numpy.where(outside, squares, 1.0)), 1.0)
+    out = rows * factor[:, None]  # 1 inside the ball: kept exactly
+    rescue = ~safe | (factor < 2.0 ** -960)  # a factor near the subnormals: scaled instead
     if rescue.any():
         rescue[rescue] = rows[rescue].any(axis=-1)  # a zero row stays as it is
         out[rescue] = _clip_scaled(rows[rescue], bound)
@@ -2480,55 +2490,65 @@ def _clip_scaled(c, bound):
 
 
 # ---- runtime/curveclip.py from gpcompiler 0.1.0
-# ---- sha256 94806970ed016aa974d4be885125c0505232a2fca7e2655519b5dc13fa705c06
+# ---- sha256 078b3d23ff9e080e30ca8263103aaad69feb6cb531dcd0ac8d41a9397c088cab
 
 _CLIP_ELEMENTS = 1 << 17  # values per block of curves: the block's temporaries stay in cache
 _SAFE = (2.0 ** -800, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
 
 def clip_curves(t, y, bound, value_dim):
-    """Each curve q (samples y (..., S) or (..., S, n) at the times t (..., S)) scaled by
-    min(1, B/||q||): the projection onto the L2 ball of radius B of the curve that is zero
-    outside its samples. ||q||^2 = sum over pieces of h (a (a + b) + b^2)/3, every term
-    >= 0, summed pairwise per curve (NumPy's sum over a contiguous row); a curve whose sum
-    leaves _SAFE (an overflow, or terms that underflowed: their total is below 2^-900 of
-    the floor, far inside the bound's rounding up) is summed again with its values scaled
-    by its largest |y|. Curves inside the ball are kept exactly; the work does not depend on
-    how many are (no timing signal of clipping). Blocks keep the temporaries in cache."""
+    """The curves q (samples y (..., S) or (..., S, n) at the times t (..., S)) projected
+    onto the L2 ball of radius B, q -> min(1, B/||q||) q, as (values, factors): the factor
+    of every curve (y's batch shape) multiplies its coefficients after the contraction (the
+    projection is linear; one rounding per coefficient instead of one per sample), except
+    for curves whose sum of squares leaves _SAFE (an overflow, or terms that underflowed:
+    their total is below 2^-900 of the floor), whose values are scaled here (a copy of
+    those rows) and whose factor is then 1. ||q||^2 = sum over pieces of h (a (a + b) + b^2)/3,
+    every term >= 0, summed pairwise per curve (NumPy's sum over a contiguous row); such a
+    curve is summed again with its values scaled by its largest |y|. Curves inside the ball
+    have the factor 1 (kept exactly); the work does not depend on how many are. Blocks of
+    curves keep the temporaries in cache."""
     samples = t.shape[-1]
-    count = math.prod(y.shape[:y.ndim - (1 if value_dim == 1 else 2)])
+    batch = y.shape[:y.ndim - (1 if value_dim == 1 else 2)]
+    count = math.prod(batch)
     rows = y.reshape((count, samples, value_dim))
     h = numpy.diff(t, axis=-1)
     h = h.reshape((math.prod(h.shape[:-1]), h.shape[-1], 1))
-    factors = numpy.ones(count)
+    factors, unsafe = numpy.ones(count), numpy.zeros(count, bool)
     step = max(1, _CLIP_ELEMENTS // max(1, samples * value_dim))
     work = numpy.empty((2, min(step, count), max(samples - 1, 0), value_dim))
     for start in range(0, count, step):
-        block = rows[start:start + step]
-        widths = h[start:start + step] if h.shape[0] > 1 else h
-        factors[start:start + step] = _curve_factors(block, widths, bound,
-                                                     work[:, :block.shape[0]])
-    return (rows * factors[:, None, None]).reshape(y.shape)  # the same work whatever y is
+        part = slice(start, start + step)
+        factors[part], unsafe[part] = _curve_factors(rows[part], h[part] if h.shape[0] > 1
+                                                     else h, bound, work[:, :rows[part].shape[0]])
+    if unsafe.any():
+        rows = rows.copy()
+        rows[unsafe] *= factors[unsafe, None, None]
+        factors[unsafe] = 1.0
+    return rows.reshape(y.shape), factors.reshape(batch)
 
 
 def _curve_factors(v, h, bound, work):
-    """min(1, B/||q||) for each curve of a block v (rows, S, n), h the piece widths, work
-    two buffers of the pieces' shape."""
+    """(min(1, B/||q||), whether the sum of squares left _SAFE) for each curve of a block v
+    (rows, S, n), h the piece widths, work two buffers of the pieces' shape."""
     if v.shape[1] < 2:  # the zero function
-        return numpy.ones(v.shape[0])
+        return numpy.ones(v.shape[0]), numpy.zeros(v.shape[0], bool)
     with numpy.errstate(over="ignore", invalid="ignore"):  # such curves are summed again
         squares = _squares(v, h, work)
     scale = numpy.ones(v.shape[0])
     unsafe = ~((squares >= _SAFE[0]) & (squares <= _SAFE[1]))  # also 0, inf and NaN
     if unsafe.any():
-        big = numpy.max(numpy.abs(v[unsafe]), axis=(1, 2))
-        big = numpy.where(big > 0, big, 1.0)  # a zero curve: its sum stays 0, a factor of 1
-        scale[unsafe] = big
-        squares[unsafe] = _squares(v[unsafe] / big[:, None, None],
-                                   h if h.shape[0] == 1 else h[unsafe], work[:, :big.size])
+        rows = numpy.flatnonzero(unsafe)
+        big = numpy.max(numpy.abs(v[rows]), axis=(1, 2))
+        unsafe[rows[~(big > 0)]] = False  # a zero (or NaN) curve: a factor of 1, as it is
+        rows, big = rows[big > 0], big[big > 0]
+        if rows.size:
+            scale[rows] = big
+            squares[rows] = _squares(v[rows] / big[:, None, None],
+                                     h if h.shape[0] == 1 else h[rows], work[:, :rows.size])
     with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
         ratio = bound / scale / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
-    return numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
+    return numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0), unsafe
 
 
 def _squares(z, h, work):

@@ -143,7 +143,8 @@ def test_curve_clipping_is_non_expansive_in_l2(values, bound):
     t = numpy.linspace(0.0, 1.0, len(values))
     y = numpy.array(values)
     other = y[::-1] * 0.5 + 1.0
-    clipped = module._clip_curves(t, numpy.vstack([y, other]), bound)
+    values, factors = module._clip_curves(t, numpy.vstack([y, other]), bound)
+    clipped = values * factors[:, None]
     norm = lambda v: make_curve(t, v, (0.0, 1.0)).norm()   # noqa: E731
     assert norm(clipped[0]) <= bound * (1 + 1e-12)
     assert norm(clipped[0] - clipped[1]) <= norm(y - other) * (1 + 1e-12) + 1e-12 * bound

@@ -20,9 +20,9 @@ def clip_rows(c, bound):
         squares = numpy.einsum("ij,ij->i", rows, rows)
     safe = (squares >= _SAFE[0]) & (squares <= _SAFE[1])
     outside = safe & (squares > bound * bound)
-    unit = rows / numpy.sqrt(numpy.where(outside, squares, 1.0))[:, None]  # B/||c|| not formed
-    out = numpy.where(outside[:, None], unit * bound, rows)
-    rescue = ~safe
+    factor = numpy.where(outside, bound / numpy.sqrt(numpy.where(outside, squares, 1.0)), 1.0)
+    out = rows * factor[:, None]  # 1 inside the ball: kept exactly
+    rescue = ~safe | (factor < 2.0 ** -960)  # a factor near the subnormals: scaled instead
     if rescue.any():
         rescue[rescue] = rows[rescue].any(axis=-1)  # a zero row stays as it is
         out[rescue] = _clip_scaled(rows[rescue], bound)

@@ -121,13 +121,15 @@ _OUTSIDE = {  # [curve] outside: what the curve is before its first and after it
 
 _CLIP_CURVES = {
     True: '''def _clip_curves(t, y, bound):
-    """Each curve clipped to the L2 ball of radius B (runtime/curveclip.py), so the float
-    error of its projection is at most ETA B (docs/clipping.md)."""
+    """(values, factors): each curve clipped to the L2 ball of radius B (runtime/
+    curveclip.py), its factor applied to its coefficients, so the float error of its
+    projection is at most ETA B (docs/clipping.md)."""
     return clip_curves(t, y, bound, VALUE_DIM)''',
     False: '''def _clip_curves(t, y, bound):
-    """The curves as they are: the norm of this metric is not computed on samples, so only
-    the coefficients are clipped (docs/clipping.md: no stated slack for this metric)."""
-    return y''',
+    """(the curves as they are, None): the norm of this metric is not computed on samples,
+    so only the coefficients are clipped (docs/clipping.md: no stated slack for this metric).
+    """
+    return y, None''',
 }
 
 
