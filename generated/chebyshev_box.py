@@ -780,6 +780,8 @@ def _bound(bound, scale):
     real = isinstance(radius, (int, float, numpy.integer, numpy.floating))
     if isinstance(radius, bool) or not (real and math.isfinite(radius) and radius > 0):
         raise ValueError(f"the bound must be a positive finite number, got {radius!r}")
+    if radius < 2.0 ** -1022:
+        raise ValueError(f"the bound must be at least 2^-1022 (a normal float), got {radius!r}")
     limit = math.ldexp(lattice(scale), 50)
     if radius > limit:
         raise ValueError(f"the bound {float(radius)!r} exceeds 2^50 lattice steps ({limit!r}) "

@@ -542,6 +542,8 @@ def _bound(bound, scale):
     real = isinstance(radius, (int, float, numpy.integer, numpy.floating))
     if isinstance(radius, bool) or not (real and math.isfinite(radius) and radius > 0):
         raise ValueError(f"the bound must be a positive finite number, got {radius!r}")
+    if radius < 2.0 ** -1022:
+        raise ValueError(f"the bound must be at least 2^-1022 (a normal float), got {radius!r}")
     limit = math.ldexp(lattice(scale), 50)
     if radius > limit:
         raise ValueError(f"the bound {float(radius)!r} exceeds 2^50 lattice steps ({limit!r}) "
@@ -1371,7 +1373,7 @@ def _clip_scaled(c, bound):
 
 
 # ---- runtime/curveclip.py from gpcompiler 0.1.0
-# ---- sha256 078b3d23ff9e080e30ca8263103aaad69feb6cb531dcd0ac8d41a9397c088cab
+# ---- sha256 dbb9ab7d9ab21217f4846b45c48e0c84179ff72385364dabeb75aaf2071fdc24
 
 _CLIP_ELEMENTS = 1 << 17  # values per block of curves: the block's temporaries stay in cache
 _SAFE = (2.0 ** -800, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
@@ -1382,54 +1384,59 @@ def clip_curves(t, y, bound, value_dim):
     onto the L2 ball of radius B, q -> min(1, B/||q||) q, as (values, factors): the factor
     of every curve (y's batch shape) multiplies its coefficients after the contraction (the
     projection is linear; one rounding per coefficient instead of one per sample), except
-    for curves whose sum of squares leaves _SAFE (an overflow, or terms that underflowed:
-    their total is below 2^-900 of the floor), whose values are scaled here (a copy of
-    those rows) and whose factor is then 1. ||q||^2 = sum over pieces of h (a (a + b) + b^2)/3,
-    every term >= 0, summed pairwise per curve (NumPy's sum over a contiguous row); such a
-    curve is summed again with its values scaled by its largest |y|. Curves inside the ball
-    have the factor 1 (kept exactly); the work does not depend on how many are. Blocks of
-    curves keep the temporaries in cache."""
+    for extreme curves (their sum of squares leaves _SAFE: an overflow, or terms that
+    underflowed, below 2^-900 of the floor; or a factor below 2^-960), whose values are
+    scaled here (in a copy) and whose factor is then 1. ||q||^2 = sum over pieces of
+    h (a (a + b) + b^2)/3, every term >= 0, summed pairwise per curve (NumPy's sum over a
+    contiguous row); an extreme curve is summed again with its values scaled by its largest
+    |y|. Curves inside the ball have the factor 1 (kept exactly); the work does not depend
+    on how many are. Blocks of curves keep the temporaries in cache."""
     samples = t.shape[-1]
     batch = y.shape[:y.ndim - (1 if value_dim == 1 else 2)]
     count = math.prod(batch)
     rows = y.reshape((count, samples, value_dim))
     h = numpy.diff(t, axis=-1)
     h = h.reshape((math.prod(h.shape[:-1]), h.shape[-1], 1))
-    factors, unsafe = numpy.ones(count), numpy.zeros(count, bool)
+    factors, big, inner = numpy.ones(count), numpy.zeros(count), numpy.zeros(count)
     step = max(1, _CLIP_ELEMENTS // max(1, samples * value_dim))
     work = numpy.empty((2, min(step, count), max(samples - 1, 0), value_dim))
     for start in range(0, count, step):
         part = slice(start, start + step)
-        factors[part], unsafe[part] = _curve_factors(rows[part], h[part] if h.shape[0] > 1
-                                                     else h, bound, work[:, :rows[part].shape[0]])
-    if unsafe.any():
+        factors[part], big[part], inner[part] = _curve_factors(
+            rows[part], h[part] if h.shape[0] > 1 else h, bound, work[:, :rows[part].shape[0]])
+    outside = numpy.flatnonzero((big > 0) & (inner < big))  # extreme curves beyond B
+    if outside.size:  # a copy of the batch (the cost of an extreme curve: docs/threat-model.md)
         rows = rows.copy()
-        rows[unsafe] *= factors[unsafe, None, None]
-        factors[unsafe] = 1.0
+        rows[outside] = rows[outside] / big[outside, None, None] * inner[outside, None, None]
     return rows.reshape(y.shape), factors.reshape(batch)
 
 
 def _curve_factors(v, h, bound, work):
-    """(min(1, B/||q||), whether the sum of squares left _SAFE) for each curve of a block v
-    (rows, S, n), h the piece widths, work two buffers of the pieces' shape."""
+    """(factors, big, inner) for each curve of a block v (rows, S, n), h the piece widths,
+    work two buffers of the pieces' shape: min(1, B/||q||); for an extreme curve (its sum
+    of squares leaves _SAFE, or that factor would be below 2^-960) a factor of 1, its
+    largest |y| big and inner = B/||q/big|| instead: it is outside the ball when
+    inner < big, and (q/big) inner is then its clip (B/big is never formed); big = 0 for
+    the others (and for a zero or NaN curve)."""
+    count = v.shape[0]
+    factors, big, inner = numpy.ones(count), numpy.zeros(count), numpy.zeros(count)
     if v.shape[1] < 2:  # the zero function
-        return numpy.ones(v.shape[0]), numpy.zeros(v.shape[0], bool)
+        return factors, big, inner
     with numpy.errstate(over="ignore", invalid="ignore"):  # such curves are summed again
         squares = _squares(v, h, work)
-    scale = numpy.ones(v.shape[0])
-    unsafe = ~((squares >= _SAFE[0]) & (squares <= _SAFE[1]))  # also 0, inf and NaN
-    if unsafe.any():
-        rows = numpy.flatnonzero(unsafe)
-        big = numpy.max(numpy.abs(v[rows]), axis=(1, 2))
-        unsafe[rows[~(big > 0)]] = False  # a zero (or NaN) curve: a factor of 1, as it is
-        rows, big = rows[big > 0], big[big > 0]
+        ratio = bound / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    factors = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
+    extreme = ~((squares >= _SAFE[0]) & (squares <= _SAFE[1])) | (factors < 2.0 ** -960)
+    if extreme.any():
+        rows = numpy.flatnonzero(extreme)
+        largest = numpy.max(numpy.abs(v[rows]), axis=(1, 2))
+        rows, largest = rows[largest > 0], largest[largest > 0]  # not zero, not NaN
         if rows.size:
-            scale[rows] = big
-            squares[rows] = _squares(v[rows] / big[:, None, None],
-                                     h if h.shape[0] == 1 else h[rows], work[:, :rows.size])
-    with numpy.errstate(over="ignore"):  # B / (a tiny norm) is inf: a factor of 1
-        ratio = bound / scale / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
-    return numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0), unsafe
+            scaled = _squares(v[rows] / largest[:, None, None],
+                              h if h.shape[0] == 1 else h[rows], work[:, :rows.size])
+            factors[rows], big[rows] = 1.0, largest
+            inner[rows] = bound / numpy.sqrt(numpy.where(scaled > 0, scaled, 1.0))
+    return factors, big, inner
 
 
 def _squares(z, h, work):
