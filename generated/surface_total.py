@@ -679,7 +679,7 @@ def default_generator(rng):
 
 
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 5f466a97eea0f4318d40d7e9892cc975734d701dd7fce6c02a34e9a75e419c43
+# ---- sha256 6141e53370bf3298ee3752d8879e866b11cf04fc801214b8124f9c151cf4a524
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -740,16 +740,28 @@ def _exp_ball(words):
     """E = -ln U with U in [m, m + 1] 2^-52: at the midpoint u = (2m + 1) 2^-53, radius the
     slope bound 2^-53 / (m 2^-52) = 1 / (2m) <= 2 / (2m + 1) = 2^-52 / u (m >= 1), plus the
     library's _LIB_ULPS ulps; m = 0 (u = 2^-53) gives an infinite radius (refined later)."""
+    e, v = _exponentials(words)
+    return e, _exp_radius(e, v)
+
+
+def _exponentials(words):
+    """(e, v): E = -ln U at the uniforms' midpoints u (_uniform_mids) and v = 1/u, v = inf
+    where m = 0 (u = 2^-53: E unbounded above)."""
     u = _uniform_mids(words)
-    rad = numpy.divide(2.0 ** -52, u)
+    v = numpy.divide(1.0, u)
     if u.size and u.min() == 2.0 ** -53:
-        rad[u == 2.0 ** -53] = numpy.inf
-    mid = numpy.log(u, out=u)
-    numpy.negative(mid, out=mid)
-    rad += (2 * _LIB_ULPS * _U) * mid
+        v[u == 2.0 ** -53] = numpy.inf
+    return numpy.negative(numpy.log(u, out=u), out=u), v
+
+
+def _exp_radius(e, v):
+    """E's radius (_exp_ball): the slope bound 2^-52 v plus the library's error 2 _LIB_ULPS
+    _U e, and the rounding of this sum."""
+    rad = 2.0 ** -52 * v
+    rad += (2 * _LIB_ULPS * _U) * e
     rad += _TINY
     rad *= _GROW
-    return mid, rad
+    return rad
 
 
 # |theta - 2 pi U| <= 2 pi 2^-53 (the bits not drawn) + 2^-51 (2 pi as a float) + 2^-51
@@ -849,12 +861,7 @@ def _spherical_width(d, rows=1):
 
 def _exp_tail(words):
     """The ball of G = E_1 + ... + E_a per row from a words (rows, a) (_exp_sum)."""
-    u = _uniform_mids(words)
-    v = numpy.divide(1.0, u)
-    if u.size and u.min() == 2.0 ** -53:
-        v[u == 2.0 ** -53] = numpy.inf
-    e = numpy.negative(numpy.log(u, out=u), out=u)
-    return _exp_sum(e, v)
+    return _exp_sum(*_exponentials(words))
 
 
 def _spherical_balls(words, d, unit, tail):
@@ -877,16 +884,11 @@ def _spherical_balls(words, d, unit, tail):
     (|G C - g~ c~| <= rad_G + g~ _TRIG since |C| <= 1; |c~| <= 1 + _TRIG). So the radius is
     a v / g~ + b g~ with per-row a, b; unit is a float taken as exact."""
     p = _pair_layout(d)
-    u = _uniform_mids(words[..., :p])
-    v = numpy.divide(1.0, u)
-    if u.size and u.min() == 2.0 ** -53:  # m = 0: E unbounded above (refined later)
-        v[u == 2.0 ** -53] = numpy.inf
-    e = numpy.log(u, out=u)
-    e = numpy.negative(e, out=e)
+    e, v = _exponentials(words[..., :p])
     cos, sin = _angles(words[..., p:2 * p])
     half = _exp_sum(e[..., :d // 2], v[..., :d // 2])
     if d % 2:  # R gains E_p; H gains E_p cos^2: the cosine ball (cos~, _TRIG) squared
-        last = (e[..., p - 1], (2.0 ** -52 * v[..., p - 1] + 8 * _U * e[..., p - 1]) * _GROW)
+        last = (e[..., p - 1], _exp_radius(e[..., p - 1], v[..., p - 1]))
         radius = _add(half, last)
         half = _add(half, _times(last, _times((cos[..., p - 1], _TRIG), (cos[..., p - 1], _TRIG))))
     else:
@@ -996,11 +998,11 @@ def _gamma_tail(words, a, rng):
 
 def _exp_sum(e, v):
     """The ball of E_1 + ... + E_n over the last axis from the exponentials' midpoints e and
-    the reciprocals v of their uniforms (E_i's radius 2^-52 v_i + 8 _U e_i, _exp_ball): the
+    the reciprocals v of their uniforms (E_i's radius _exp_radius): the
     mids in a fixed tree (_tree_sum, L levels: L _U of the sum), the radii in any order (a
     float sum of n non-negative terms is at least (1 - n _U) times the real one)."""
     total, levels = _tree_sum(e)
-    spread = 2.0 ** -52 * numpy.sum(v, axis=-1) + 8 * _U * total
+    spread = 2.0 ** -52 * numpy.sum(v, axis=-1) + (2 * _LIB_ULPS * _U) * total
     rad = spread * (1 + 2 * (v.shape[-1] + 3) * _U) + (levels + 1) * _U * total
     return total, (rad + _TINY) * _GROW
 
@@ -1202,12 +1204,6 @@ def _release(cell, gamma):
         return math.inf
 
 
-def _scaled(ball, unit):
-    """The ball of unit v for v in ``ball`` (unit a float taken as exact)."""
-    mid = ball[0] * unit
-    return mid, (ball[1] * unit + _U * numpy.abs(mid) + _TINY) * _GROW
-
-
 def _gaussian_balls(words, n, unit):
     """Balls of unit N for n normals (last axis) from words (..., 2 pairs): per pair,
     fl(fl(unit r~) c~) is within unit (rad_r + r~ _TRIG) + 2.01 _U unit r~ of unit r C
@@ -1250,7 +1246,7 @@ def laplace(x, scale, rng):
         return ([i], _Prefixes(words.flat[i:i + 1]),
                 lambda iv, u: [_iv_laplace(iv, u[0], words.flat[i])])
     return _refine_undecided(x, scale, gamma, rng,
-                             *_decide(x, gamma, *_scaled(_laplace_ball(words), unit)),
+                             *_decide(x, gamma, *_times((unit, 0.0), _laplace_ball(words))),
                              lambda i: i, entry)
 
 
