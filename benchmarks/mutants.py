@@ -278,19 +278,28 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
     Mutation("Gamma(d - p) tail as a sum: one exponential fewer", EXACT, "spherical_laplace",
              "_exp_tail(words[:, 2 * p:])", "_exp_tail(words[:, 2 * p + 1:])",
              (EXACT_TESTS + "test_spherical_laplace_radius_and_direction",)),
-    Mutation("fast path: angle error _ANGLE halved", EXACT, "_ANGLE",
-             "_ANGLE = (24 + 2 * _LIB_ULPS + 4) * _U",
-             "_ANGLE = (24 + 2 * _LIB_ULPS + 4) * _U / 2",
-             (EXACT_TESTS + "test_fast_path_balls_hold_the_ideal_value_of_every_completion",),
-             "equivalent", "the bound's parts (24 _U for the angle, 2 _LIB_ULPS _U, 4 _U) "
-             "are worst cases: beyond the radial term the realized error is at most 5.9 r _U "
-             "(measured at the corners of the bits' intervals of 6000 pairs against mpmath), "
-             "below the halved 18 r _U; the margin is for other libraries' cos and sin"),
+    Mutation("fast path: trigonometric error _TRIG halved", EXACT, "_TRIG",
+             "_TRIG = (10 + 2 * _LIB_ULPS + 7) * _U",
+             "_TRIG = (10 + 2 * _LIB_ULPS + 7) * _U / 2",
+             (EXACT_TESTS + "test_angles_hold_cos_and_sin_of_every_completion",
+              EXACT_TESTS + "test_fast_path_balls_hold_the_ideal_value_of_every_completion"),
+             "equivalent", "the bound's parts (10 _U for the angle, 2 _LIB_ULPS _U for the "
+             "tangent, 7 _U for the rational map) are worst cases: the realized error is at "
+             "most 9.6 _U (test_angles_hold_cos_and_sin_of_every_completion, 40 digits at the "
+             "ends and middle of 1500 uniforms' intervals), below the halved 12.5 _U; a third "
+             "of the bound (8.3 _U) is killed"),
+    Mutation("fast path: trigonometric error _TRIG a third", EXACT, "_TRIG",
+             "_TRIG = (10 + 2 * _LIB_ULPS + 7) * _U",
+             "_TRIG = (10 + 2 * _LIB_ULPS + 7) * _U / 3",
+             (EXACT_TESTS + "test_angles_hold_cos_and_sin_of_every_completion",)),
+    Mutation("fast path: the cosine's sign from the top bit only", EXACT, "_angles",
+             "sign ^= words << numpy.uint64(1) & _SIGN", "sign ^= words & _SIGN",
+             (EXACT_TESTS + "test_angles_hold_cos_and_sin_of_every_completion",)),
     Mutation("fast path: library error _LIB_ULPS halved", EXACT, "_LIB_ULPS",
              "_LIB_ULPS = 4", "_LIB_ULPS = 2",
              (EXACT_TESTS + "test_library_functions_within_the_assumed_ulps",
               EXACT_TESTS + "test_fast_path_balls_hold_the_ideal_value_of_every_completion"),
-             "equivalent", "NumPy's log, cos and sin err by at most 0.51 ulp here (measured "
+             "equivalent", "NumPy's log and tan err by at most 1 ulp here (measured "
              "against mpmath, as test_library_functions_within_the_assumed_ulps does), so 2 "
              "ulps still bound them; 4 is the margin for other libraries"),
     Mutation("fast path: _GROW removed", EXACT, "_GROW",

@@ -696,11 +696,11 @@ def default_generator(rng):
 
 
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 6141e53370bf3298ee3752d8879e866b11cf04fc801214b8124f9c151cf4a524
+# ---- sha256 23ac2faa58fa2f2a04a3344af4d7c139fb7a9fc5d88879c05248affa1a8c9a6b
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
-_LIB_ULPS = 4  # assumed error bound of numpy.log, numpy.cos, numpy.sin in ulps (<= 2 _U |v|)
+_LIB_ULPS = 4  # assumed error bound of numpy.log and numpy.tan in ulps (<= 2 _U |v|)
 _TINY = 2.0 ** -1000  # an absolute floor under every radius (covers underflow)
 _GROW = 1 + 2.0 ** -40  # covers the rounding of the few operations that form a radius
 _LEVELS = 64  # refinement levels before giving up (probability < 2^-4000 per coordinate)
@@ -781,19 +781,39 @@ def _exp_radius(e, v):
     return rad
 
 
-# |theta - 2 pi U| <= 2 pi 2^-53 (the bits not drawn) + 2^-51 (2 pi as a float) + 2^-51
-# (the product's rounding) < 24 _U; |cos|, |sin| <= 1, so the library's error is below
-# 2 _LIB_ULPS _U, and the product's rounding below 2 _U of the radius r (|N| <= r).
-_ANGLE = (24 + 2 * _LIB_ULPS + 4) * _U
-_TRIG = (24 + 2 * _LIB_ULPS) * _U  # |cos theta~ - cos 2 pi U| and the same for sin
+# The angle theta = 2 pi U (docs/design.md, "Noise as a function of random bits"): with b and c the top two bits of
+# the word, S = 2U - b in [0, 1) and R = min(S, 1 - S) in [0, 1/2], theta = pi b + pi S gives
+# cos theta = (-1)^(b xor c) cos 2x and sin theta = (-1)^b sin 2x, x = pi R / 2 in [0, pi/4].
+# From r = R's midpoint (exact), |fl(r fl(pi/2)) - x| <= (pi/2)(2^-52 + U/2 + U/2) < 5 _U, so
+# 2x errs by < 10 _U; tan's _LIB_ULPS ulps move 2 arctan t by at most 2 _LIB_ULPS _U (1 + 2^-40)
+# (d(2 arctan t) / dt = 2 / (1 + t^2) <= 1 / t); and (1 - t^2, 2t) / (1 + t^2) computed as
+# (w - 1, t w), w = 2 / (1 + t^2) in [1, 2] within 2.5 _U (1 + 2^-40) relatively (w - 1 exact),
+# errs by at most 5 _U (1 + 2^-40) + _U. Hence _TRIG, and _ANGLE with the product's rounding.
+_TRIG = (10 + 2 * _LIB_ULPS + 7) * _U  # |cos~ - cos 2 pi U| and the same for sin
+_ANGLE = _TRIG + 4 * _U
+_SIGN = numpy.uint64(1 << 63)
 
 
 def _angles(words):
-    """cos and sin of theta~ = fl(u 2 pi), u the uniform's midpoint: each within _TRIG of
-    the cosine and sine of 2 pi U (see _ANGLE)."""
-    theta = _uniform_mids(words)
-    theta *= 2 * math.pi
-    return numpy.cos(theta), numpy.sin(theta, out=theta)
+    """cos and sin of theta = 2 pi U, each within _TRIG (see above), by one tangent of an
+    angle in [0, pi/4] (libm's cosine and sine are slower, and slowest on [0, 2 pi))."""
+    r = (words >> numpy.uint64(11)) & numpy.uint64((1 << 52) - 1)  # the bits of S, from bit 62
+    r |= numpy.uint64(0x3FF0000000000001)  # 1 + (2 m' + 1) 2^-52: S's midpoint plus one
+    r = r.view(float)
+    r -= 1.0
+    numpy.minimum(r, 1.0 - r, out=r)
+    r *= math.pi / 2
+    t = numpy.tan(r, out=r)
+    w = numpy.multiply(t, t)
+    w += 1.0
+    numpy.divide(2.0, w, out=w)
+    t *= w  # sin 2x
+    w -= 1.0  # cos 2x
+    sign = words & _SIGN
+    t.view(numpy.uint64)[...] ^= sign
+    sign ^= words << numpy.uint64(1) & _SIGN
+    w.view(numpy.uint64)[...] ^= sign
+    return w, t
 
 
 def _root_ball(e_mid, e_rad, times=1.0):

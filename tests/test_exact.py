@@ -1,6 +1,6 @@
 """Exact releases (gpcompiler/runtime/exact.py): every release is round_gamma(x + scale Z) of
 the ideal real-valued sample Z of the bits drawn, checked against 200-digit mpmath; the one
-assumption (NumPy's log, cos, sin within _LIB_ULPS ulps) checked against mpmath; the laws of
+assumption (NumPy's log and tan within _LIB_ULPS ulps) checked against mpmath; the laws of
 the lattice outputs checked by exact distribution tests."""
 import math
 
@@ -49,17 +49,16 @@ def ulps(computed, exact_value):
 
 
 def test_library_functions_within_the_assumed_ulps():
-    """The fast path's one assumption: numpy.log on (0, 1) and numpy.cos, numpy.sin on
-    [0, 2 pi), at the arguments the sampler forms, err by at most _LIB_ULPS ulps."""
+    """The fast path's one assumption: numpy.log on (0, 1) and numpy.tan on [0, pi/4], at
+    the arguments the sampler forms, err by at most _LIB_ULPS ulps."""
     rng = numpy.random.default_rng(7)
     m = rng.integers(1, 1 << 52, size=4000).astype(float)
     m[:1000] = rng.integers(1, 1 << 12, size=1000)  # tiny uniforms
     m[1000:2000] = 2.0 ** 52 - rng.integers(1, 1 << 12, size=1000)  # uniforms near 1
     u = (2 * m + 1) * 2.0 ** -53
-    theta = u * (2.0 ** -53 * 2 * math.pi) * 2.0 ** 53
+    x = numpy.minimum(u, 1 - u) * (math.pi / 2)  # the angles of _angles: r in (0, 1/2]
     worst = max(max(ulps(numpy.log(u)[i], mp.log(mp.mpf(u[i]))) for i in range(u.size)),
-                max(ulps(numpy.cos(theta)[i], mp.cos(mp.mpf(theta[i]))) for i in range(u.size)),
-                max(ulps(numpy.sin(theta)[i], mp.sin(mp.mpf(theta[i]))) for i in range(u.size)))
+                max(ulps(numpy.tan(x)[i], mp.tan(mp.mpf(x[i]))) for i in range(u.size)))
     assert worst <= exact._LIB_ULPS
 
 
@@ -498,6 +497,8 @@ def test_fast_path_balls_hold_the_ideal_value_of_every_completion():
     m[:200] = 2 ** rng.integers(0, 52, 200) + rng.integers(0, 3, 200)
     m[200:260] = 2 ** 52 - 1 - rng.integers(0, 1 << 8, 60)
     m2 = rng.integers(1, 1 << 52, m.size)
+    m2[:60] = (rng.integers(1, 4, 60) << 50) + rng.integers(-2, 2, 60)  # octant boundaries
+    m2[60:70] = (1, 2, 3, 2 ** 52 - 1, 2 ** 52 - 2, 2 ** 51 - 1, 2 ** 51 + 1, 2 ** 51, 5, 7)
     words, second = _words_with(m), _words_with(m2)
     e_mid, e_rad = exact._exp_ball(words.copy())
     cos, sin, n_rad = exact._normal_balls(words.copy(), second.copy())
@@ -512,6 +513,24 @@ def test_fast_path_balls_hold_the_ideal_value_of_every_completion():
                 for a in angles:
                     assert abs(r * mpmath.cos(2 * mpmath.pi * a) - mpmath.mpf(cos[i])) <= n_rad[i]
                     assert abs(r * mpmath.sin(2 * mpmath.pi * a) - mpmath.mpf(sin[i])) <= n_rad[i]
+
+
+def test_angles_hold_cos_and_sin_of_every_completion():
+    """_angles' cos~ and sin~ (one tangent on [0, pi/4], signs from the top two bits) lie
+    within _TRIG of cos and sin of 2 pi U for U at both ends and the middle of
+    [m, m + 1] 2^-52, m near the octant boundaries and random (the worst error is about
+    9.6 _U: a bound of 8 _U, or a wrong sign, fails)."""
+    rng = numpy.random.default_rng(29)
+    m = rng.integers(1, 1 << 52, 1500)
+    m[:400] = (rng.integers(1, 8, 400) << 49) + rng.integers(-3, 3, 400)
+    m[400:406] = (1, 2, 2 ** 52 - 1, 2 ** 52 - 2, 3, 2 ** 52 - 3)
+    cos, sin = exact._angles(_words_with(m))
+    with mp.workdps(40):
+        for i in range(m.size):
+            for end in (0, 0.5, 1):
+                theta = 2 * mp.pi * (mp.mpf(int(m[i])) + end) * mp.mpf(2) ** -52
+                assert abs(mp.cos(theta) - mp.mpf(cos[i])) <= exact._TRIG, (i, end)
+                assert abs(mp.sin(theta) - mp.mpf(sin[i])) <= exact._TRIG, (i, end)
 
 
 @pytest.mark.parametrize("d, trials", [(1, 40), (2, 40), (3, 40), (6, 30), (9, 30), (800, 2)])
