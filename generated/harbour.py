@@ -29,7 +29,6 @@ default_bound, release_facts.
 Only NumPy and the standard library are needed at run time. Without an explicit rng,
 noise comes from OS entropy (see SecureGenerator, also for the floating-point caveat).
 """
-import hashlib
 import math
 import numbers
 import os
@@ -625,21 +624,23 @@ def error_bound(beta, *, epsilon=None, rho=None):
 
 
 # ---- runtime/entropy.py from gpcompiler 0.1.0
-# ---- sha256 6a910e6d282132cbf7b708a6fb6da9a5e2db53fe1507f8b0bd70703422292678
+# ---- sha256 5817564160fdbcad7656852078d3869c85a7cb63b706d067cee7129f9a7c86c2
+
+def _random_bytes(count):
+    """``count`` bytes of OpenSSL's CSPRNG (ssl.RAND_bytes), or of os.urandom without it."""
+    try:
+        import ssl
+    except ImportError:
+        return os.urandom(count)
+    return ssl.RAND_bytes(count)
+
 
 class SecureGenerator:
     """OS-entropy random words: the default noise source of every release."""
 
-    _SHAKE_WORDS = 128  # from this many words, SHAKE-128 expands a fresh OS key (faster)
-
     def _words(self, count):
-        """``count`` random 64-bit words: os.urandom, or for ``_SHAKE_WORDS`` words or more
-        SHAKE-128 keyed by 32 fresh bytes of os.urandom."""
-        if count < self._SHAKE_WORDS:
-            data = os.urandom(8 * count)
-        else:
-            data = hashlib.shake_128(os.urandom(32)).digest(8 * count)
-        return numpy.frombuffer(data, dtype=numpy.uint64)
+        """``count`` random 64-bit words (read only)."""
+        return numpy.frombuffer(_random_bytes(8 * count), dtype=numpy.uint64)
 
 
 def default_generator(rng):
@@ -661,7 +662,7 @@ def default_generator(rng):
 
 
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 23ac2faa58fa2f2a04a3344af4d7c139fb7a9fc5d88879c05248affa1a8c9a6b
+# ---- sha256 ce7d7f0442a071757a312d56b46496db61c0bf54f0b1ff634b8d460b5ba6567d
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -746,14 +747,15 @@ def _exp_radius(e, v):
     return rad
 
 
-# The angle theta = 2 pi U (docs/design.md, "Noise as a function of random bits"): with b and c the top two bits of
-# the word, S = 2U - b in [0, 1) and R = min(S, 1 - S) in [0, 1/2], theta = pi b + pi S gives
-# cos theta = (-1)^(b xor c) cos 2x and sin theta = (-1)^b sin 2x, x = pi R / 2 in [0, pi/4].
-# From r = R's midpoint (exact), |fl(r fl(pi/2)) - x| <= (pi/2)(2^-52 + U/2 + U/2) < 5 _U, so
-# 2x errs by < 10 _U; tan's _LIB_ULPS ulps move 2 arctan t by at most 2 _LIB_ULPS _U (1 + 2^-40)
-# (d(2 arctan t) / dt = 2 / (1 + t^2) <= 1 / t); and (1 - t^2, 2t) / (1 + t^2) computed as
-# (w - 1, t w), w = 2 / (1 + t^2) in [1, 2] within 2.5 _U (1 + 2^-40) relatively (w - 1 exact),
-# errs by at most 5 _U (1 + 2^-40) + _U. Hence _TRIG, and _ANGLE with the product's rounding.
+# The angle theta = 2 pi U (docs/design.md, "Noise as a function of random bits"): with b, c
+# the word's top two bits, S = 2U - b in [0, 1) and R = min(S, 1 - S) in [0, 1/2],
+# theta = pi b + pi S gives cos theta = (-1)^(b xor c) cos 2x and sin theta = (-1)^b sin 2x,
+# x = pi R / 2 in [0, pi/4]. From r = R's midpoint (exact), |fl(r fl(pi/2)) - x| <= (pi/2)
+# (2^-52 + _U/2 + _U/2) < 5 _U, so 2x errs by < 10 _U; tan's _LIB_ULPS ulps move 2 arctan t
+# by at most 2 _LIB_ULPS _U (its slope 2 / (1 + t^2) <= 1 / t); and (1 - t^2, 2t) / (1 + t^2),
+# computed as (w - 1, t w) with w = 2 / (1 + t^2) in [1, 2] within 2.5 _U (1 + 2^-40)
+# relatively (w - 1 exact), errs by at most 5 _U (1 + 2^-40) + _U. Hence _TRIG (the angle
+# 10, the tangent 2 _LIB_ULPS, the map 7), and _ANGLE with the product's rounding.
 _TRIG = (10 + 2 * _LIB_ULPS + 7) * _U  # |cos~ - cos 2 pi U| and the same for sin
 _ANGLE = _TRIG + 4 * _U
 _SIGN = numpy.uint64(1 << 63)

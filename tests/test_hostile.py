@@ -143,9 +143,10 @@ def test_random_input_to_adaptive_and_cdf(first, second, budget, beta):
 
 
 def test_secure_generator_is_the_default_when_no_rng_is_given(monkeypatch):
+    import ssl
     calls = []
-    original = os.urandom
-    monkeypatch.setattr(os, "urandom", lambda n: calls.append(n) or original(n))
+    original = ssl.RAND_bytes
+    monkeypatch.setattr(ssl, "RAND_bytes", lambda n: calls.append(n) or original(n))
     generated("linear").privatize(numpy.zeros(2), epsilon=1.0)
     cdf.estimate(numpy.zeros(10), lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5)
     priv_func_seg(numpy.linspace(0, 1, 5), numpy.zeros(5), generated("linear"), epsilon=1.0)

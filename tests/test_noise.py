@@ -134,26 +134,34 @@ def test_default_secure_path_of_generated_modules_has_the_right_distribution(nam
     assert stats.kstest(gaussian.ravel() * 2.0, "norm").pvalue > ALPHA
 
 
-def test_secure_entropy_is_os_urandom_or_shake128_keyed_by_fresh_os_bytes(monkeypatch):
-    """Fewer than 128 words are read from os.urandom; 128 or more are SHAKE-128 (FIPS 202)
-    of a fresh 32-byte key read from os.urandom, one key per draw and per block of normals
-    (8-byte reads: the rare continuation of a geometric exponent)."""
-    import hashlib
+def test_secure_entropy_is_openssl_csprng_or_os_urandom_without_it(monkeypatch):
+    """Words are the bytes of ssl.RAND_bytes (OpenSSL's CSPRNG), one read per draw, or of
+    os.urandom where Python has no ssl module; a forked child draws other words."""
     import os
+    import ssl
+    import sys
 
     from gpcompiler.runtime.secure import SecureGenerator
-    original, reads = os.urandom, []
-    monkeypatch.setattr(os, "urandom", lambda n: reads.append(original(n)) or reads[-1])
+    original, reads = ssl.RAND_bytes, []
+    monkeypatch.setattr(ssl, "RAND_bytes", lambda n: reads.append(original(n)) or reads[-1])
     generator = SecureGenerator()
-    assert generator._words(127).tobytes() == reads[0] and len(reads[0]) == 1016
-    reads.clear()
-    words = generator._words(128)
-    assert [len(r) for r in reads] == [32]
-    assert words.tobytes() == hashlib.shake_128(reads[0]).digest(1024)
+    for count in (1, 127, 128, 5000):
+        assert generator._words(count).tobytes() == reads[-1] and len(reads[-1]) == 8 * count
     reads.clear()
     generator.standard_normal(3 * generator._BLOCK)
-    keys = [r for r in reads if len(r) == 32]
-    assert len(keys) == 3 == len(set(keys)) and {len(r) for r in reads} <= {8, 32}
+    assert len(reads) >= 3 and {len(r) for r in reads} <= {8, 8 * generator._BLOCK}
+    monkeypatch.setitem(sys.modules, "ssl", None)  # import ssl raises ImportError
+    fallback = []
+    monkeypatch.setattr(os, "urandom", lambda n: fallback.append(n) or b"\x07" * n)
+    assert generator._words(3).tolist() == [0x0707070707070707] * 3 and fallback == [24]
+    monkeypatch.undo()
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # the child: its words to the parent, then exit at once
+        os.write(write, SecureGenerator()._words(4).tobytes())
+        os._exit(0)
+    os.waitpid(child, 0)
+    assert os.read(read, 32) != SecureGenerator()._words(4).tobytes()
 
 
 def test_secure_uniforms_are_exactly_the_geometric_exponent_construction():

@@ -353,27 +353,27 @@ def test_secure_laplace_reaches_beyond_37_scales(monkeypatch):
     """A Laplace variate is -ln u for a uniform u reaching every binade: entropy starting
     with 48 zero bytes gives u below 2^-60 and a variate beyond 40 scales (a uniform on a
     53-bit grid stops at about 37, or returns u = 0)."""
-    import os
+    import ssl
 
     def stream():
         yield b"\0" * 48
         while True:
             yield b"\xa5" * 8
 
-    def urandom_from(chunks):
+    def bytes_from(chunks):
         pending = bytearray()
 
-        def urandom(n):
+        def random_bytes(n):
             while len(pending) < n:
                 pending.extend(next(chunks))
             taken = bytes(pending[:n])
             del pending[:n]
             return taken
-        return urandom
-    monkeypatch.setattr(os, "urandom", urandom_from(stream()))
+        return random_bytes
+    monkeypatch.setattr(ssl, "RAND_bytes", bytes_from(stream()))
     u = SecureGenerator().random()
     assert 0 < u < 2.0 ** -60
-    monkeypatch.setattr(os, "urandom", urandom_from(stream()))
+    monkeypatch.setattr(ssl, "RAND_bytes", bytes_from(stream()))
     x = SecureGenerator().laplace(0.0, 1.0)
     assert math.isfinite(x) and abs(x) > 40
 

@@ -109,14 +109,15 @@ def _exp_radius(e, v):
     return rad
 
 
-# The angle theta = 2 pi U (docs/design.md, "Noise as a function of random bits"): with b and c the top two bits of
-# the word, S = 2U - b in [0, 1) and R = min(S, 1 - S) in [0, 1/2], theta = pi b + pi S gives
-# cos theta = (-1)^(b xor c) cos 2x and sin theta = (-1)^b sin 2x, x = pi R / 2 in [0, pi/4].
-# From r = R's midpoint (exact), |fl(r fl(pi/2)) - x| <= (pi/2)(2^-52 + U/2 + U/2) < 5 _U, so
-# 2x errs by < 10 _U; tan's _LIB_ULPS ulps move 2 arctan t by at most 2 _LIB_ULPS _U (1 + 2^-40)
-# (d(2 arctan t) / dt = 2 / (1 + t^2) <= 1 / t); and (1 - t^2, 2t) / (1 + t^2) computed as
-# (w - 1, t w), w = 2 / (1 + t^2) in [1, 2] within 2.5 _U (1 + 2^-40) relatively (w - 1 exact),
-# errs by at most 5 _U (1 + 2^-40) + _U. Hence _TRIG, and _ANGLE with the product's rounding.
+# The angle theta = 2 pi U (docs/design.md, "Noise as a function of random bits"): with b, c
+# the word's top two bits, S = 2U - b in [0, 1) and R = min(S, 1 - S) in [0, 1/2],
+# theta = pi b + pi S gives cos theta = (-1)^(b xor c) cos 2x and sin theta = (-1)^b sin 2x,
+# x = pi R / 2 in [0, pi/4]. From r = R's midpoint (exact), |fl(r fl(pi/2)) - x| <= (pi/2)
+# (2^-52 + _U/2 + _U/2) < 5 _U, so 2x errs by < 10 _U; tan's _LIB_ULPS ulps move 2 arctan t
+# by at most 2 _LIB_ULPS _U (its slope 2 / (1 + t^2) <= 1 / t); and (1 - t^2, 2t) / (1 + t^2),
+# computed as (w - 1, t w) with w = 2 / (1 + t^2) in [1, 2] within 2.5 _U (1 + 2^-40)
+# relatively (w - 1 exact), errs by at most 5 _U (1 + 2^-40) + _U. Hence _TRIG (the angle
+# 10, the tangent 2 _LIB_ULPS, the map 7), and _ANGLE with the product's rounding.
 _TRIG = (10 + 2 * _LIB_ULPS + 7) * _U  # |cos~ - cos 2 pi U| and the same for sin
 _ANGLE = _TRIG + 4 * _U
 _SIGN = numpy.uint64(1 << 63)

@@ -13,7 +13,7 @@ HEADER = ("# ==== The runtime of gpcompiler {version}: the spec-specific part en
 
 def runtime_body(module):
     """A runtime module's source after its docstring and imports: what a generated module
-    inlines verbatim (the module already imports math, hashlib, os, numbers and numpy)."""
+    inlines verbatim (the module already imports math, os, numbers and numpy)."""
     lines = inspect.getsource(module).splitlines()
     last_import = max(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
     return "\n".join(lines[last_import + 1:]).strip("\n")
