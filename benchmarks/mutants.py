@@ -95,9 +95,17 @@ SURVIVORS = [   # the 15 privacy survivors of issue 24's table
                 "test_reduce_seg_noise_is_the_proofs_for_its_charge")),
     # one curve and a batch now share exact.spherical_laplace: the single-curve mutants
     # are its refinement's radius (the fast path's is "batch GP radius") and its direction
+    Mutation("refinement: sine parts as cosines", EXACT, "spherical_laplace",
+             "(iv.sin if k >= p else iv.cos)", "(iv.cos if k >= p else iv.cos)",
+             (EXACT_TESTS
+              + "test_spherical_laplace_refined_near_ties_equals_200_digit_ideal_sample",)),
+    Mutation("refinement: odd d's norm with the dropped sine part", EXACT,
+             "spherical_laplace", "half += e[p - 1] * iv.cos(2 * iv.pi * u[2 * p - 1]) ** 2",
+             "half += e[p - 1]",
+             (EXACT_TESTS
+              + "test_spherical_laplace_refined_near_ties_equals_200_digit_ideal_sample",)),
     Mutation("GP radius Gamma(d - 1) in the refinement", EXACT, "spherical_laplace",
-             "sum((-iv.log(v) for v in u[:p]), iv.mpf(0))",
-             "sum((-iv.log(v) for v in u[1:p]), iv.mpf(0))",
+             "radius = sum(e, iv.mpf(0))", "radius = sum(e[1:], iv.mpf(0))",
              (EXACT_TESTS
               + "test_spherical_laplace_refined_near_ties_equals_200_digit_ideal_sample",
               ) + _t("test_single_curve_noise_has_the_exact_law"),

@@ -1796,7 +1796,7 @@ def default_generator(rng):
 
 
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 ce7d7f0442a071757a312d56b46496db61c0bf54f0b1ff634b8d460b5ba6567d
+# ---- sha256 ececefbda04689f0ff70ed5eac291aba87b2d98c14a8e5596171240b8d097432
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -2305,19 +2305,21 @@ def _refine_undecided(x, scale, gamma, rng, out, undecided, group_of, group):
     is refined in interval arithmetic until each member's cell is certain, the groups in
     increasing order of ``group_of(flat index)`` (so a seeded rng is reproducible).
     ``group(key)`` gives the group's flat indices, its uniforms (a _Prefixes) and
-    variates(iv, uniforms): the interval variates Z of its members, in order; a member's
-    release is x + scale Z."""
-    flat_x, flat_out = x.reshape(-1), out.reshape(-1)
-    keys = numpy.flatnonzero(undecided.reshape(-1)) if undecided.any() else ()
+    variates(iv, uniforms, wanted): the interval variates Z of the members at the positions
+    ``wanted``, in order; a member's release is x + scale Z. Only the undecided members are
+    computed: a decided member's ball lies in one open cell, which deeper bits keep."""
+    flat_x, flat_out, flat_open = x.reshape(-1), out.reshape(-1), undecided.reshape(-1)
+    keys = numpy.flatnonzero(flat_open) if undecided.any() else ()
     for key in sorted({group_of(i) for i in keys}):
         members, prefixes, variates = group(key)
+        wanted = [k for k, i in enumerate(members) if flat_open[i]]
 
-        def cells(iv, uniforms, members=members, variates=variates):
+        def cells(iv, uniforms, members=members, variates=variates, wanted=wanted):
             s = iv.mpf(float(scale))
-            return [iv.mpf(float(flat_x[i])) + s * z
-                    for i, z in zip(members, variates(iv, uniforms))]
-        for i, cell in zip(members, _refine(rng, prefixes, cells, gamma)):
-            flat_out[i] = _release(cell, gamma)
+            return [iv.mpf(float(flat_x[members[k]])) + s * z
+                    for k, z in zip(wanted, variates(iv, uniforms, wanted))]
+        for k, cell in zip(wanted, _refine(rng, prefixes, cells, gamma)):
+            flat_out[members[k]] = _release(cell, gamma)
     return _finite_release(out)
 
 
@@ -2370,7 +2372,7 @@ def gaussian(x, scale, rng):
 
     def pair(key):
         return ([i for i in (key, key + pairs) if i < n], _Prefixes(words[[key, pairs + key]]),
-                lambda iv, u: _iv_normals(iv, [u[0]], [u[1]], 2))
+                lambda iv, u, wanted: [_iv_normals(iv, [u[0]], [u[1]], 2)[k] for k in wanted])
     return _refine_undecided(x, scale, gamma, rng, *_decide(x, gamma, mid, rad),
                              lambda i: i % pairs, pair)
 
@@ -2382,7 +2384,7 @@ def laplace(x, scale, rng):
 
     def entry(i):
         return ([i], _Prefixes(words.flat[i:i + 1]),
-                lambda iv, u: [_iv_laplace(iv, u[0], words.flat[i])])
+                lambda iv, u, wanted: [_iv_laplace(iv, u[0], words.flat[i])])
     return _refine_undecided(x, scale, gamma, rng,
                              *_decide(x, gamma, *_times((unit, 0.0), _laplace_ball(words))),
                              lambda i: i, entry)
@@ -2404,13 +2406,17 @@ def spherical_laplace(x, scale, rng):
     else:
         tail, attempts, refined = _exp_tail(words[:, 2 * p:]), words[:, 2 * p:], {}
 
-    def variates(iv, u):
-        radius = sum((-iv.log(v) for v in u[:p]), iv.mpf(0))
+    def variates(iv, u, wanted):  # Z_k = F sqrt(E_i) (cos, sin) (_spherical_balls)
+        e = [-iv.log(v) for v in u[:p]]
+        half = sum(e[:d // 2], iv.mpf(0))
+        if d % 2:
+            half += e[p - 1] * iv.cos(2 * iv.pi * u[2 * p - 1]) ** 2
+        radius = sum(e, iv.mpf(0))
         if a:
             radius += _iv_mt(iv, u[2 * p:], a)[2] if drawn else sum(-iv.log(v) for v in u[2 * p:])
-        normal = _iv_normals(iv, u[:p], u[p:2 * p], d)
-        norm = iv.sqrt(sum((v * v for v in normal), iv.mpf(0)))
-        return [radius * v / norm for v in normal]
+        factor, turn = radius / iv.sqrt(half), 2 * iv.pi
+        return [factor * iv.sqrt(e[k % p]) * (iv.sin if k >= p else iv.cos)(turn * u[p + k % p])
+                for k in wanted]
 
     def row(key):
         rest = refined.get(key) or _Prefixes(attempts[key, :2] if drawn else attempts[key])
