@@ -195,12 +195,20 @@ def parse_csv(text, source="<csv>", lenient=False):
 def _number(source, line, column, text, lenient=False):
     """One CSV field as a float, else a DataError naming the line, column and value (NaN if
     ``lenient``: the caller gives the record or curve a public treatment)."""
+    if lenient:
+        return _float_or_nan(text)
     try:
         return float(text)
     except (TypeError, ValueError):
-        if lenient:
-            return math.nan
         raise DataError(f"{source}: line {line}: {column}={text!r} is not a number") from None
+
+
+def _float_or_nan(text):
+    """A CSV field as a float, NaN if it is not a number."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def _missing_directories(path):
@@ -301,8 +309,8 @@ def read_column(source, column):
         raise DataError(f"{source_name}: no column {column!r} (columns: "
                         f"{', '.join(fieldnames)})")
     index = fieldnames.index(column)    # every line a record: blank, short or not a number is NaN
-    data = numpy.array([_number(source_name, 0, column, row[index] if index < len(row) else "",
-                                lenient=True) for row in rows], dtype=float)
+    data = numpy.array([_float_or_nan(row[index] if index < len(row) else "") for row in rows],
+                       dtype=float)
     if data.size == 0:
         raise DataError(f"{source_name}: no data rows")
     return data
