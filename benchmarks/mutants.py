@@ -395,6 +395,18 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
              "WEIGHTED_TAIL_SUP_SQUARED = TAIL_SUP_SQUARED_2",
              ("tests/test_cdf_degree.py::"
               "test_score_sensitivity_holds_by_brute_force_and_is_not_loose_by_much",)),
+    Mutation("auto-degree sensitivity without the scores' float error",
+             "gpcompiler/cdf/degree.py", "choose_degree",
+             "sensitivity = computed_score_sensitivity(count, candidates, energy)",
+             "sensitivity = score_sensitivity(count)",
+             ("tests/test_cdf_degree.py::"
+              "test_computed_scores_lie_within_score_error_of_the_exact_scores",)),
+    Mutation("joint auto-degree sensitivity without the scores' float error",
+             "gpcompiler/cdf/joint.py", "_auto_joint",
+             "sensitivity = auto.computed_score_sensitivity(n, candidates, energy)",
+             "sensitivity = auto.score_sensitivity(n)",
+             ("tests/test_cdf_degree.py::"
+              "test_joint_auto_chooses_a_degree_per_column_and_charges_the_whole_epsilon",)),
     Mutation("degree choice not charged: the release takes the whole epsilon",
              "gpcompiler/cdf/estimators.py", "_auto_estimate",
              "chosen.privatize(epsilon=release,", "chosen.privatize(epsilon=epsilon,",

@@ -7,6 +7,7 @@ import math
 from fractions import Fraction
 from importlib import resources
 
+import mpmath
 import numpy
 import pytest
 import sympy
@@ -84,6 +85,52 @@ def test_score_sensitivity_holds_by_brute_force_and_is_not_loose_by_much():
     assert worst > 0.6   # so the unweighted bound 1/(sqrt(2) N) = 0.577 of it is exceeded
 
 
+def _exact_direct_sums(x, top, digits=60):
+    """sum_n int_(x_n)^1 e_k, k = 0..top, at ``digits`` digits (Legendre recurrence)."""
+    with mpmath.workdps(digits):
+        sums = [mpmath.mpf(0)] * (top + 1)
+        for value in map(mpmath.mpf, x):
+            p = [mpmath.mpf(1), value]
+            for n in range(1, top + 1):
+                p.append(((2 * n + 1) * value * p[n] - n * p[n - 1]) / (n + 1))
+            for k in range(top + 1):
+                sums[k] += ((p[k - 1] if k else 1) - p[k + 1]) / mpmath.sqrt(2 * (2 * k + 1))
+        return sums
+
+
+def test_computed_scores_lie_within_score_error_of_the_exact_scores():
+    """The scores choose_degree ranks, computed from the computed direct sums at
+    Kmax = 256, lie within score_error (eta) of the exact scores of the exact coefficients
+    (60 digits) for records at and next to the ends and random ones; the exponential
+    mechanism then runs with sqrt(3/2)/N + 2 eta, rounded up, so the choice is epsilon_s-DP
+    for the computed scores (a mechanism given score_sensitivity alone fails here)."""
+    rng = numpy.random.default_rng(12)
+    x = numpy.concatenate([[-1.0, 1.0, 1 - 2.0 ** -52, -1 + 2.0 ** -52, 0.0, 2.0 ** -1074],
+                           rng.uniform(-1, 1, 34)])
+    top, n = max(degree.CANDIDATES), x.size
+    sums = Statistics.from_data(x, lo=-1.0, hi=1.0, degree=top, method="direct").sums
+    energy = degree.noise_energy(n, 0.8, 1e-6, degree.CANDIDATES)
+    computed = degree.tail_scores(sums / n, degree.CANDIDATES, energy)
+    eta = degree.score_error(n, degree.CANDIDATES, energy)
+    with mpmath.workdps(60):
+        c = [v / n for v in _exact_direct_sums(x, top)]
+        for k, energy_k, value in zip(degree.CANDIDATES, energy, computed):
+            exact = -mpmath.sqrt((k + 1) * sum(v * v for v in c[k + 1:]) + mpmath.mpf(energy_k))
+            assert abs(mpmath.mpf(float(value)) - exact) <= eta
+    seen = []
+
+    def mechanism(values, sensitivity, epsilon, rng):
+        seen.append(sensitivity)
+        return 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(degree, "exponential_mechanism", mechanism)
+        degree.choose_degree(sums / n, n, 1.0, 1e-6, rng)
+    release_energy = degree.noise_energy(n, degree.split_budget(1.0)[1], 1e-6, degree.CANDIDATES)
+    assert Fraction(seen[0]) >= Fraction(degree.score_sensitivity(n)) + 2 * Fraction(
+        degree.score_error(n, degree.CANDIDATES, release_energy)) > Fraction(
+        degree.score_sensitivity(n))
+
+
 def test_exponential_mechanism_draws_its_law():
     values = numpy.array([-0.3, -0.1, -0.2, -0.1001, -5.0])
     rng = numpy.random.default_rng(8)
@@ -136,12 +183,20 @@ def test_auto_on_cps_wages_beats_the_64_bin_histogram():
     assert auto < 1.25 * min(ks(degree=8), ks(degree=16))
 
 
-def test_joint_auto_chooses_a_degree_per_column_and_charges_the_whole_epsilon():
+def test_joint_auto_chooses_a_degree_per_column_and_charges_the_whole_epsilon(monkeypatch):
+    """Each column's choice runs with the computed scores' sensitivity (above sqrt(3/2)/N
+    by the float error, as in 1-D), and the whole release is charged."""
     rng = numpy.random.default_rng(3)
     smooth, rough = rng.uniform(0, 1, 4000), rng.choice([0.1, 0.2, 0.6, 0.9], 4000)
     data = numpy.stack([smooth, rough], axis=1)
+    shipped, seen = degree.exponential_mechanism, []
+    monkeypatch.setattr(degree, "exponential_mechanism",
+                        lambda values, sensitivity, *rest: seen.append(sensitivity)
+                        or shipped(values, sensitivity, *rest))
     found = cdf.estimate(data, lo=[0, 0], hi=[1, 1], epsilon=1.0, delta=1e-5, degree="auto",
                          rng=5)
+    assert len(seen) == 2 and all(Fraction(v) > Fraction(degree.score_sensitivity(4000))
+                                  for v in seen)
     assert found.epsilon == 1.0 and len(found.degree) == 2
     assert all(d in degree.CANDIDATES and (d + 1) ** 2 <= 100_000 for d in found.degree)
     assert found.sigma == pytest.approx(cdf.analytic_gaussian_sigma(

@@ -26,7 +26,7 @@ from ..runtime import exact
 from ..runtime.secure import default_generator
 from .release import CDFEstimate, check_budget, record_contributions
 from .gaussian import analytic_gaussian_sigma
-from .streaming import public_values
+from .streaming import direct_sums, public_values
 
 JOINT_METHODS = ("direct", "histogram")
 GRID_POINTS = {2: 129, 3: 33}
@@ -176,7 +176,8 @@ def _auto_joint(x, lo, hi, epsilon, delta, total_degree, rng):
     the exponential mechanism with epsilon_s/k on its marginal's coefficients, the score's
     noise term that of a tensor release of degree K in every column, lambda (K + 1)^k
     sigma^2 (sensitivity sqrt(3/2)/N per column as in 1-D: a record's move changes column
-    i's marginal coefficients as one 1-D record's); candidates with (K + 1)^k above
+    i's marginal coefficients as one 1-D record's; plus the scores' float error, as in
+    1-D: degree.computed_score_sensitivity); candidates with (K + 1)^k above
     MAX_COEFFICIENTS are left out (public). The k selections compose to epsilon_s; the
     tensor release takes epsilon_r: (epsilon, delta)-DP."""
     from . import degree as auto
@@ -186,14 +187,12 @@ def _auto_joint(x, lo, hi, epsilon, delta, total_degree, rng):
     selection, release = auto.split_budget(epsilon)
     share = floor_float(Fraction(selection) / k)
     sigma = analytic_gaussian_sigma(release, delta, sum_sensitivity(k)) / n
+    energy = [(c + 1.0) ** k * auto.NOISE_WEIGHT * sigma ** 2 for c in candidates]
+    sensitivity = auto.computed_score_sensitivity(n, candidates, energy)
     degrees = []
     for i in range(k):
-        coefficients = record_contributions(x[:, i], max(candidates), "direct").sum(axis=0) / n
-        values = auto.tail_scores(coefficients, candidates,
-                                  [(c + 1.0) ** k * auto.NOISE_WEIGHT * sigma ** 2
-                                   for c in candidates])
-        index = auto.exponential_mechanism(values, auto.score_sensitivity(n), share, rng)
-        degrees.append(candidates[index])
+        values = auto.tail_scores(direct_sums(x[:, i], max(candidates)) / n, candidates, energy)
+        degrees.append(candidates[auto.exponential_mechanism(values, sensitivity, share, rng)])
     found = _direct(x, lo, hi, release, delta, _degrees(tuple(degrees), k, total_degree),
                     total_degree, rng)
     return dataclasses.replace(found, epsilon=epsilon,

@@ -316,5 +316,15 @@ def partial_sums(pieces, lo, hi, method, size):
     return partial
 
 
+def direct_sums(x, degree):
+    """The direct sums sum_n int_(x_n)^1 e_k, k = 0..degree, of records x already in
+    [-1, 1], computed as partial_sums computes them (fixed chunks, Chebyshev sums, exact
+    totals, direct_terms), so within direct_error_bound of the exact ones."""
+    partial = Partial(degree + 2, True)
+    for chunk in fixed_chunks([_flat(x)], CHUNK):
+        partial.add(chunk.size, chebyshev_sums(numpy.array(chunk), degree))
+    return direct_terms(partial)
+
+
 def _flat(values):
     return numpy.asarray(values, dtype=float).ravel()
