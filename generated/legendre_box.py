@@ -598,15 +598,21 @@ def error_bound(beta, *, epsilon=None, rho=None):
 
 
 # ---- runtime/entropy.py from gpcompiler 0.1.0
-# ---- sha256 5817564160fdbcad7656852078d3869c85a7cb63b706d067cee7129f9a7c86c2
+# ---- sha256 f416e9631966f501ef5a82bb74ac29f8aa2922e128a8325775178385b37acff4
+
+_DRAW = 1 << 30  # bytes per call of ssl.RAND_bytes (it takes a C int)
+
 
 def _random_bytes(count):
-    """``count`` bytes of OpenSSL's CSPRNG (ssl.RAND_bytes), or of os.urandom without it."""
+    """``count`` bytes of OpenSSL's CSPRNG (ssl.RAND_bytes, in pieces of at most _DRAW
+    bytes), or of os.urandom without it."""
     try:
         import ssl
     except ImportError:
         return os.urandom(count)
-    return ssl.RAND_bytes(count)
+    if count <= _DRAW:
+        return ssl.RAND_bytes(count)
+    return b"".join(ssl.RAND_bytes(min(_DRAW, count - start)) for start in range(0, count, _DRAW))
 
 
 class SecureGenerator:

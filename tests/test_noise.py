@@ -141,12 +141,18 @@ def test_secure_entropy_is_openssl_csprng_or_os_urandom_without_it(monkeypatch):
     import ssl
     import sys
 
+    from gpcompiler.runtime import entropy
     from gpcompiler.runtime.secure import SecureGenerator
     original, reads = ssl.RAND_bytes, []
     monkeypatch.setattr(ssl, "RAND_bytes", lambda n: reads.append(original(n)) or reads[-1])
     generator = SecureGenerator()
     for count in (1, 127, 128, 5000):
         assert generator._words(count).tobytes() == reads[-1] and len(reads[-1]) == 8 * count
+    reads.clear()
+    monkeypatch.setattr(entropy, "_DRAW", 24)  # a draw beyond it: pieces, in order
+    assert generator._words(7).tobytes() == b"".join(reads)
+    assert [len(r) for r in reads] == [24, 24, 8]
+    monkeypatch.setattr(entropy, "_DRAW", 1 << 30)
     reads.clear()
     generator.standard_normal(3 * generator._BLOCK)
     assert len(reads) >= 3 and {len(r) for r in reads} <= {8, 8 * generator._BLOCK}

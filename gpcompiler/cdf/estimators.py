@@ -12,6 +12,7 @@ import math
 import secrets
 import uuid
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import lru_cache
 
 import numpy
@@ -20,12 +21,12 @@ from scipy.optimize import isotonic_regression
 
 from ..compiler.symbolic import to_float
 from ..runtime import exact
-from ..runtime.rounding import ceil_sqrt
+from ..runtime.rounding import ceil_float, ceil_sqrt
 from ..runtime.secure import default_generator
 from .gaussian import analytic_gaussian_sigma
 from .release import CDFEstimate, check_budget
-from .streaming import (direct_terms, partial_sums, public_values, quantile_points,
-                        to_reference)
+from .streaming import (UNIT, direct_error_bound, direct_terms, moment_error_bound,
+                        partial_sums, public_values, quantile_points, to_reference)
 from .tables import COEFFICIENT_SENSITIVITY_SQUARED, cdf_tables, moment_sensitivity_squared
 
 
@@ -131,25 +132,44 @@ class Statistics:
                           self.batches | other.batches, self.releases | other.releases)
 
     def sum_sensitivity(self):
-        """l2 sensitivity of ``sums`` under replace-one: paper's sqrt((5K+8)/2) for moments;
-        sqrt(2) for direct coefficients (Bessel, attained by a record moving lo -> hi) and
-        for histogram counts; sqrt(T) for T quantile counts (each moves by at most 1)."""
+        """l2 sensitivity of the computed ``sums`` under replace-one: that of the exact
+        sums (paper's sqrt((5K+8)/2) for moments; sqrt(2) for direct coefficients, Bessel,
+        attained by a record moving lo -> hi, and for histogram counts; sqrt(T) for T
+        quantile counts, each moving by at most 1) plus twice the float error of the
+        computed ones (float_error), rounded up: the noise is calibrated to the sums as
+        computed (docs/clipping.md, "CDF sums")."""
         if self.method == "moments":
-            return ceil_sqrt(moment_sensitivity_squared(self.degree))
-        if self.method == "adaptive-quantiles":
-            return ceil_sqrt(self.queries)
-        return ceil_sqrt(COEFFICIENT_SENSITIVITY_SQUARED)
+            exact_sums = ceil_sqrt(moment_sensitivity_squared(self.degree))
+        elif self.method == "adaptive-quantiles":
+            exact_sums = ceil_sqrt(self.queries)
+        else:
+            exact_sums = ceil_sqrt(COEFFICIENT_SENSITIVITY_SQUARED)
+        return ceil_float(Fraction(exact_sums) + 2 * Fraction(self.float_error()))
+
+    def float_error(self):
+        """A bound on the l2 distance between the computed sums and the exact sums of the
+        mapped records (public values only): streaming.direct_error_bound or
+        moment_error_bound, plus one rounding of every sum per merge (|S| <= sqrt(2) N
+        for direct sums, sqrt(K + 1) N for power sums); 0 for counts (exact integers)."""
+        if self.method not in ("direct", "moments"):
+            return 0.0
+        bound = (direct_error_bound if self.method == "direct" else moment_error_bound)(
+            self.degree, self.count)
+        size = 2 if self.method == "direct" else self.degree + 1   # ||S||^2 <= size N^2
+        merges = (len(self.batches) - 1) * UNIT * (1 + UNIT) * self.count
+        return ceil_float(Fraction(bound) + merges * Fraction(ceil_sqrt(size)))
 
     def privatize(self, *, epsilon, delta, rng=None):
         """Gaussian noise on the sums, with this batch's own (epsilon, delta): the sums'
         exact rounding to gamma Z (runtime/exact.py, gamma = lattice(sigma))."""
         check_budget(epsilon, delta)
-        sigma = analytic_gaussian_sigma(epsilon, delta, self.sum_sensitivity())
+        sensitivity = self.sum_sensitivity()
+        sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
         rng = default_generator(rng)
         noisy = exact.gaussian(self.sums, sigma, rng)
         return PrivateStatistics(self.method, self.degree, self.lo, self.hi, self.count, noisy,
                                  sigma ** 2, ((epsilon, delta, self.count),), self.queries,
-                                 self.releases)
+                                 self.releases, sensitivity)
 
 
 def _size(method, degree, bins, steps):
@@ -195,13 +215,15 @@ class PrivateStatistics:
     spent: tuple
     queries: int = None
     batches: frozenset = frozenset()
+    sum_sensitivity: float = None
 
     def merge(self, other):
         _check_compatible(self, other)
         return PrivateStatistics(self.method, self.degree, self.lo, self.hi, self.count + other.count,
                                  self.noisy_sums + other.noisy_sums,
                                  self.noise_variance + other.noise_variance, self.spent + other.spent,
-                                 self.queries, self.batches | other.batches)
+                                 self.queries, self.batches | other.batches,
+                                 max(self.sum_sensitivity, other.sum_sensitivity))
 
     def estimate(self):
         """The private CDF from the (merged) noisy statistics."""
@@ -217,8 +239,8 @@ class PrivateStatistics:
             coefficients = tables[1] + tables[0] @ averages
         else:
             coefficients = averages
-        sensitivity = Statistics.sum_sensitivity(self) / self.count
-        return _from_coefficients(self, coefficients, sigma, sensitivity, epsilon, delta)
+        return _from_coefficients(self, coefficients, sigma, self.sum_sensitivity / self.count,
+                                  epsilon, delta)
 
 
 @lru_cache(maxsize=32)

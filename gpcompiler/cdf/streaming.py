@@ -101,14 +101,14 @@ def _sum(values):
 
 def power_sums(x, degree, spare=None):
     """sum_n x_n^i, i = 1..degree+1, by a running product (in ``spare``, a buffer of x's
-    size, or a new one)."""
+    size, or a new one), each summed by _sum. Rounding error: moment_error_bound."""
     sums = numpy.empty(degree + 1)
     power = numpy.empty_like(x) if spare is None else spare
     numpy.copyto(power, x)
-    sums[0] = power.sum()
+    sums[0] = _sum(power)
     for i in range(1, degree + 1):
         power *= x
-        sums[i] = power.sum()
+        sums[i] = _sum(power)
     return sums
 
 
@@ -185,6 +185,21 @@ def _unit_squares(degree):
         share = (legendre(k + 1) + legendre(k - 1)) / root
         squares += (share * (1 + kappa) + kappa * 2) ** 2      # 2 >= sqrt(2) >= |D_k| / N
     return squares
+
+
+def moment_error_bound(degree, count):
+    """A bound, for any ``count`` records in [-1, 1], on the l2 distance between the power
+    sums computed here (power_sums, Partial) and the exact sums of the mapped records,
+    K = ``degree`` (rounded up; public values only). Per record, x^i is i - 1 products
+    each rounded once: within gamma_(i-1) |x|^i <= gamma_(i-1), plus i 2^-1074 for
+    underflow; _sum errs by s = gamma_(ROW - 1) + gamma_(CHUNK / ROW)(1 + gamma_(ROW - 1))
+    of the sum of |terms| <= N (Higham, Lemma 3.1); chunks add exactly, and the total is
+    rounded once (u N). So |S^_i - S_i| <= N ((e_i (1 + s) + s)(1 + u) + u),
+    e_i = gamma_(i-1) + i 2^-1074."""
+    total = _gamma(ROW - 1) + _gamma(CHUNK // ROW) * (1 + _gamma(ROW - 1))
+    squares = sum((((_gamma(i - 1) + Fraction(i, 2 ** 1074)) * (1 + total) + total)
+                   * (1 + UNIT) + UNIT) ** 2 for i in range(1, degree + 2))
+    return ceil_sqrt(count ** 2 * squares)
 
 
 def _gamma(n):

@@ -59,7 +59,11 @@ def privatize_batch(module, t, y, *, epsilon=None, rho=None, seed=None, **params
     OS entropy on each worker (``seed=None``), or numpy SeedSequence(seed).spawn, one
     stream per row block (reproducible, for tests). The module and its grid's weights are
     built once per worker process (the module's cache), not shipped with the blocks; a
-    worker process's allocator keeps a block's temporaries (:func:`block_heap`)."""
+    worker process's allocator keeps a block's temporaries (:func:`block_heap`).
+
+    The result is lazy: with OS entropy every evaluation (compute, persist) draws fresh
+    noise, so two evaluations are two releases of the same curves and spend the budget
+    twice. Evaluate it once (``.persist()`` or ``.compute()``) and use that."""
     module = load_module(module)
     path = module.__file__
     y = y.rechunk({axis: -1 for axis in range(1, y.ndim)})
