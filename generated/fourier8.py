@@ -1420,7 +1420,7 @@ def _finite_release(out):
 
 
 # ---- runtime/clip.py from gpcompiler 0.1.0
-# ---- sha256 378abd92e74e1d9e28fccacaaffb378dbf737d5394a3e719f7b5c1348dcb10d7
+# ---- sha256 3cf64d3038acb69f656f9c134ded5e0e8a790325b3b9f1c50a99086be6059b15
 
 _SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
@@ -1441,7 +1441,8 @@ def clip_rows(c, bound):
     out = rows * factor[:, None]  # 1 inside the ball: kept exactly
     rescue = ~safe | (factor < 2.0 ** -960)  # a factor near the subnormals: scaled instead
     if rescue.any():
-        rescue[rescue] = rows[rescue].any(axis=-1)  # a zero row stays as it is
+        kept = rows[rescue]  # a zero row stays as it is, and a non-finite one (refused later)
+        rescue[rescue] = kept.any(axis=-1) & numpy.isfinite(kept).all(axis=-1)
         out[rescue] = _clip_scaled(rows[rescue], bound)
     return out.reshape(c.shape)
 
@@ -1460,7 +1461,7 @@ def _clip_scaled(c, bound):
 
 
 # ---- runtime/curveclip.py from gpcompiler 0.1.0
-# ---- sha256 dbb9ab7d9ab21217f4846b45c48e0c84179ff72385364dabeb75aaf2071fdc24
+# ---- sha256 c18f717e1ded0300edf3932ecb6ca919764c576e05bb870fc33be8924d54407b
 
 _CLIP_ELEMENTS = 1 << 17  # values per block of curves: the block's temporaries stay in cache
 _SAFE = (2.0 ** -800, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
@@ -1517,7 +1518,8 @@ def _curve_factors(v, h, bound, work):
     if extreme.any():
         rows = numpy.flatnonzero(extreme)
         largest = numpy.max(numpy.abs(v[rows]), axis=(1, 2))
-        rows, largest = rows[largest > 0], largest[largest > 0]  # not zero, not NaN
+        keep = (largest > 0) & (largest < math.inf)  # not zero, NaN or inf (refused later)
+        rows, largest = rows[keep], largest[keep]
         if rows.size:
             scaled = _squares(v[rows] / largest[:, None, None],
                               h if h.shape[0] == 1 else h[rows], work[:, :rows.size])

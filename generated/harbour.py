@@ -1346,7 +1346,7 @@ def _finite_release(out):
 
 
 # ---- runtime/clip.py from gpcompiler 0.1.0
-# ---- sha256 378abd92e74e1d9e28fccacaaffb378dbf737d5394a3e719f7b5c1348dcb10d7
+# ---- sha256 3cf64d3038acb69f656f9c134ded5e0e8a790325b3b9f1c50a99086be6059b15
 
 _SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
@@ -1367,7 +1367,8 @@ def clip_rows(c, bound):
     out = rows * factor[:, None]  # 1 inside the ball: kept exactly
     rescue = ~safe | (factor < 2.0 ** -960)  # a factor near the subnormals: scaled instead
     if rescue.any():
-        rescue[rescue] = rows[rescue].any(axis=-1)  # a zero row stays as it is
+        kept = rows[rescue]  # a zero row stays as it is, and a non-finite one (refused later)
+        rescue[rescue] = kept.any(axis=-1) & numpy.isfinite(kept).all(axis=-1)
         out[rescue] = _clip_scaled(rows[rescue], bound)
     return out.reshape(c.shape)
 

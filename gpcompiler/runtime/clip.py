@@ -24,7 +24,8 @@ def clip_rows(c, bound):
     out = rows * factor[:, None]  # 1 inside the ball: kept exactly
     rescue = ~safe | (factor < 2.0 ** -960)  # a factor near the subnormals: scaled instead
     if rescue.any():
-        rescue[rescue] = rows[rescue].any(axis=-1)  # a zero row stays as it is
+        kept = rows[rescue]  # a zero row stays as it is, and a non-finite one (refused later)
+        rescue[rescue] = kept.any(axis=-1) & numpy.isfinite(kept).all(axis=-1)
         out[rescue] = _clip_scaled(rows[rescue], bound)
     return out.reshape(c.shape)
 

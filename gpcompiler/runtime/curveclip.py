@@ -61,7 +61,8 @@ def _curve_factors(v, h, bound, work):
     if extreme.any():
         rows = numpy.flatnonzero(extreme)
         largest = numpy.max(numpy.abs(v[rows]), axis=(1, 2))
-        rows, largest = rows[largest > 0], largest[largest > 0]  # not zero, not NaN
+        keep = (largest > 0) & (largest < math.inf)  # not zero, NaN or inf (refused later)
+        rows, largest = rows[keep], largest[keep]
         if rows.size:
             scaled = _squares(v[rows] / largest[:, None, None],
                               h if h.shape[0] == 1 else h[rows], work[:, :rows.size])
