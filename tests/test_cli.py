@@ -7,6 +7,7 @@ never a traceback; releases contain only released values; comparisons are opt-in
 import fcntl
 import gzip
 import json
+import math
 import os
 import pty
 import struct
@@ -495,6 +496,16 @@ def test_cdf_prints_true_values_only_with_compare_and_writes_its_release(cli, tm
         assert by_spec[key] == by_bounds[key], key
     assert len(by_spec["coefficients"]) == 11 and len(by_spec["grid"]) == 26
     assert by_spec["grid"][-1] == 2500.0 and numpy.all(numpy.diff(by_spec["cdf"]) >= 0)
+    from gpcompiler import cdf   # the noise facts: public, and those the noise was drawn with
+    from gpcompiler.runtime import exact
+    statistics = cdf.Statistics.from_data(numpy.clip(wages, 0, 2500), lo=0.0, hi=2500.0,
+                                          degree=10)
+    sigma = cdf.analytic_gaussian_sigma(1.0, 1e-5, statistics.sum_sensitivity())
+    assert by_spec["noise"] == {"sum_sensitivity": statistics.sum_sensitivity(), "sigma": sigma,
+                                "lattice": exact.lattice(sigma)}
+    assert statistics.sum_sensitivity() > math.sqrt(2)
+    steps = numpy.array(by_spec["coefficients"]) * wages.size / by_spec["noise"]["lattice"]
+    assert numpy.abs(steps - numpy.round(steps)).max() < 1e-6   # noisy sums on gamma Z
     csv_out = tmp_path / "cdf.csv"
     status, _, _ = cli("cdf", "bundled:cps1988", "--spec", "specs/cdf_wages.toml", *common,
                        "-o", csv_out)

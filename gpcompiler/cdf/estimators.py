@@ -169,7 +169,8 @@ class Statistics:
         noisy = exact.gaussian(self.sums, sigma, rng)
         return PrivateStatistics(self.method, self.degree, self.lo, self.hi, self.count, noisy,
                                  sigma ** 2, ((epsilon, delta, self.count),), self.queries,
-                                 self.releases, sensitivity)
+                                 self.releases, sensitivity,
+                                 ((sensitivity, sigma, exact.lattice(sigma)),))
 
 
 def _size(method, degree, bins, steps):
@@ -201,10 +202,11 @@ def _check_compatible(a, b):
 class PrivateStatistics:
     """Noisy sums of one or more disjoint batches; merging costs no budget (post-processing,
     parallel composition over disjoint records: the merge is (max epsilon, max delta)-DP).
-    ``spent`` lists (epsilon, delta, records); ``batches`` names the batches released by
-    random tokens (Statistics.releases, nothing computed from the records), and a merge of
-    releases that share one (the same Statistics released twice) is refused. That
-    releases with different names hold disjoint records is the caller's promise."""
+    ``spent`` lists (epsilon, delta, records) and ``noise`` (sum sensitivity, sigma, lattice
+    step gamma of the exactly rounded sums) per release; ``batches`` names the batches
+    released by random tokens (Statistics.releases, nothing computed from the records), and
+    a merge of releases that share one (the same Statistics released twice) is refused.
+    That releases with different names hold disjoint records is the caller's promise."""
     method: str
     degree: int
     lo: float
@@ -216,6 +218,7 @@ class PrivateStatistics:
     queries: int = None
     batches: frozenset = frozenset()
     sum_sensitivity: float = None
+    noise: tuple = ()
 
     def merge(self, other):
         _check_compatible(self, other)
@@ -223,7 +226,8 @@ class PrivateStatistics:
                                  self.noisy_sums + other.noisy_sums,
                                  self.noise_variance + other.noise_variance, self.spent + other.spent,
                                  self.queries, self.batches | other.batches,
-                                 max(self.sum_sensitivity, other.sum_sensitivity))
+                                 max(self.sum_sensitivity, other.sum_sensitivity),
+                                 self.noise + other.noise)
 
     def estimate(self):
         """The private CDF from the (merged) noisy statistics."""
@@ -271,7 +275,7 @@ def _from_coefficients(source, coefficients, sigma, sensitivity, epsilon, delta)
     grid = source.lo + (reference + 1) * (source.hi - source.lo) / 2
     values = _post_process(legendre_cdf(coefficients, reference))
     return CDFEstimate(source.method, source.lo, source.hi, grid, values, sigma, sensitivity,
-                       epsilon, delta, source.degree, source.spent)
+                       epsilon, delta, source.degree, source.spent, source.noise)
 
 
 def _histogram(noisy, sigma, epsilon, delta):
@@ -280,7 +284,7 @@ def _histogram(noisy, sigma, epsilon, delta):
     values = numpy.clip(numpy.concatenate([[0.0], numpy.cumsum(counts)]) / noisy.count, 0.0, 1.0)
     grid = numpy.linspace(noisy.lo, noisy.hi, noisy.queries + 1)
     return CDFEstimate("histogram", noisy.lo, noisy.hi, grid, values, sigma,
-                       math.sqrt(2) / noisy.count, epsilon, delta, None, noisy.spent)
+                       math.sqrt(2) / noisy.count, epsilon, delta, None, noisy.spent, noisy.noise)
 
 
 def _quantiles(noisy, sigma, epsilon, delta):
@@ -297,7 +301,7 @@ def _quantiles(noisy, sigma, epsilon, delta):
     grid = noisy.lo + (points[order] + 1) * (noisy.hi - noisy.lo) / 2
     return CDFEstimate("adaptive-quantiles", noisy.lo, noisy.hi, grid,
                        numpy.maximum.accumulate(values), sigma, 1 / noisy.count, epsilon, delta,
-                       None, noisy.spent)
+                       None, noisy.spent, noisy.noise)
 
 
 def estimate(data, *, lo, hi, epsilon, delta, degree=10, method="direct", rng=None,

@@ -22,6 +22,7 @@ class CDFEstimate:
     delta: float
     degree: int = None
     spent: tuple = field(default=())
+    noise: tuple = field(default=())  # (sum sensitivity, sigma, lattice step) per release
 
     def cdf(self, x):
         """F~(x); 0 below lo and 1 above hi."""

@@ -77,7 +77,8 @@ def cmd_cdf(args):
         smooth = {"degree": degree} if args.method in LEGENDRE_METHODS else {}
         if len(result.spent) == 2:
             smooth["degree_selection_epsilon"] = result.spent[0][0]
-        metadata = release_metadata(args, **spec, lo=lo, hi=hi, **smooth, records=int(data.size))
+        metadata = release_metadata(args, **spec, lo=lo, hi=hi, **smooth, records=int(data.size),
+                                    noise=_noise_facts(result))
         values = result.cdf(grid)
         files.append((args.output, json.dumps(
             {**metadata, **jsonable(released), "grid": jsonable(grid),
@@ -89,6 +90,13 @@ def cmd_cdf(args):
         files.append((args.plot, png(_cdf_figure(args, result, data, lo, hi, degree, unit))))
     write_files(args, files)
     return 0
+
+
+def _noise_facts(result):
+    """The public facts of the noisy sums: sensitivity (with the sums' float error), sigma
+    and the lattice step gamma of their exact rounding."""
+    (sensitivity, sigma, lattice), = result.noise
+    return {"sum_sensitivity": sensitivity, "sigma": sigma, "lattice": lattice}
 
 
 def _joint_cdf(args, columns):
