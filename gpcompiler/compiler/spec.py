@@ -503,12 +503,17 @@ def multi_indices(family):
 
 def _box_functions(family, variables, intervals):
     """Products of 1-D family functions over the multi-indices (paper Sec. 3.2)."""
+    return [sympy.Mul(*factors) for factors in box_factors(family, variables, intervals)]
+
+
+def box_factors(family, variables, intervals):
+    """The factors of each basis function of a box family, one 1-D family function per
+    variable in the order of the variables (a SymPy product sorts its factors)."""
     total = family.option("total_degree")
     axes = ([Family(family.name, (("degree", total),))] * family.variables
             if total is not None else axis_families(family))
     tables = [family_functions(f, v, i) for f, v, i in zip(axes, variables, intervals)]
-    return [sympy.Mul(*(tables[i][a_i] for i, a_i in enumerate(a)))
-            for a in multi_indices(family)]
+    return [tuple(tables[i][a_i] for i, a_i in enumerate(a)) for a in multi_indices(family)]
 
 
 def family_functions(family, t, interval):
