@@ -178,8 +178,10 @@ def coefficients(data):
 
 def evaluate(c, x):
     """sum_k c_k e_k at x in original units (Clenshaw recurrence, never monomials)."""
-    k = numpy.arange(DEGREE + 1)
-    scaled = numpy.asarray(c, dtype=float) * numpy.sqrt((2 * k + 1) / 2.0)
+    c = numpy.asarray(c, dtype=float)
+    if c.shape != (DEGREE + 1,):
+        raise ValueError(f"coefficients must have shape ({DEGREE + 1},), got {c.shape}")
+    scaled = c * numpy.sqrt((2 * numpy.arange(DEGREE + 1) + 1) / 2.0)
     return numpy.polynomial.legendre.legval(to_reference(x), scaled)
 
 

@@ -633,7 +633,7 @@ def _project_grid(grids, values, kind, p, bound=None):
         raise ValueError(f"values have shape {y.shape}; expected {shape} (or (B,) + {shape} "
                          "for a batch)")
     if not numpy.isfinite(y).all():
-        raise ValueError("values contain NaN or infinite values")
+        raise _nonfinite(y, "values", "values", y.ndim > len(shape))
     if bound is not None:
         y = _clip_fields([numpy.asarray(t, dtype=float) for t in grids], y, kind, bound)
     batch = y.ndim - len(shape)
@@ -656,10 +656,21 @@ def _finite(x):
 
 
 def _reject_nonfinite(y):
-    """Raise if y has a NaN or inf. Called only when a result from y is not finite: a NaN or
-    inf in y always makes it so (NaN * 0 is NaN), so valid values are not read again."""
+    """Raise if y has a NaN or inf, naming the first. Called only when a result from y is not
+    finite: a NaN or inf in y always makes it so (NaN * 0 is NaN), so valid values are not
+    read again."""
     if not numpy.isfinite(y).all():
-        raise ValueError("values y contain NaN or infinite values")
+        raise _nonfinite(y, "values y", "y", y.ndim > 1 + (VALUE_DIM > 1))
+
+
+def _nonfinite(values, label, name, batch):
+    """The ValueError of values (called ``label``, indexed as ``name``) with a NaN or inf:
+    the index of the first one, and its row when the values are a batch (``batch``)."""
+    first = numpy.flatnonzero(~numpy.isfinite(values))[0]
+    index = [int(i) for i in numpy.unravel_index(first, values.shape)]
+    row = f" (row {index[0]} of the batch)" if batch else ""
+    return ValueError(f"{label} contain NaN or infinite values: the first at "
+                      f"{name}[{', '.join(map(str, index))}]{row}")
 
 
 def _budget(epsilon, rho):
@@ -721,6 +732,18 @@ def _scale(epsilon, rho):
     return scale
 
 
+def _coefficients(c):
+    """c as a float array of shape (..., COEF_SHAPE), else one ValueError naming the shape."""
+    expected = f"(..., {', '.join(map(str, COEF_SHAPE))})"
+    try:
+        c = numpy.asarray(c, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"coefficients must be an array of numbers of shape {expected}") from None
+    if c.ndim < len(COEF_SHAPE) or c.shape[c.ndim - len(COEF_SHAPE):] != COEF_SHAPE:
+        raise ValueError(f"coefficients must have shape {expected}, got {c.shape}")
+    return c
+
+
 def privatize(c, *, epsilon=None, rho=None, rng=None, bound=None):
     """c + Z/epsilon with Z spherical Laplace in R^d (epsilon-GP, paper Thm 3.2), or
     c + N(0, I)/sqrt(2 rho) (rho-CGP, Thm 3.3). A leading batch axis gets independent
@@ -729,10 +752,7 @@ def privatize(c, *, epsilon=None, rho=None, rng=None, bound=None):
     rounded up by exact arithmetic (ceil_float, ceil_sqrt). Before the noise, c is clipped
     to the public norm bound B (``bound``, default default_bound): c * min(1, B/||c||)."""
     scale = _scale(epsilon, rho)
-    c = numpy.asarray(c, dtype=float)
-    if c.shape[c.ndim - len(COEF_SHAPE):] != COEF_SHAPE or c.ndim < len(COEF_SHAPE):
-        raise ValueError(f"coefficients must have shape (..., {', '.join(map(str, COEF_SHAPE))}), "
-                         f"got {c.shape}")
+    c = _coefficients(c)
     if not _finite(c):
         raise ValueError("coefficients contain NaN or infinite values")
     clipped = _clip(c, _bound(bound, scale))
@@ -825,17 +845,15 @@ def project_and_privatize(grids, values, *, kind="linear", epsilon=None, rho=Non
 def evaluate(c, points, **params):
     """Values of f = sum_j c_j e_j at points (..., k): (B..., points...) [(..., n)]."""
     p = _params(params)
-    c = numpy.asarray(c, dtype=float)
+    c = _coefficients(c)
     x = _points(points, p)
     e = _orthonormal(x, p).reshape(-1, BASIS_SIZE)
     return (c @ e.T).reshape(c.shape[:-1] + x.shape[:-1])
 
 
 def _along_coefficients(function, c):
-    c = numpy.asarray(c, dtype=float)
+    c = _coefficients(c)
     axis = c.ndim - len(COEF_SHAPE)
-    if axis < 0 or c.shape[axis:] != COEF_SHAPE:
-        raise ValueError(f"coefficients must have shape (..., {', '.join(map(str, COEF_SHAPE))})")
     moved = numpy.moveaxis(c, axis, 0)
     flat = function(moved.reshape(BASIS_SIZE, -1))
     return numpy.moveaxis(flat.reshape(moved.shape), 0, axis)

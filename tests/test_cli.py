@@ -17,6 +17,7 @@ import termios
 
 import numpy
 import pytest
+import sympy
 
 from conftest import ROOT
 from gpcompiler import cli as cli_module
@@ -136,6 +137,45 @@ def test_unwritable_destination_is_checked_first_and_named(cli, tmp_path, monkey
                         "--plot", blocker / "x.png")[::2], "x.png")
     one_line_error(*cli("explain", "specs/linear.toml", "-o", blocker / "x.md")[::2], "x.md")
     assert not drawn
+
+
+def test_a_directory_as_output_file_is_named_a_directory(cli, tmp_path, monkeypatch):
+    """-o (or --plot) at an existing directory says so, whatever its name ends with, before
+    any noise is drawn (it said a release is .csv or .json)."""
+    drawn = []
+    monkeypatch.setattr(privatize_command, "_release", lambda *a: drawn.append(a))
+    (tmp_path / "out.csv").mkdir()
+    for target in (tmp_path, tmp_path / "out.csv"):
+        for options in (("-o", target), ("-o", tmp_path / "x.csv", "--plot", target)):
+            one_line_error(*cli("privatize", "specs/linear.toml", "bundled:ecg", "--epsilon",
+                                "1", *options)[::2], f"cannot write {target}: it is a directory")
+        one_line_error(*cli("cdf", "bundled:cps1988", "--lo", "0", "--hi", "1", "--epsilon", "1",
+                            "--delta", "1e-5", "-o", target)[::2], "it is a directory")
+    assert not drawn
+
+
+def test_a_gz_file_that_is_not_gzip_is_named_so(cli, tmp_path):
+    """A file named .gz whose bytes are not gzip (here a plain CSV with another header) is
+    one line saying so, for curves and for a CDF column (it was a header error)."""
+    fake = tmp_path / "c.csv.gz"
+    fake.write_text("x,wage\n0,1\n1,2\n")
+    for command in (("privatize", "specs/linear.toml", fake, "--epsilon", "1"),
+                    ("cdf", fake, "--column", "wage", "--lo", "0", "--hi", "3", "--epsilon",
+                     "1", "--delta", "1e-5")):
+        one_line_error(*cli(*command)[::2], f"{fake}: not gzip-compressed")
+
+
+def test_check_outside_the_repository_says_where_it_looked(cli, tmp_path, monkeypatch):
+    """`gpcompiler check` from another directory names the directory it looked for and
+    --specs / --generated (it said only "no spec directory specs")."""
+    monkeypatch.chdir(tmp_path)          # after the fixture's chdir to the repository
+    one_line_error(*cli("check")[::2], f"no spec directory specs (looked for {tmp_path}",
+                   "--specs DIR")
+    (tmp_path / "specs").mkdir()
+    one_line_error(*cli("check")[::2], f"no spec (*.toml) in specs ({tmp_path}", "--specs DIR")
+    (tmp_path / "specs" / "linear.toml").write_bytes((ROOT / "specs/linear.toml").read_bytes())
+    one_line_error(*cli("check")[::2], f"no directory of generated modules generated (looked "
+                                       f"for {tmp_path}", "--generated DIR")
 
 
 def test_several_value_columns_on_a_scalar_spec_are_ambiguous(cli, tmp_path):
@@ -567,6 +607,46 @@ def test_explain_prints_gram_certificate_and_errors(cli):
     assert status == 0
     for needle in ("## Gram matrix", "\\pi", "pivot", "\\kappa_2(G)", "G \\otimes I_2", "d = 6"):
         assert needle in text
+
+
+def test_explain_opens_infinite_ends_and_keeps_the_box_factor_order(cli, tmp_path):
+    """An infinite end is open, (-oo, oo), a finite one closed; a box family's phi_j lists
+    its factors in the order of the variables, as the module's basis is built (phi_3 of
+    degrees (1, 1) is P_1 in x times P_0 in y: SymPy's product printed P_0(2y - 1) first)."""
+    from gpcompiler.compiler.spec import load_spec
+    line = tmp_path / "herm.toml"
+    line.write_text('name = "herm"\n[domain]\nintervals = [["-oo", "oo"]]\n'
+                    'curve_interval = ["-3", "3"]\n[basis]\n'
+                    'family = { name = "hermite", degree = 2 }\n')
+    status, text, err = cli("explain", line)
+    assert status == 0, err
+    assert "Domain $I = (-\\infty, \\infty)$" in text and "Curves live on $[-3, 3]$" in text
+    box = tmp_path / "box.toml"
+    box.write_text('name = "box"\n[domain]\nvariables = ["x", "y"]\n'
+                   'intervals = [["0", "2"], ["0", "1"]]\n[basis]\n'
+                   'family = { name = "legendre", degree = [1, 1] }\n')
+    status, text, err = cli("explain", box)
+    assert status == 0, err
+    x, y = "P_{%d}\\left(x - 1\\right)", "P_{%d}\\left(2 y - 1\\right)"
+    for j, (a, b) in enumerate([(0, 0), (0, 1), (1, 0), (1, 1)]):
+        assert f"\\varphi_{{{j + 1}}}(x, y) = {x % a} {y % b}$" in text
+    u, v = (sympy.Symbol(n, real=True) for n in "xy")
+    functions = load_spec(box).functions
+    assert sympy.expand(functions[2][0].doit()) == u - 1     # phi_3 = P_1(x - 1): in x only
+    assert sympy.expand(functions[1][0].doit()) == 2 * v - 1
+    assert "Box $I = [0, 2] \\times [0, 1]$" in text
+
+
+def test_one_segment_is_singular(cli, tmp_path):
+    """The summary of a release counts in the singular for one ("1 segment", was
+    "1 segments"); several stay plural."""
+    status, out, err = cli("privatize", "specs/linear.toml", "bundled:ecg", "--param", "T=800",
+                           "--method", "seg", "--epsilon", "1", "--seed", "1",
+                           "-o", tmp_path / "seg.csv")
+    assert status == 0, err
+    assert "seg: 1 segment, ledger total 1" in out
+    from gpcompiler.cli.common import plural
+    assert (plural(1, "basis function"), plural(7, "point")) == ("1 basis function", "7 points")
 
 
 def test_privatize_with_every_method(cli, tmp_path):

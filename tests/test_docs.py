@@ -127,3 +127,22 @@ def test_design_notes_cited_by_help_are_installed():
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
         "package-data"]["gpcompiler"]
     assert "docs/design.md" in package_data
+
+
+def test_the_spec_reference_lists_every_key_with_its_default():
+    """docs/reference/spec.md's key table has a row for every key the spec reader accepts
+    (it lacked [curve] outside, [privacy] bound and the units), with the defaults read from
+    gpcompiler/compiler/spec.py."""
+    from gpcompiler.compiler import spec
+    rows = {line.split("|")[1].strip().strip("`"): line
+            for line in (DOCS / "reference" / "spec.md").read_text().splitlines()
+            if line.startswith("| `")}
+    keys = ({key for key in spec._TOP_KEYS if key not in spec._SECTION_KEYS}
+            | {f"{section}.{key}" for section, keys in spec._SECTION_KEYS.items()
+               for key in keys})
+    assert sorted(keys - set(rows)) == []
+    assert f'`"{spec.OUTSIDE[0]}"` (default) or `"{spec.OUTSIDE[1]}"`' in rows["curve.outside"]
+    assert spec.MAX_BOUND == 2.0 ** 500 and "at most 2^500" in rows["privacy.bound"]
+    assert "default: none" in rows["privacy.bound"] and "`default_bound`" in rows["privacy.bound"]
+    for key in ("domain.units", "values.units"):
+        assert "(default: none)" in rows[key]

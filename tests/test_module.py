@@ -191,6 +191,56 @@ def test_privatize_rejects_wrong_coefficient_shape_and_unknown_parameters():
         generated("linear").gram(T=-1.0)
 
 
+@pytest.mark.parametrize("name, points, shape", [
+    ("linear", [0.5], "(..., 2)"), ("ellipse", [0.5], "(..., 3, 2)"),
+    ("circle_shift", [0.5], "(..., 3)"), ("legendre_box", [[0.5, 0.5]], "(..., 35)")])
+def test_evaluate_rejects_coefficients_of_a_bad_shape_naming_the_expected_one(name, points,
+                                                                             shape):
+    """A wrong coefficient shape is one ValueError naming the expected shape (not NumPy's
+    matmul or einsum message), and is never evaluated silently (ellipse's (2, 3, 4) was)."""
+    module = generated(name)
+    for bad in (numpy.ones(4), numpy.ones((2, 3, 4)), numpy.float64(1.0)):
+        with pytest.raises(ValueError) as info:
+            module.evaluate(bad, points)
+        assert str(info.value) == f"coefficients must have shape {shape}, got {bad.shape}"
+    good = numpy.ones((2,) + module.COEF_SHAPE)
+    assert module.evaluate(good, points).shape[0] == 2
+    with pytest.raises(ValueError, match=r"coefficients must have shape \(11,\), got \(3,\)"):
+        generated("cdf_wages").evaluate(numpy.ones(3), [100.0])
+
+
+@pytest.mark.parametrize("rows", [False, True])
+def test_a_nonfinite_value_of_a_batch_names_its_row(rows):
+    """A NaN (or inf) in an API batch: the error names the first offending row and sample,
+    for project and project_and_privatize, with a shared grid or one grid per row."""
+    module = generated("linear")
+    t = numpy.linspace(0, 1, 5)
+    y = numpy.ones((4, 5))
+    y[3, 0], y[2, 3] = numpy.inf, numpy.nan
+    grid = numpy.stack([t] * 4) if rows else t
+    expected = r"values y contain NaN or infinite values: the first at y\[2, 3\] \(row 2 of"
+    with pytest.raises(ValueError, match=expected):
+        module.project(grid, y)
+    with pytest.raises(ValueError, match=expected), numpy.errstate(invalid="ignore"):
+        module.project_and_privatize(grid, y, epsilon=1.0, rng=1)
+    with pytest.raises(ValueError, match=r"the first at y\[3\]$"):
+        module.project(t, y[2])
+    vector = numpy.ones((3, 5, 2))
+    vector[1, 2, 1] = numpy.nan
+    with pytest.raises(ValueError, match=r"y\[1, 2, 1\] \(row 1 of the batch\)"):
+        generated("ellipse").project(t * generated("ellipse").curve_interval()[1], vector)
+
+
+def test_a_nonfinite_value_of_a_batch_of_fields_names_its_row():
+    module = generated("legendre_box")
+    grids, values = (numpy.linspace(0, 2, 4), numpy.linspace(0, 1, 3)), numpy.ones((3, 4, 3))
+    values[2, 1, 1] = numpy.nan
+    for call in (module.project_grid, lambda g, v: module.project_and_privatize(
+            g, v, epsilon=1.0, rng=1)):
+        with pytest.raises(ValueError, match=r"the first at values\[2, 1, 1\] \(row 2 of"):
+            call(grids, values)
+
+
 def test_expected_error_formulas():
     module = generated("fourier8")
     d = module.COEF_DIM

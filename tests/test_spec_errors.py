@@ -59,6 +59,13 @@ CASES = [
     ("name='a'\n[domain]\nvariables=['x','y']\nintervals=[[\"0\",\"1\"],[\"0\",\"1\"]]\n"
      "[basis]\nfunctions=[\"x\"]\n[curve]\noutside='hold'",
      "curve.outside: expected no outside: it applies to curves"),
+    ("name='a'\n[domain]\nintervals=[[\"0\",\"1\"]]\n[basis]\nfamily='legendre'",
+     "bad.toml: basis.family: expected a table such as { name = \"legendre\", degree = N }, "
+     "got 'legendre'"),
+    ("name='a'\n[domain]\nintervals=[[\"0\",\"1\"]]\n[basis]\nfamily={degree=3}",
+     "basis.family.name: missing: expected one of fourier, hermite"),
+    ("[domain]\nintervals=[[\"0\",\"1\"]]\n[basis]\nfunctions=[\"t\"]",
+     "bad.toml: name: missing: expected a Python identifier (the module name)"),
     ("name='a'\n[domain]\nintervals=[[\"0\",\"T\"]]\nparameters={cache=\"1\"}\n"
      "[basis]\nfunctions=[\"t\"]",
      "domain.parameters.cache: expected an identifier that is not the variable"),
@@ -78,6 +85,20 @@ def test_every_problem_is_reported_at_once():
         parse_spec(text, "bad.toml")
     keys = [key for key, _ in info.value.problems]
     assert keys == ["name", "domain.intervals[0]", "basis.functions[0]", "basis.functions[1]"]
+
+
+@pytest.mark.parametrize("text, key", [
+    ("name='a'\n[domain]\nintervals=[[\"0\",\"1\"]]\n[basis]\nfamily='sinc'", "basis.family"),
+    ("[domain]\nintervals=[[\"0\",\"1\"]]\n[basis]\nfunctions=[\"t\"]", "name")])
+def test_a_wrong_kind_or_a_missing_key_is_named_as_such(text, key):
+    """A string where the family table belongs is reported at basis.family (not .name), a
+    missing name as missing (not "got None")."""
+    with pytest.raises(SpecError) as info:
+        parse_spec(text.encode(), "bad.toml")
+    assert [k for k, _ in info.value.problems] == [key]
+    message = str(info.value)
+    assert "None" not in message
+    assert ('{ name = "sinc", count = N }' if key == "basis.family" else "missing") in message
 
 
 def test_good_spec_parses():

@@ -81,6 +81,11 @@ def named_error(path, error):
     return UserError(f"{path}: {message}")
 
 
+def plural(number, noun):
+    """``number noun``, the noun plural (with an s) unless the number is 1."""
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
 def args_budget(args):
     return {"epsilon": args.epsilon} if args.epsilon is not None else {"rho": args.rho}
 

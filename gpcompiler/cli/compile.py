@@ -30,10 +30,15 @@ def cmd_check(args):
     from ..compiler.spec import load_spec
     spec_dir, generated = Path(args.specs), Path(args.generated)
     if not spec_dir.is_dir():
-        raise UserError(f"no spec directory {spec_dir}")
+        raise UserError(f"no spec directory {spec_dir} (looked for {spec_dir.absolute()}): run "
+                        "from the repository's root, or pass --specs DIR and --generated DIR")
     specs = sorted(spec_dir.glob("*.toml"))
     if not specs:
-        raise UserError(f"no spec (*.toml) in {spec_dir}")
+        raise UserError(f"no spec (*.toml) in {spec_dir} ({spec_dir.absolute()}): pass "
+                        "--specs DIR, the directory of the spec files")
+    if not generated.is_dir():
+        raise UserError(f"no directory of generated modules {generated} (looked for "
+                        f"{generated.absolute()}): pass --generated DIR")
     steps = Steps(args, len(specs))
     try:
         problems = check(spec_dir, generated, progress=steps, stages=steps.stage)

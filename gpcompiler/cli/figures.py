@@ -59,9 +59,9 @@ def check_plot(path):
     from ..io.curves import check_writable
     if path is None:
         return
+    check_writable(path)    # first: a directory is named as one
     if not path.lower().endswith(".png"):
         raise UserError(f"--plot {path}: expected a .png file name")
-    check_writable(path)
     load_pyplot()
 
 

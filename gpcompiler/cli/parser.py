@@ -184,9 +184,11 @@ def build_parser():
                    help="directory of the generated modules")
     p.set_defaults(run=cmd_compile)
     p = command("check", "regenerate every spec and diff against the generated modules")
-    p.add_argument("--specs", default="specs", metavar="DIR", help="directory of the specs")
+    p.add_argument("--specs", default="specs", metavar="DIR",
+                   help="directory of the specs, from the working directory")
     p.add_argument("--generated", default="generated", metavar="DIR",
-                   help="directory of the committed generated modules")
+                   help="directory of the committed generated modules, from the working "
+                        "directory")
     p.set_defaults(run=cmd_check)
     p = command("explain", "print the exact derivation as Markdown")
     p.add_argument("spec", help="spec file (TOML)")

@@ -8,8 +8,8 @@ from fractions import Fraction
 import numpy
 
 from ..errors import DataError, UserError
-from .common import (MAX_FIELD_GRID, args_budget, named_error, not_private, progress_bar, say,
-                     scheduler_engine)
+from .common import (MAX_FIELD_GRID, args_budget, named_error, not_private, plural,
+                     progress_bar, say, scheduler_engine)
 from .figures import check_plot, field_figure, png, release_figure
 from .writers import (csv_text, declared_units, exact_number, facts_metadata, jsonable,
                       ledger_facts, release_format, release_metadata, tell_clipped, write_files)
@@ -191,9 +191,10 @@ def _release(module, args, params, t, y, rng, bound, projection=None):
     else:
         result = adaptive.priv_func_unbounded(t, y, module, beta=args.beta, bound=bound,
                                               continuous=args.continuous, rng=rng, **budget)
-    chosen = (f"{len(result.basis_indices)} basis functions" if result.basis_indices is not None
-              else f"{args.k} points" if args.method == "baseline"
-              else f"{len(result.breakpoints) - 1} segments")
+    chosen = (plural(len(result.basis_indices), "basis function")
+              if result.basis_indices is not None
+              else plural(args.k, "point") if args.method == "baseline"
+              else plural(len(result.breakpoints) - 1, "segment"))
     record = {"coefficients": result.coefficients, "breakpoints": result.breakpoints,
               "basis_indices": result.basis_indices, **dict(result.details)}
     support = ((float(result.breakpoints[0]), float(result.breakpoints[-1]))

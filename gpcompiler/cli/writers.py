@@ -38,11 +38,11 @@ def release_format(path):
     from ..io.curves import check_writable
     if path == STDOUT:
         return ".csv"
+    check_writable(path)    # first: a directory is named as one, whatever its suffix
     suffix = Path(path).suffix.lower()
     if suffix not in (".csv", ".json"):
         raise UserError(f"cannot write {path}: a release is .csv (released values on a public "
                         "grid) or .json (coefficients and the grid), or - (standard output)")
-    check_writable(path)
     return suffix
 
 

@@ -9,6 +9,7 @@ from ..cdf.tables import moment_sensitivity_sup
 from .ir import condition_text, eta as projection_eta
 from ..runtime.rounding import ceil_float, ceil_sqrt
 from .slack import facts
+from .spec import box_factors
 from .symbolic import is_identity, to_float
 
 FULL_MATRIX_LIMIT = 12
@@ -116,20 +117,29 @@ def _box_weight(analysis):
     return lines
 
 
+def _interval(lo, hi):
+    """An interval in LaTeX: closed at a finite end, open at an infinite one."""
+    return (("(" if lo.is_infinite else "[") + f"{sympy.latex(lo)}, {sympy.latex(hi)}"
+            + (")" if hi.is_infinite else "]"))
+
+
+def _count(number, noun):
+    """``number noun``, the noun plural unless the number is 1."""
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
 def _space(spec):
     if spec.dimension > 1:
-        box = " \\times ".join(f"[{sympy.latex(lo)}, {sympy.latex(hi)}]"
-                                for lo, hi in spec.intervals)
+        box = " \\times ".join(_interval(lo, hi) for lo, hi in spec.intervals)
         domain = f"Box $I = {box}$ in $({', '.join(sympy.latex(t) for t in spec.variables)})$"
     else:
-        lo, hi = spec.interval
-        domain = f"Domain $I = [{sympy.latex(lo)}, {sympy.latex(hi)}]$"
+        domain = f"Domain $I = {_interval(*spec.interval)}$"
     lines = [f"{domain}, metric {spec.metric.kind}"
              + (f" with weight ${sympy.latex(spec.metric.weight)}$" if spec.metric.weight is not None else "")
              + "."]
     if spec.curve_interval:
         clo, chi = spec.curve_interval
-        lines.append(f"Curves live on $[{sympy.latex(clo)}, {sympy.latex(chi)}]$ and are "
+        lines.append(f"Curves live on ${_interval(clo, chi)}$ and are "
                      "extended by zero (paper Sec. 3.5).")
     if spec.parameters:
         lines.append("Parameters (positive): " + ", ".join(
@@ -138,10 +148,21 @@ def _space(spec):
     point = ", ".join(sympy.latex(t) for t in spec.variables)
     values = ((lambda f: "\\left(" + ", ".join(map(sympy.latex, f)) + "\\right)")
               if spec.vector_basis else (lambda f: sympy.latex(f[0])))
+    if spec.dimension > 1 and spec.family is not None:    # its factors in the variables' order
+        shown = [(_product(factors),) for factors in
+                 box_factors(spec.family, spec.variables, spec.intervals)[:FULL_MATRIX_LIMIT]]
+        values = (lambda f: f[0])
     items = [f"- $\\varphi_{{{j + 1}}}({point}) = {values(f)}$" for j, f in enumerate(shown)]
-    if len(spec.functions) > len(shown):
-        items.append(f"- ... ({spec.basis_size} functions in all)")
+    if spec.basis_size > len(shown):
+        items.append(f"- ... ({_count(spec.basis_size, 'function')} in all)")
     return "\n".join(lines + [""] + items)
+
+
+def _product(factors):
+    """A box family's basis function in LaTeX, its factors in the variables' order (factors
+    equal to 1 left out)."""
+    shown = [sympy.latex(f) for f in factors if f != 1]
+    return " ".join(shown) if shown else "1"
 
 
 def _pivots(analysis):

@@ -250,7 +250,11 @@ def _section(document, key, problems):
 
 
 def _name(document, problems):
-    name = document.get("name")
+    if "name" not in document:
+        problems.add("name", "missing: expected a Python identifier (the module name), "
+                             "e.g. name = \"linear\"")
+        return "invalid"
+    name = document["name"]
     if not isinstance(name, str) or not _NAME.match(name) or keyword.iskeyword(name):
         problems.add("name", f"expected a Python identifier (the module name), got {name!r}")
         return "invalid"
@@ -350,8 +354,14 @@ def _family(basis, intervals, problems):
     raw = basis.get("family")
     if raw is None:
         return None
-    if not isinstance(raw, dict) or raw.get("name") not in FAMILIES:
-        problems.add("basis.family.name", f"expected one of {', '.join(sorted(FAMILIES))}")
+    if not isinstance(raw, dict):
+        problems.add("basis.family", f"expected a table such as {_family_example(raw)}, "
+                                     f"got {raw!r}")
+        return None
+    if raw.get("name") not in FAMILIES:
+        problems.add("basis.family.name", ("missing: expected" if "name" not in raw else
+                                           "expected") + f" one of {', '.join(sorted(FAMILIES))}"
+                     + (f", got {raw['name']!r}" if "name" in raw else ""))
         return None
     name, k, before = raw["name"], len(intervals), len(problems.items)
     allowed = FAMILIES[name] | (TOTAL_DEGREE if k > 1 and name in POLYNOMIAL_FAMILIES else set())
@@ -393,6 +403,13 @@ def _family(basis, intervals, problems):
         if name not in WHOLE_LINE_FAMILIES and not all(e.is_finite for e in interval):
             problems.add(where, f"the {name} family needs a finite interval")
     return Family(name, tuple(sorted(options.items())), k)
+
+
+def _family_example(raw):
+    """A family table to suggest: the named family's, if ``raw`` names one."""
+    name = raw if isinstance(raw, str) and raw in FAMILIES else "legendre"
+    options = ", ".join(f"{key} = N" for key in sorted(FAMILIES[name] - {"first"}))
+    return f"{{ name = \"{name}\", {options} }}"
 
 
 def _family_option(value, key, where, problems):
@@ -486,12 +503,17 @@ def multi_indices(family):
 
 def _box_functions(family, variables, intervals):
     """Products of 1-D family functions over the multi-indices (paper Sec. 3.2)."""
+    return [sympy.Mul(*factors) for factors in box_factors(family, variables, intervals)]
+
+
+def box_factors(family, variables, intervals):
+    """The factors of each basis function of a box family, one 1-D family function per
+    variable in the order of the variables (a SymPy product sorts its factors)."""
     total = family.option("total_degree")
     axes = ([Family(family.name, (("degree", total),))] * family.variables
             if total is not None else axis_families(family))
     tables = [family_functions(f, v, i) for f, v, i in zip(axes, variables, intervals)]
-    return [sympy.Mul(*(tables[i][a_i] for i, a_i in enumerate(a)))
-            for a in multi_indices(family)]
+    return [tuple(tables[i][a_i] for i, a_i in enumerate(a)) for a in multi_indices(family)]
 
 
 def family_functions(family, t, interval):

@@ -106,6 +106,9 @@ def _read_curve_files(files, lenient=False):
                   invalid=tuple(key for part in parts for key in part.invalid))
 
 
+GZIP_MAGIC = b"\x1f\x8b"     # the first two bytes of every gzip file (RFC 1952)
+
+
 def read_text(source):
     """The text of a UTF-8 file (a leading byte-order mark is dropped), gunzipped first when
     it is gzip; anything else is a :class:`DataError` naming the file."""
@@ -114,13 +117,16 @@ def read_text(source):
             raw = handle.read()
     except OSError as error:
         raise DataError(f"cannot read {source}: {error.strerror}") from None
+    if str(source).lower().endswith(".gz") and raw[:2] != GZIP_MAGIC:
+        raise DataError(f"{source}: not gzip-compressed, though its name ends in .gz "
+                        "(compress it with gzip, or drop .gz from its name)")
     return decode_text(raw, source)
 
 
 def decode_text(raw, source):
     """Bytes of a UTF-8 (optionally gzip-compressed) text file as text, without a BOM."""
     try:
-        text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8-sig")
+        text = (gzip.decompress(raw) if raw[:2] == GZIP_MAGIC else raw).decode("utf-8-sig")
     except (OSError, EOFError, UnicodeDecodeError):
         text = "\0"
     if "\0" in text:
@@ -228,7 +234,7 @@ def check_writable(path, directory=False):
     target = os.path.abspath(path)
     if os.path.isdir(target) != directory and os.path.exists(target):
         raise DataError(f"cannot write {path}: it is " + ("not a directory" if directory
-                                                          else "a directory"))
+                                                          else "a directory, not a file name"))
     missing, existing = _missing_directories(os.path.join(target, "x") if directory else target)
     if not os.path.isdir(existing):
         raise DataError(f"cannot write {path}: {existing} is not a directory")
