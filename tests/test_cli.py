@@ -598,7 +598,7 @@ def test_privatize_csv_long_format_and_bad_data(cli, tmp_path):
         bad.write_text(text)
         status, _, err = cli("privatize", "specs/trajectory_linear.toml", bad, "--rho", "1",
                              "--seed", "1", "-o", tmp_path / "zero.csv")
-        assert status == 0 and "not private: 1 of 1 curves were not valid functions" in err
+        assert status == 0 and "not private: 1 of 1 curve was not a valid function" in err
         assert needle in err and (tmp_path / "zero.csv").exists()
 
 

@@ -292,10 +292,11 @@ def cmd_privatize(args):
     bar.close()
     tell_clipped(args, clipped, len(curves.ids), "curves", bound)
     if invalid and not args.quiet:
-        not_private(f"{len(invalid)} of {len(curves.ids)} curves were not valid functions (a "
-                     "value that is not a finite number, a line with the wrong number of "
-                     "fields, decreasing times, or times outside the curve interval); each was released as the zero function: "
-                     + "; ".join(map(str, invalid)))
+        verb = "was not a valid function" if len(invalid) == 1 else "were not valid functions"
+        not_private(f"{len(invalid)} of {plural(len(curves.ids), 'curve')} {verb} (a value "
+                    "that is not a finite number, a line with the wrong number of fields, "
+                    "decreasing times, or times outside the curve interval); each was released "
+                    "as the zero function: " + "; ".join(map(str, invalid)))
     for key, release in zip(curves.ids, releases):
         say(args, f"{key}: {args.method}: {release.summary}")
     if args.compare:
