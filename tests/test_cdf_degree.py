@@ -16,6 +16,7 @@ from scipy import stats
 from gpcompiler.audit import suite as audit_suite, mutants; from gpcompiler import cdf
 from gpcompiler.cdf import degree
 from gpcompiler.cdf.estimators import Statistics
+from gpcompiler.cdf.joint import computed_sum_sensitivity
 from gpcompiler.cdf.release import record_contributions
 
 
@@ -200,8 +201,9 @@ def test_joint_auto_chooses_a_degree_per_column_and_charges_the_whole_epsilon(mo
                                   for v in seen)
     assert found.epsilon == 1.0 and len(found.degree) == 2
     assert all(d in degree.CANDIDATES and (d + 1) ** 2 <= 100_000 for d in found.degree)
-    assert found.sigma == pytest.approx(cdf.analytic_gaussian_sigma(
-        degree.split_budget(1.0)[1], 1e-5, 2.0) / 4000, rel=1e-12)
+    assert found.sigma == cdf.analytic_gaussian_sigma(degree.split_budget(1.0)[1], 1e-5,
+                                                      computed_sum_sensitivity(found.degree,
+                                                                               4000)) / 4000
     (first, d1, n1), (second, d2, n2), (release, delta, n3) = found.spent
     selection, planned = degree.split_budget(1.0)
     assert first == second > 0 and 2 * Fraction(first) <= Fraction(selection)

@@ -4,13 +4,16 @@ import json
 import math
 
 import mpmath
+from fractions import Fraction
 import numpy
 import pytest
 from scipy import stats
 
 from gpcompiler.cdf import analytic_gaussian_sigma, estimate
-from gpcompiler.cdf.joint import (coefficient_sums, joint_distances, monotone,
-                                  multi_indices, private_coefficients, sum_sensitivity)
+from gpcompiler.cdf import streaming
+from gpcompiler.cdf.joint import (coefficient_sums, computed_sum_sensitivity, joint_distances,
+                                  monotone, multi_indices, private_coefficients, sum_sensitivity,
+                                  tensor_error_bound)
 
 
 def test_coefficient_sums_match_mpmath_integrals_of_the_quadrant():
@@ -45,6 +48,36 @@ def test_replace_one_sensitivity_is_sqrt_2_to_the_k_and_attained(k, degree):
     assert sum_sensitivity(k) >= bound and sum_sensitivity(k) == pytest.approx(bound, rel=1e-15)
 
 
+def _exact_factors(value, degree):
+    """int_x^1 e_k, k = 0..degree, at 60 digits (Legendre recurrence)."""
+    with mpmath.workdps(60):
+        x, p = mpmath.mpf(value), [mpmath.mpf(1), mpmath.mpf(value)]
+        for n in range(1, degree + 1):
+            p.append(((2 * n + 1) * x * p[n] - n * p[n - 1]) / (n + 1))
+        return [((p[k - 1] if k else 1) - p[k + 1]) / mpmath.sqrt(2 * (2 * k + 1))
+                for k in range(degree + 1)]
+
+
+def test_tensor_sums_lie_within_their_stated_bound():
+    """coefficient_sums of 3 chunks of records (ends, their neighbours, a subnormal, random
+    values, each repeated) against 60-digit exact tensor sums: within tensor_error_bound,
+    so the noise, calibrated to sqrt(2^k) plus twice it, covers the sums as computed."""
+    rng = numpy.random.default_rng(11)
+    distinct = numpy.concatenate([[[-1.0, 1.0], [1.0, -1.0], [1 - 2.0 ** -52, 5e-324],
+                                   [-1 + 2.0 ** -52, 0.0]], rng.uniform(-1, 1, (30, 2))])
+    repeats = rng.integers(1, 6000, distinct.shape[0])
+    x = numpy.repeat(distinct, repeats, axis=0)[rng.permutation(repeats.sum())]
+    degrees = (7, 5)
+    got = coefficient_sums(x, degrees)
+    factors = [[_exact_factors(v, d) for v in distinct[:, i]] for i, d in enumerate(degrees)]
+    with mpmath.workdps(60):
+        want = [sum(int(r) * f[a[0]] * g[a[1]] for r, f, g in zip(repeats, *factors))
+                for a in multi_indices(degrees)]
+        error = mpmath.sqrt(sum((mpmath.mpf(float(v)) - w) ** 2 for v, w in zip(got, want)))
+    assert streaming.CHUNK < x.shape[0] < 4 * streaming.CHUNK
+    assert 0 < error <= tensor_error_bound(degrees, x.shape[0])
+
+
 def test_noise_is_gaussian_with_the_analytic_sigma():
     rng = numpy.random.default_rng(2)
     x = rng.uniform(-1, 1, (50, 2))
@@ -52,7 +85,9 @@ def test_noise_is_gaussian_with_the_analytic_sigma():
     draws = numpy.stack([private_coefficients(x, (3, 3), 4, 1.0, 1e-6, rng)[0]
                          for _ in range(400)])
     sigma = private_coefficients(x, (3, 3), 4, 1.0, 1e-6, rng)[1]
-    assert sigma == analytic_gaussian_sigma(1.0, 1e-6, sum_sensitivity(2)) / 50
+    assert sigma == analytic_gaussian_sigma(1.0, 1e-6, computed_sum_sensitivity((3, 3), 50)) / 50
+    assert Fraction(computed_sum_sensitivity((3, 3), 50)) >= Fraction(sum_sensitivity(2)) + 2 * \
+        Fraction(tensor_error_bound((3, 3), 50)) > Fraction(sum_sensitivity(2))
     assert draws.shape[1] == len(multi_indices((3, 3), 4)) == 13
     z = ((draws - exact) / sigma).ravel()
     assert stats.kstest(z, "norm").pvalue > 1e-6

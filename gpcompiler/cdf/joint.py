@@ -21,12 +21,12 @@ from numpy.polynomial import legendre
 from scipy.interpolate import RegularGridInterpolator
 from scipy.optimize import isotonic_regression
 
-from ..runtime.rounding import ceil_sqrt, floor_float
+from ..runtime.rounding import ceil_float, ceil_sqrt, floor_float
 from ..runtime import exact
 from ..runtime.secure import default_generator
-from .release import CDFEstimate, check_budget, record_contributions
+from .release import CDFEstimate, check_budget
 from .gaussian import analytic_gaussian_sigma
-from .streaming import direct_sums, public_values
+from .streaming import CHUNK, UNIT, direct_factors, direct_sums, factor_errors, public_values
 
 JOINT_METHODS = ("direct", "histogram")
 GRID_POINTS = {2: 129, 3: 33}
@@ -84,8 +84,42 @@ class JointCDFEstimate:
 
 
 def sum_sensitivity(k):
-    """l2 sensitivity sqrt(2^k) of the tensor coefficient sums (module docstring)."""
+    """l2 sensitivity sqrt(2^k) of the exact tensor coefficient sums (module docstring)."""
     return ceil_sqrt(2 ** k)
+
+
+def computed_sum_sensitivity(degrees, count):
+    """sqrt(2^k) plus twice tensor_error_bound, rounded up: the sensitivity of the sums as
+    coefficient_sums computes them, to which the noise is calibrated (no slack)."""
+    return ceil_float(Fraction(sum_sensitivity(len(degrees)))
+                      + 2 * Fraction(tensor_error_bound(degrees, count)))
+
+
+def tensor_error_bound(degrees, count):
+    """A bound on the l2 distance between coefficient_sums of any ``count`` records and the
+    exact sums (public values only, rounded up). Per record and column the factors err by
+    at most b_k with |F_k| <= v_k (streaming.factor_errors); with beta = max b_k / v_k, a
+    product of the k factors (k - 1 roundings) is within prod v ((1 + beta)^k
+    (1 + gamma_(k-1)) - 1) of the exact one and below prod v (1 + beta)^k (1 + gamma_(k-1));
+    a chunk's sum of at most CHUNK such terms errs by gamma_min(CHUNK, N) of the sum of
+    their sizes (any order), and the chunk sums, added pairwise (each in at most D = 2 ceil(log2 chunks) + 1
+    additions), by gamma_D more. Over the multi-indices, sum_a prod_i v_(a_i)^2 <=
+    prod_i sum_(k <= d_i) v_k^2."""
+    top = max(degrees)
+    bounds, sizes = factor_errors(top)
+    beta = max(b / v for b, v in zip(bounds, sizes))
+    k = len(degrees)
+    grown = (1 + beta) ** k * (1 + _gamma(k - 1))
+    chunks = -(-count // CHUNK)
+    depth = 2 * max(chunks - 1, 0).bit_length() + 1
+    chunk = _gamma(min(CHUNK, count))
+    per_unit = grown - 1 + (chunk + _gamma(depth) * (1 + chunk)) * grown
+    energy = math.prod(sum(v * v for v in sizes[:d + 1]) for d in degrees)
+    return ceil_sqrt((count * per_unit) ** 2 * energy)
+
+
+def _gamma(n):
+    return n * UNIT / (1 - n * UNIT)
 
 
 def _reference(data, lo, hi):
@@ -111,10 +145,23 @@ def multi_indices(degrees, total_degree=None):
 
 
 def coefficient_sums(x, degrees, total_degree=None):
-    """sum_n prod_i int_(x_ni)^1 e_(a_i), for each multi-index a (not private)."""
-    factors = [record_contributions(x[:, i], d, "direct") for i, d in enumerate(degrees)]
+    """sum_n prod_i int_(x_ni)^1 e_(a_i), for each multi-index a (not private): per chunk
+    of CHUNK records the tensor of the products of the factors (streaming.direct_factors),
+    the chunk tensors added pairwise (a binary counter). Error: tensor_error_bound."""
     letters = "abcdefghij"[:len(degrees)]
-    full = numpy.einsum(",".join(f"n{c}" for c in letters) + "->" + letters, *factors)
+    formula = ",".join(f"n{c}" for c in letters) + "->" + letters
+    stack = []  # (level, the sum of 2^level consecutive chunks)
+    for start in range(0, x.shape[0], CHUNK):
+        rows = x[start:start + CHUNK]
+        part, level = numpy.einsum(formula, *(direct_factors(rows[:, i], d)
+                                              for i, d in enumerate(degrees))), 0
+        while stack and stack[-1][0] == level:
+            part += stack.pop()[1]
+            level += 1
+        stack.append((level, part))
+    full = stack.pop()[1]
+    while stack:
+        full += stack.pop()[1]
     return numpy.array([full[a] for a in multi_indices(degrees, total_degree)])
 
 
@@ -167,7 +214,7 @@ def _direct(x, lo, hi, epsilon, delta, degrees, total_degree, rng):
         values += c * math.prod(numpy.ix_(*(s[:, a_i] for s, a_i in zip(scale, a))))
     grids = tuple(l + (reference + 1) * (h - l) / 2 for l, h in zip(lo, hi))
     return JointCDFEstimate("direct", lo, hi, grids, monotone(values), sigma,
-                            sum_sensitivity(k) / n, epsilon, delta, degrees,
+                            computed_sum_sensitivity(degrees, n) / n, epsilon, delta, degrees,
                             ((epsilon, delta, n),))
 
 
@@ -224,10 +271,10 @@ def _degrees(degree, k, total_degree=None):
 
 def private_coefficients(x, degrees, total_degree, epsilon, delta, rng):
     """Noisy tensor coefficients of the empirical CDF of mapped data x (N, k) and their
-    noise scale: Gaussian noise of the analytic Gaussian mechanism for sensitivity
-    sqrt(2^k) on the sums, divided by N."""
-    n, k = x.shape
-    sigma = analytic_gaussian_sigma(epsilon, delta, sum_sensitivity(k))
+    noise scale: Gaussian noise of the analytic Gaussian mechanism for the computed sums'
+    sensitivity (sqrt(2^k) and their float error: computed_sum_sensitivity), divided by N."""
+    n = x.shape[0]
+    sigma = analytic_gaussian_sigma(epsilon, delta, computed_sum_sensitivity(degrees, n))
     sums = coefficient_sums(x, degrees, total_degree)
     return exact.gaussian(sums, sigma, rng) / n, sigma / n
 

@@ -161,15 +161,28 @@ def direct_error_bound(degree, count):
     return ceil_sqrt(count ** 2 * _unit_squares(degree))
 
 
-@lru_cache(maxsize=16)
-def _unit_squares(degree):
-    """sum_k (b_k / N)^2 of direct_error_bound, exact (its constants rounded up to floats)."""
+@lru_cache(maxsize=1)
+def _recurrence_constants():
+    """(rho, kappa) of direct_error_bound: the error a recurrence step adds, and the
+    relative error of a quotient by a rounded square root (rounded up to floats)."""
     u, top = UNIT, MAX_DEGREE + 1
     c = u * (5 + 2 * u) * top * (top - 1) / 2
     worst = (c + Fraction(top * (top - 1), 2 ** 1074)) / (1 - c)
     rho = Fraction(ceil_float(u * (5 + 2 * u) * (1 + worst) + Fraction(1, 2 ** 1073)))
+    return rho, Fraction(ceil_float((1 + u) ** 2 / (1 - u) - 1))
+
+
+def _root(k):
+    """A rational lower bound of sqrt(2 (2k + 1))."""
+    return Fraction(math.isqrt(2 * (2 * k + 1) * 10 ** 12), 10 ** 6)
+
+
+@lru_cache(maxsize=16)
+def _unit_squares(degree):
+    """sum_k (b_k / N)^2 of direct_error_bound, exact (its constants rounded up to floats)."""
+    u = UNIT
+    rho, kappa = _recurrence_constants()
     total = Fraction(ceil_float(_gamma(ROW - 1) + _gamma(CHUNK // ROW) * (1 + _gamma(ROW - 1))))
-    kappa = Fraction(ceil_float((1 + u) ** 2 / (1 - u) - 1))
     combined = Fraction(ceil_float(_gamma(4) + u * (1 + _gamma(4))))
 
     def legendre(j):          # |S^_j - S_j| / N
@@ -181,10 +194,64 @@ def _unit_squares(degree):
         return rounded + combined * (1 + rounded)
     squares = 0
     for k in range(degree + 1):
-        root = Fraction(math.isqrt(2 * (2 * k + 1) * 10 ** 12), 10 ** 6)   # <= sqrt(2(2k+1))
-        share = (legendre(k + 1) + legendre(k - 1)) / root
+        share = (legendre(k + 1) + legendre(k - 1)) / _root(k)
         squares += (share * (1 + kappa) + kappa * 2) ** 2      # 2 >= sqrt(2) >= |D_k| / N
     return squares
+
+
+def direct_factors(x, degree):
+    """int_x^1 e_k per record of x (in [-1, 1]), k = 0..degree, as (N, degree + 1): the
+    Chebyshev values T_l(x) by T_(l+1) = 2x T_l - T_(l-1) (as chebyshev_sums), the
+    Legendre values P_j = sum_m g_m g_(j-m) T_|j-2m| as one product with the weights, then
+    -(P_(k+1) - P_(k-1)) / sqrt(2(2k+1)) (P_-1 := 1). Error: factor_errors."""
+    x = _flat(x)
+    chebyshev = numpy.empty((x.size, degree + 2))
+    chebyshev[:, 0], chebyshev[:, 1] = 1.0, x
+    double = x + x
+    for l in range(2, degree + 2):
+        numpy.multiply(double, chebyshev[:, l - 1], out=chebyshev[:, l])
+        chebyshev[:, l] -= chebyshev[:, l - 2]
+    values = chebyshev @ _legendre_weights(degree + 1)
+    below = numpy.concatenate([numpy.ones((x.size, 1)), values[:, :-2]], axis=1)
+    k = numpy.arange(degree + 1)
+    return -(values[:, 1:] - below) / numpy.sqrt(2 * (2 * k + 1))
+
+
+@lru_cache(maxsize=8)
+def _legendre_weights(top):
+    """W (top + 1, top + 1): P_j = sum_l T_l W[l, j], W[|j - 2m|, j] = g_m g_(j-m) summed
+    over m (each product rounded once; read-only)."""
+    g = _halves(top + 1)
+    weights = numpy.zeros((top + 1, top + 1))
+    for j in range(top + 1):
+        for m in range(j + 1):
+            weights[abs(j - 2 * m), j] += g[m] * g[j - m]
+    weights.setflags(write=False)
+    return weights
+
+
+def factor_errors(degree):
+    """(b, v): for every record in [-1, 1] and k = 0..degree, |F~_k - F_k| <= b_k and
+    |F_k| <= v_k = 2 / sqrt(2(2k + 1)) for the factors F_k = int_x^1 e_k of direct_factors
+    (Fractions). T_l errs by E_l = rho (l - 1) l / 2 (direct_error_bound); a weight is at
+    most 2 roundings and sums of weights with |T_l| <= 1 are one product of any order
+    (gamma_(j+1); a weight is summed from at most 2 products: 3 roundings in all), so
+    |P~_j - P_j| <= r_j = E_j (1 + gamma_3) + gamma_3 + gamma_(j+1) (1 + gamma_3)(1 + E_j)
+    (P_0 = 1 exact); the difference is rounded once and the quotient errs by kappa."""
+    u = UNIT
+    rho, kappa = _recurrence_constants()
+
+    def legendre(j):
+        if j < 1:
+            return 0
+        error = rho * (j - 1) * j / 2
+        return error * (1 + _gamma(3)) + _gamma(3) + _gamma(j + 1) * (1 + _gamma(3)) * (1 + error)
+    bounds, sizes = [], []
+    for k in range(degree + 1):
+        spread = legendre(k + 1) + legendre(k - 1)
+        bounds.append((spread + u * (2 + spread)) / _root(k) * (1 + kappa) + kappa * 2 / _root(k))
+        sizes.append(2 / _root(k))
+    return bounds, sizes
 
 
 def moment_error_bound(degree, count):
