@@ -394,8 +394,8 @@ def test_a_weight_negative_between_the_test_points_is_refused(domain, weight, wh
 def test_to_float_is_the_correctly_rounded_float_of_the_value(text):
     """The float64 of a constant (once per distinct subexpression, then by sympy.N where the
     precisions disagree or mpmath is not given a node) against a 120-digit mpmath value:
-    a near-cancellation, under- and overflow, an exact zero (to sympy.N's bound), a complex cube root, an
-    unhandled function, a Float."""
+    a near-cancellation, under- and overflow, an exact zero (to sympy.N's bound), a complex
+    cube root, an unhandled function, a Float."""
     from gpcompiler.compiler.symbolic import to_float
     value = sympy.sympify(text)
     reference = sympy.N(value, 120)
