@@ -390,7 +390,8 @@ def test_a_weight_negative_between_the_test_points_is_refused(domain, weight, wh
     "sqrt(2)*exp(-3)*sin(6)/pi", "(67*pi**6*exp(4) - 1171575*pi**4)/(3 + cos(6))**2",
     "exp(pi*sqrt(163)) - 262537412640768744", "log(3)**(-7)*atan(2)*gamma(1/3)",
     "2**(1/3)*erf(1/2) + tanh(-40)", "exp(-800)*10**300", "exp(800)",
-    "sin(2) - 2*sin(1)*cos(1)", "(1 - 2*sqrt(3))**(1/3) + 5", "besselj(0, 1)*pi + 1/7", "0.1*pi + 3"])
+    "sin(2) - 2*sin(1)*cos(1)", "(1 - 2*sqrt(3))**(1/3) + 5", "besselj(0, 1)*pi + 1/7",
+    "0.1*pi + 3"])
 def test_to_float_is_the_correctly_rounded_float_of_the_value(text):
     """The float64 of a constant (once per distinct subexpression, then by sympy.N where the
     precisions disagree or mpmath is not given a node) against a 120-digit mpmath value:
