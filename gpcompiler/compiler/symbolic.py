@@ -33,6 +33,9 @@ def _expire(signum, frame):
         _arm_timer()
         return
     deadline, what = min(expired)
+    # again shortly, should this exception be swallowed (raised inside a gc callback, which
+    # Python reports and ignores); leaving the limited block re-arms or clears the timer
+    signal.setitimer(signal.ITIMER_REAL, 0.05)
     raise SymbolicLimitError(f"{what} exceeded its time limit", limit=what)
 
 
