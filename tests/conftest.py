@@ -27,13 +27,21 @@ settings.load_profile("ci" if os.environ.get("CI") else "local")
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gpcompiler.compiler.build import import_module_file  # noqa: E402
-from gpcompiler.compiler.spec import load_spec  # noqa: E402
-
 SPECS = sorted(p.stem for p in (ROOT / "specs").glob("*.toml"))
-BOX_SPECS = [n for n in SPECS if load_spec(ROOT / "specs" / f"{n}.toml").dimension > 1]
-MECHANISM_SPECS = [n for n in SPECS if 'kind = "cdf"' not in (ROOT / "specs" / f"{n}.toml").read_text()
-                   and n not in BOX_SPECS]   # curve mechanisms
+
+
+def __getattr__(name):
+    """BOX_SPECS and MECHANISM_SPECS (curve mechanisms), read from the specs when a test
+    module first imports them: the pytest-xdist controller, which runs no test, starts the
+    workers without importing the compiler."""
+    if name not in ("BOX_SPECS", "MECHANISM_SPECS"):
+        raise AttributeError(name)
+    from gpcompiler.compiler.spec import load_spec
+    box = [n for n in SPECS if load_spec(ROOT / "specs" / f"{n}.toml").dimension > 1]
+    globals().update(BOX_SPECS=box, MECHANISM_SPECS=[
+        n for n in SPECS if 'kind = "cdf"' not in (ROOT / "specs" / f"{n}.toml").read_text()
+        and n not in box])
+    return globals()[name]
 
 
 def pytest_addoption(parser):
@@ -102,10 +110,12 @@ def pytest_collection_modifyitems(config, items):
 
 def generated(name):
     """The committed generated module of a shipped spec."""
+    from gpcompiler.compiler.build import import_module_file
     return import_module_file(ROOT / "generated" / f"{name}.py", f"generated_{name}")
 
 
 def spec(name):
+    from gpcompiler.compiler.spec import load_spec
     return load_spec(ROOT / "specs" / f"{name}.toml", ROOT)
 
 
