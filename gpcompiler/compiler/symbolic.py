@@ -77,7 +77,8 @@ def is_identity(matrix):
 
 
 def to_float(value, substitutions=None):
-    """Correctly rounded float64 of an exact value (evaluated once at DIGITS digits).
+    """Correctly rounded float64 of an exact value, evaluated to DIGITS digits (by
+    _agreeing_float, else by sympy.N).
 
     Values beyond the float64 range give +-inf (never an exception)."""
     if substitutions:
