@@ -372,10 +372,12 @@ def test_no_command_prints_a_traceback(cli, tmp_path, command):
         one_line_error(status, err)
 
 
-def test_an_internal_error_is_one_line_and_exit_3(cli, monkeypatch):
+def test_an_internal_error_is_one_line_and_exit_3(cli, monkeypatch, tmp_path):
     """A bug in gpcompiler (here: explain raising a TypeError) is one line naming it, exit
-    3; GPCOMPILER_DEBUG=1 re-raises it with its traceback."""
+    3; GPCOMPILER_DEBUG=1 re-raises it with its traceback (an empty build cache: another
+    test's explain of the spec is not read instead)."""
     import gpcompiler.compiler.explain
+    monkeypatch.setenv("GPCOMPILER_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(gpcompiler.compiler.explain, "explain",
                         lambda *a, **k: (_ for _ in ()).throw(TypeError("complex pivot")))
     status, out, err = cli("explain", "specs/linear.toml")

@@ -384,3 +384,28 @@ def test_a_weight_negative_between_the_test_points_is_refused(domain, weight, wh
                  f'[metric]\nweight = "{weight}"\n')
     with pytest.raises(SpecError, match=f"not positive on the domain: w\\(\\(?{where}"):
         analyze(spec)
+
+
+@pytest.mark.parametrize("text", [
+    "sqrt(2)*exp(-3)*sin(6)/pi", "(67*pi**6*exp(4) - 1171575*pi**4)/(3 + cos(6))**2",
+    "exp(pi*sqrt(163)) - 262537412640768744", "log(3)**(-7)*atan(2)*gamma(1/3)",
+    "2**(1/3)*erf(1/2) + tanh(-40)", "exp(-800)*10**300", "exp(800)",
+    "sin(2) - 2*sin(1)*cos(1)", "(1 - 2*sqrt(3))**(1/3) + 5", "besselj(0, 1)*pi + 1/7",
+    "0.1*pi + 3"])
+def test_to_float_is_the_correctly_rounded_float_of_the_value(text):
+    """The float64 of a constant (once per distinct subexpression, then by sympy.N where the
+    precisions disagree or mpmath is not given a node) against a 120-digit mpmath value:
+    a near-cancellation, under- and overflow, an exact zero (to sympy.N's bound), a complex
+    cube root, an unhandled function, a Float."""
+    from gpcompiler.compiler.symbolic import to_float
+    value = sympy.sympify(text)
+    reference = sympy.N(value, 120)
+    if reference.is_real is False:
+        with pytest.raises(TypeError):
+            to_float(value)
+        return
+    if abs(reference) < 1e-100:                    # zero: sympy.N's bound on it
+        assert abs(to_float(value)) < 1e-100
+        return
+    with mpmath.workdps(120):
+        assert to_float(value) == float(mpmath.mpf(str(reference)))

@@ -97,6 +97,32 @@ def test_symbolic_work_is_time_limited(tmp_path, monkeypatch):
         compile_spec(path)
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_time_limit_swallowed_by_a_gc_callback_fires_again():
+    """Python ignores an exception raised inside a gc callback (hypothesis installs one):
+    the limit expiring there is raised again shortly after, in the limited work."""
+    import gc
+    import time
+    swallowed = []
+
+    def callback(phase, info):                     # the first collection outlasts the limit
+        if not swallowed:
+            swallowed.append(time.monotonic())
+            while time.monotonic() - swallowed[0] < 0.3:
+                pass
+    gc.callbacks.append(callback)
+    start = time.monotonic()
+    try:
+        with pytest.raises(SymbolicLimitError, match="work exceeded its time limit"):
+            with time_limit(0.1, "work"):
+                gc.collect()
+                while time.monotonic() - start < 3:
+                    sum(range(100))
+    finally:
+        gc.callbacks.remove(callback)
+    assert swallowed and time.monotonic() - start < 1
+
+
 ARRAYS = st.one_of(
     st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), max_size=12).map(numpy.array),
     st.lists(st.lists(st.floats(-1e6, 1e6), min_size=2, max_size=2), max_size=6).map(numpy.array),

@@ -33,6 +33,9 @@ def _expire(signum, frame):
         _arm_timer()
         return
     deadline, what = min(expired)
+    # again shortly, should this exception be swallowed (raised inside a gc callback, which
+    # Python reports and ignores); leaving the limited block re-arms or clears the timer
+    signal.setitimer(signal.ITIMER_REAL, 0.05)
     raise SymbolicLimitError(f"{what} exceeded its time limit", limit=what)
 
 
@@ -74,7 +77,8 @@ def is_identity(matrix):
 
 
 def to_float(value, substitutions=None):
-    """Correctly rounded float64 of an exact value (evaluated once at DIGITS digits).
+    """Correctly rounded float64 of an exact value, evaluated to DIGITS digits (by
+    _agreeing_float, else by sympy.N).
 
     Values beyond the float64 range give +-inf (never an exception)."""
     if substitutions:
@@ -84,7 +88,75 @@ def to_float(value, substitutions=None):
             return value.p / value.q
         except OverflowError:
             return math.inf if value.p > 0 else -math.inf
-    return float(sympy.N(value, DIGITS))
+    fast = _agreeing_float(value)
+    return fast if fast is not None else float(sympy.N(value, DIGITS))
+
+
+# mpmath functions of the same name as SymPy's (one argument, real for real arguments in
+# their domain; a complex result is refused)
+_MPMATH_FUNCTIONS = ("exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos",
+                     "atan", "erf", "gamma")
+
+
+class _NotEvaluated(Exception):
+    """A node _evaluate does not handle (sympy.N then evaluates the whole value)."""
+
+
+def _agreeing_float(value):
+    """The float64 of a real constant evaluated by mpmath once per distinct subexpression
+    (where sympy.N re-evaluates shared ones at each precision it tries) at DIGITS + 20 and
+    DIGITS + 40 digits, when the two agree to DIGITS digits; else None (sympy.N decides:
+    cancellation to zero, complex values, nodes mpmath is not given)."""
+    results = []
+    for dps in (DIGITS + 20, DIGITS + 40):
+        with mpmath.workdps(dps):
+            try:
+                result = _evaluate(value, {})
+            except (_NotEvaluated, ValueError, ZeroDivisionError, OverflowError):
+                return None
+            if not isinstance(result, mpmath.mpf) or not mpmath.isfinite(result) or not result:
+                return None
+            results.append(result)
+    low, high = results
+    with mpmath.workdps(DIGITS + 40):
+        if abs(high - low) > mpmath.mpf(10) ** -DIGITS * abs(high):
+            return None
+    return float(high)
+
+
+def _evaluate(node, memo):
+    """mpmath value of a SymPy constant at the working precision (memo: node -> value)."""
+    if node in memo:
+        return memo[node]
+    if node.is_Rational:
+        result = mpmath.mpf(node.p) / node.q
+    elif node.is_Float:
+        result = mpmath.mpf(node._mpf_)
+    elif node is sympy.pi:
+        result = +mpmath.pi
+    elif node is sympy.E:
+        result = +mpmath.e
+    elif node.is_Add:
+        result = mpmath.fsum(_evaluate(a, memo) for a in node.args)
+    elif node.is_Mul:
+        result = mpmath.fprod(_evaluate(a, memo) for a in node.args)
+    elif node.is_Pow:
+        base, exponent = node.args
+        if exponent is sympy.S.Half:
+            result = mpmath.sqrt(_evaluate(base, memo))
+        elif exponent.is_Integer:
+            result = _evaluate(base, memo) ** int(exponent)
+        else:
+            result = mpmath.power(_evaluate(base, memo), _evaluate(exponent, memo))
+    elif isinstance(node, sympy.Function) and type(node).__name__ in _MPMATH_FUNCTIONS \
+            and len(node.args) == 1:
+        result = getattr(mpmath, type(node).__name__)(_evaluate(node.args[0], memo))
+    else:
+        raise _NotEvaluated(node)
+    if not isinstance(result, mpmath.mpf):
+        raise _NotEvaluated(node)
+    memo[node] = result
+    return result
 
 
 def exact_ldl(gram, field, function_names, numerical_digits=None):

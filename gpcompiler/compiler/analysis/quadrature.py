@@ -129,18 +129,30 @@ def _rules_hold(functions, lo, hi, frequency, min_nodes):
 def _tile_holds(function, size, start, width, nodes, weights):
     """The Gauss rule's truncation error, against mpmath, for the integrals of f (1 - s) and
     f s on one tile, relative to width x ``size`` (the largest |f| on the interval); the
-    nodes are placed exactly (float rounding of positions is not the rule's error)."""
+    nodes are placed exactly (float rounding of positions is not the rule's error; the two
+    integrals' quadratures share their nodes, so f is evaluated once per node)."""
     with mpmath.workdps(30):
         a, h = mpmath.mpf(float(start)), mpmath.mpf(float(width))
         s = [(mpmath.mpf(float(v)) + 1) / 2 for v in nodes]
         values = [mpmath.re(function(a + h * v)) for v in s]
-        scale = h * size
+        scale, real = h * size, _memoized(lambda x: mpmath.re(function(x)))
         for share in (lambda v: v, lambda v: 1 - v):
             rule = h / 2 * mpmath.fsum(w * f * share(v) for w, f, v in zip(weights, values, s))
-            exact = mpmath.quad(lambda x: mpmath.re(function(x)) * share((x - a) / h), [a, a + h])
+            exact = mpmath.quad(lambda x: real(x) * share((x - a) / h), [a, a + h])
             if abs(rule - exact) > 1e-13 * scale:
                 return False
     return True
+
+
+def _memoized(function):
+    """``function`` remembering its value at each argument."""
+    values = {}
+
+    def memoized(x):
+        if x not in values:
+            values[x] = function(x)
+        return values[x]
+    return memoized
 
 
 def _frequency_and_degree(expression, t):
