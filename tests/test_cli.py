@@ -245,7 +245,9 @@ def test_param_is_used_by_the_adaptive_methods(cli, tmp_path, method):
                          *(["--k", "10"] if method == "baseline" else []),
                          "--grid", "9", "-o", out)
     assert status == 0, err
-    (curve,) = json.loads(out.read_text())["curves"]
+    release = json.loads(out.read_text())
+    assert release["parameters"] == {"T": 2.0}   # so evaluate(c, t, T=2) reads it back
+    (curve,) = release["curves"]
     grid = numpy.linspace(0, 2, 9)
     assert curve["grid"] == grid.tolist()
     expected = _api_release(method, t, 1 + t, grid, T=2.0)

@@ -11,6 +11,7 @@ from scipy import stats
 
 from gpcompiler.cdf import analytic_gaussian_sigma, estimate
 from gpcompiler.cdf import streaming
+from gpcompiler.runtime import exact
 from gpcompiler.cdf.joint import (coefficient_sums, computed_sum_sensitivity, joint_distances,
                                   monotone, multi_indices, private_coefficients, sum_sensitivity,
                                   tensor_error_bound)
@@ -170,9 +171,14 @@ def test_cdf_command_releases_a_joint_cdf_of_several_columns(tmp_path, cli):
     assert status == 0 and err == clipped and "private marginal quantiles" in out
     release = json.loads((tmp_path / "joint.json").read_text())
     assert set(release) == {"gpcompiler", "columns", "lo", "hi", "degree", "records", "method",
-                            "budget", "grids", "cdf"}
+                            "budget", "grids", "cdf", "noise"}
     expected = joint_estimate(data, lo=(0, 0), hi=(2500, 60), epsilon=1.0, delta=1e-6,
                               degree=6, rng=numpy.random.default_rng(3))
+    sensitivity = computed_sum_sensitivity((6, 6), data.shape[0])
+    sigma = analytic_gaussian_sigma(1.0, 1e-6, sensitivity)
+    assert release["noise"] == {"sum_sensitivity": sensitivity, "sigma": sigma,
+                                "lattice": exact.lattice(sigma)}
+    assert expected.sigma == sigma / data.shape[0]
     mesh = numpy.stack(numpy.meshgrid(*map(numpy.array, release["grids"]), indexing="ij"), -1)
     assert mesh.shape == (6, 6, 2) and release["records"] == data.shape[0]
     assert numpy.allclose(release["cdf"], expected.cdf(mesh), rtol=1e-9, atol=0)  # 10 digits

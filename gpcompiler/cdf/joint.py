@@ -51,6 +51,7 @@ class JointCDFEstimate:
     delta: float
     degree: tuple = None
     spent: tuple = ()
+    noise: tuple = ()  # (sum sensitivity, sigma, lattice step) of the release's noisy sums
 
     def cdf(self, points):
         """F~ at points (..., k): 0 below lo in any coordinate, the grid's edge above hi."""
@@ -206,6 +207,7 @@ def _direct(x, lo, hi, epsilon, delta, degrees, total_degree, rng):
     """The direct release of mapped data x (N, k) at per-column ``degrees``."""
     n, k = x.shape
     noisy, sigma = private_coefficients(x, degrees, total_degree, epsilon, delta, rng)
+    sensitivity = computed_sum_sensitivity(degrees, n)
     reference = numpy.linspace(-1, 1, GRID_POINTS.get(k, 17))
     values = numpy.zeros((reference.size,) * k)
     scale = [legendre.legvander(reference, d) * numpy.sqrt((2 * numpy.arange(d + 1) + 1) / 2)
@@ -214,8 +216,8 @@ def _direct(x, lo, hi, epsilon, delta, degrees, total_degree, rng):
         values += c * math.prod(numpy.ix_(*(s[:, a_i] for s, a_i in zip(scale, a))))
     grids = tuple(l + (reference + 1) * (h - l) / 2 for l, h in zip(lo, hi))
     return JointCDFEstimate("direct", lo, hi, grids, monotone(values), sigma,
-                            computed_sum_sensitivity(degrees, n) / n, epsilon, delta, degrees,
-                            ((epsilon, delta, n),))
+                            sensitivity / n, epsilon, delta, degrees, ((epsilon, delta, n),),
+                            _noise(sensitivity, epsilon, delta))
 
 
 def _auto_joint(x, lo, hi, epsilon, delta, total_degree, rng):
@@ -292,7 +294,14 @@ def _histogram(x, lo, hi, epsilon, delta, bins, rng):
     values = numpy.pad(values / n, [(1, 0)] * k)
     grids = tuple(numpy.linspace(l, h, bins + 1) for l, h in zip(lo, hi))
     return JointCDFEstimate("histogram", lo, hi, grids, numpy.clip(values, 0.0, 1.0), sigma / n,
-                            sensitivity / n, epsilon, delta, spent=((epsilon, delta, n),))
+                            sensitivity / n, epsilon, delta, spent=((epsilon, delta, n),),
+                            noise=_noise(sensitivity, epsilon, delta))
+
+
+def _noise(sensitivity, epsilon, delta):
+    """((sum sensitivity, sigma, lattice step),): the public facts of a release's noise."""
+    sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
+    return ((sensitivity, sigma, exact.lattice(sigma)),)
 
 
 def joint_distances(estimate_, data, points=401):

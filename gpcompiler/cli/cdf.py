@@ -178,9 +178,12 @@ def _joint_cdf_file(args, columns, result, degree, records):
              for lo, hi in zip(args.lo, args.hi)]
     mesh = numpy.stack(numpy.meshgrid(*grids, indexing="ij"), axis=-1)
     values = result.cdf(mesh)
+    selections = [spend[0] for spend in result.spent[:-1]]   # degree="auto": per column
     metadata = release_metadata(args, columns=columns, lo=list(args.lo), hi=list(args.hi),
-                         **({"degree": degree} if args.method == "direct" else {}),
-                         records=int(records))
+                                **({"degree": degree} if args.method == "direct" else {}),
+                                **({"degree_selection_epsilon": selections} if selections
+                                   else {}),
+                                records=int(records), noise=_noise_facts(result))
     if args.output_format == ".json":
         return json.dumps({**metadata, "grids": jsonable(grids), "cdf": jsonable(values)}) + "\n"
     return csv_text(metadata, columns + ["cdf"], (

@@ -30,6 +30,14 @@ def load_mechanism(spec):
     return module
 
 
+def _parameter_values(module, params):
+    """{"parameters": every spec parameter's value in this release} (public: the defaults
+    and --param), or nothing for a spec without parameters; evaluate(c, t, **them)
+    reproduces the released function."""
+    values = {**module.PARAMETERS, **params}
+    return {"parameters": values} if values else {}
+
+
 def _parameters(items, module, method):
     """--param NAME=VALUE options: public keyword arguments of the spec (checked before any
     data is read)."""
@@ -221,12 +229,14 @@ def _grid(args, support):
     return numpy.linspace(a, b, args.grid)
 
 
-def _privatize_file(args, module, curves, releases, grids):
-    """The release file: metadata (spec name, sha256, method, budget), and per curve the
-    released coefficients (JSON) and the released function on its public grid."""
+def _privatize_file(args, module, curves, releases, grids, params):
+    """The release file: metadata (spec name, sha256, parameter values, method, budget),
+    and per curve the released coefficients (JSON) and the released function on its
+    public grid."""
     metadata = release_metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256,
-                         **facts_metadata(curves.ids, [r.facts for r in releases]),
-                         **declared_units(module.UNITS, curve=True))
+                                **_parameter_values(module, params),
+                                **facts_metadata(curves.ids, [r.facts for r in releases]),
+                                **declared_units(module.UNITS, curve=True))
     values = [numpy.asarray(r.evaluate(g)).reshape(len(g), -1) for r, g in zip(releases, grids)]
     if args.output_format == ".json":
         return json.dumps({**metadata, "value_names": list(curves.value_names), "curves": [
@@ -305,7 +315,7 @@ def cmd_privatize(args):
             not_private(f"{key}: {t.size} samples" + (
                 f"; RMS error of the release at the samples "
                 f"{float(numpy.sqrt(numpy.mean(error ** 2))):.4g}" if t.size else ""))
-    files = [(args.output, _privatize_file(args, module, curves, releases, grids))]
+    files = [(args.output, _privatize_file(args, module, curves, releases, grids, params))]
     if args.plot:
         files.append((args.plot, png(release_figure(curves, releases, grids,
                                                      _title(module, args, params),
@@ -385,8 +395,9 @@ def _privatize_fields(args, module, params):
                          f"{'nodes' if kind == 'linear' else 'cell centres'} "
                          f"{float(numpy.sqrt(numpy.mean(error ** 2))):.4g}")
     metadata = release_metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256, kind=kind,
-                         **module.release_facts(bound=bound, **budget),
-                         **declared_units(module.UNITS))
+                                **_parameter_values(module, params),
+                                **module.release_facts(bound=bound, **budget),
+                                **declared_units(module.UNITS))
     values = [module.evaluate(c, points, **params) for c in released]
     if args.output_format == ".json":
         text = json.dumps({**metadata, "variables": list(module.VARIABLES), "fields": [
