@@ -227,7 +227,11 @@ def test_cli_degree_auto(cli, tmp_path):
     assert release["degree_selection_epsilon"] == pytest.approx(0.2)
     status, _, err = cli("cdf", "bundled:cps1988", "--lo", "0", "--hi", "2500", "--epsilon",
                          "1", "--delta", "1e-5", "--degree", "auto", "--method", "moments")
-    assert status != 0 and len(err.strip().splitlines()) == 1 and "--degree auto" in err
+    assert status != 0 and len(err.strip().splitlines()) == 1 and \
+        "--degree auto needs --method direct, got --method moments" in err
+    status, _, err = cli("cdf", "bundled:cps1988", "--degree", "autoo", "--lo", "0", "--hi", "1",
+                         "--epsilon", "1", "--delta", "1e-5")
+    assert status == 2 and 'an integer >= 1 or "auto"' in err
 
 
 def test_the_audit_pair_separates_the_uncharged_mutant():

@@ -241,9 +241,11 @@ def _cdf_setup(args):
     if args.degree is not None and args.method not in LEGENDRE_METHODS:
         raise UserError(f"--degree does not apply to --method {args.method} "
                         f"(only to {', '.join(LEGENDRE_METHODS)})")
-    if args.degree == "auto" and (args.method != "direct" or args.spec is not None):
-        raise UserError("--degree auto needs --method direct and --lo/--hi (a --spec declares "
-                        "its degree)")
+    if args.degree == "auto" and args.method != "direct":
+        raise UserError(f"--degree auto needs --method direct, got --method {args.method}")
+    if args.degree == "auto" and args.spec is not None:
+        raise UserError("--degree auto needs --lo/--hi instead of --spec (a spec declares its "
+                        "degree)")
     lo, hi, degree, spec = _cdf_bounds(args)
     _check_bounds(lo, hi)
     if args.method in LEGENDRE_METHODS and degree != "auto" and degree < 1:

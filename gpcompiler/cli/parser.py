@@ -93,9 +93,12 @@ def _calibrated(name):
     return parse
 
 
+_DEGREE = _typed(int, lambda v: v >= 1, 'an integer >= 1 or "auto"')
+
+
 def _degree(text):
     """argparse type of --degree: an integer >= 1 or "auto"."""
-    return "auto" if text == "auto" else _count(1)(text)
+    return "auto" if text == "auto" else _DEGREE(text)
 
 
 def _split(text):

@@ -52,7 +52,7 @@ def load(data, quick, curves, options):
                   options.get("hi") if options.get("hi") is not None else BUNDLED_BOUNDS[1])
     else:
         if options.get("lo") is None or options.get("hi") is None:
-            raise DataError("experiment cdf --data needs the public bounds --lo and --hi")
+            raise DataError("--data needs the public bounds --lo and --hi")
         column = options.get("column") or "wage"
         values = read_column(data, column)
         with open(data, "rb") as handle:
