@@ -86,3 +86,17 @@ def test_the_module_map_lists_exactly_the_packages_modules():
     listed = set(re.findall(r"`(gpcompiler/[\w/]+\.py)`", section))
     written = {path.relative_to(ROOT).as_posix() for path in _modules().values()}
     assert listed == written
+
+
+def test_every_mutant_of_the_catalog_still_applies_and_names_existing_tests():
+    """benchmarks/mutants.py: each mutation's text is found exactly once in its function
+    (a stale entry would silently test nothing), and each killing test it names exists."""
+    from benchmarks import mutants
+    for mutation in mutants.CATALOG:
+        _, stale = mutants.mutate_text((ROOT / mutation.path).read_text(), mutation)
+        assert stale is None, (mutation.name, stale)
+        for test in mutation.tests:
+            path, _, name = test.partition("::")
+            names = {node.name for node in ast.walk(ast.parse((ROOT / path).read_text()))
+                     if isinstance(node, ast.FunctionDef)}
+            assert name.split("[")[0] in names, (mutation.name, test)
