@@ -520,6 +520,9 @@ def format_table(rows):
         lines.append(f"| {row.name} | {audit.claim} | {'flag' if row.should_flag else 'pass'} | "
                      f"{'yes' if audit.violated else 'no'} | {audit.stage} | {loss} | {claimed} | "
                      f"{_conformance_cell(audit.conformance)} | {audit.seconds:.1f} s |")
+    lines.append("\ncertified loss: a 1 - alpha lower confidence bound on the privacy loss of "
+                 "the worst event found (below 0: none found); flagged when it exceeds the "
+                 "claimed loss.")
     return "\n".join(lines)
 
 
