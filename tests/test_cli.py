@@ -1064,3 +1064,15 @@ def test_audit_refuses_options_the_chosen_audit_would_ignore(cli):
                              "--no-conformance, --seed are for"),
                             (("specs/linear.toml", "--jobs", "2"), "--jobs is for")):
         one_line_error(*cli("audit", *options)[::2], needle)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_full_standard_output_is_named(tmp_path):
+    """A release printed to a full device: one line naming standard output (it said
+    'No space left on device: ' with nothing after the colon)."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "gpcompiler", "privatize",
+                               "specs/sinc_ecg.toml", "bundled:ecg:2", "--epsilon", "1", "-q"],
+                              cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+    one_line_error(done.returncode, done.stderr, "No space left on device: standard output")

@@ -351,8 +351,8 @@ def main(argv=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except OSError as error:
-        print(f"gpcompiler: error: {error.strerror or error}: {error.filename or ''}",
-              file=sys.stderr)
+        where = error.filename or "standard output"   # no file: writing the release to stdout
+        print(f"gpcompiler: error: {error.strerror or error}: {where}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
