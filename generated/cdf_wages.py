@@ -10,10 +10,14 @@ e_k = sqrt((2k+1)/2) P_k, alpha_k = 2^k sqrt((2k+1)/2),
 beta_{k,i} = C(k,i) C((k+i-1)/2, k)/(i+1), and the orthonormal coefficients of the
 empirical CDF are c = OFFSET + MOMENT_MATRIX . (mu_1, ..., mu_{K+1}).
 
-Replace-one l2 sensitivities (N records, N public):
+Replace-one l2 sensitivities (N records, N public) of the exact means:
   moments mu:               sqrt((5K+8)/2)/N = sqrt(29.0)/N (paper's bound)
   orthonormal coefficients: sqrt(2)/N (Bessel; attained by a record moving from lo to hi)
-Calibrate sigma with gpcompiler.cdf.analytic_gaussian_sigma(epsilon, delta, sensitivity).
+The computed means are within MOMENT_ERROR and COEFFICIENT_ERROR (l2, any N) of the exact
+ones, so moment_sensitivity(N) and coefficient_sensitivity(N) add twice those: calibrate
+sigma with gpcompiler.cdf.analytic_gaussian_sigma(epsilon, delta, that sensitivity) and the
+release is (epsilon, delta)-DP for the means as computed (docs/clipping.md, "CDF sums").
+A record that is not a number is taken as a public value (NaN, -inf: LO; +inf: HI).
 Only NumPy and the standard library are needed at run time. Without an explicit rng,
 noise comes from OS entropy (see SecureGenerator, also for the floating-point caveat).
 """
@@ -33,6 +37,10 @@ LO = 0.0  # 0
 HI = 2500.0  # 2500
 MOMENT_SENSITIVITY_SQUARED = 29.0  # times N^2: (5K+8)/2
 COEFFICIENT_SENSITIVITY_SQUARED = 2  # times N^2
+MOMENT_SENSITIVITY = 5.385164807134505  # times N: sqrt((5K+8)/2), rounded up
+COEFFICIENT_SENSITIVITY = 1.4142135623730951  # times N: sqrt(2), rounded up
+MOMENT_ERROR = 2.8283462689364678e-15  # l2 float error of moments(), any N (rounded up)
+COEFFICIENT_ERROR = 1.510458074017303e-14  # l2 float error of coefficients(), any N
 
 
 def _table(entries, shape):
@@ -145,19 +153,37 @@ OFFSET = _table((
 
 
 def to_reference(x):
-    """Map data in [LO, HI] to [-1, 1], clipping values outside the public bounds."""
+    """Map data in [LO, HI] to [-1, 1], clipping values outside the public bounds; NaN and
+    -inf map to -1, +inf to 1 (public values: one record never stops a release)."""
     x = numpy.asarray(x, dtype=float)
-    if not numpy.all(numpy.isfinite(x)):
-        raise ValueError("data contains NaN or infinite values")
-    return numpy.clip(2.0 * (x - LO) / (HI - LO) - 1.0, -1.0, 1.0)
+    with numpy.errstate(over="ignore", invalid="ignore"):
+        mapped = 2.0 * (x - LO) / (HI - LO) - 1.0
+    return numpy.fmin(numpy.fmax(mapped, -1.0), 1.0)  # fmax and fmin take the number over NaN
+
+
+def _means(terms):
+    """Each column's mean: its math.fsum (correctly rounded), over N."""
+    return numpy.array([math.fsum(column) for column in terms.T.tolist()]) / terms.shape[0]
+
+
+def moment_sensitivity(count):
+    """The l2 sensitivity of moments() for ``count`` records: MOMENT_SENSITIVITY / N plus
+    2 MOMENT_ERROR, rounded up (three roundings, each below 2^-53 of the result)."""
+    return (MOMENT_SENSITIVITY / count + 2 * MOMENT_ERROR) * (1 + 2.0 ** -50)
+
+
+def coefficient_sensitivity(count):
+    """The l2 sensitivity of coefficients() for ``count`` records (as moment_sensitivity)."""
+    return (COEFFICIENT_SENSITIVITY / count + 2 * COEFFICIENT_ERROR) * (1 + 2.0 ** -50)
 
 
 def moments(data):
-    """mu_i = mean(x^i), i = 1..K+1, of the mapped data."""
-    x = to_reference(data)
+    """mu_i = mean(x^i), i = 1..K+1, of the mapped data: running products, each column
+    summed by math.fsum (within MOMENT_ERROR of the exact means)."""
+    x = to_reference(data).ravel()
     if x.size == 0:
         raise ValueError("data is empty")
-    return (x.reshape(-1, 1) ** numpy.arange(1, DEGREE + 2)).mean(axis=0)
+    return _means(powers(x, DEGREE))
 
 
 def coefficients_from_moments(mu):
@@ -166,14 +192,13 @@ def coefficients_from_moments(mu):
 
 
 def coefficients(data):
-    """(F|e_k) computed stably: mean over records of int_x^1 e_k (Legendre recurrence)."""
+    """(F|e_k): the mean over the mapped records of int_x^1 e_k, each record's from its
+    Chebyshev values and the Legendre weights (direct_factors), each column summed by
+    math.fsum (within COEFFICIENT_ERROR of the exact means)."""
     x = to_reference(data).ravel()
     if x.size == 0:
         raise ValueError("data is empty")
-    p = numpy.polynomial.legendre.legvander(x, DEGREE + 1)
-    k = numpy.arange(DEGREE + 1)
-    previous = numpy.where(k >= 1, p[:, numpy.maximum(k - 1, 0)], 1.0)
-    return (-(p[:, k + 1] - previous) / numpy.sqrt(2.0 * (2 * k + 1))).mean(axis=0)
+    return _means(direct_factors(x, DEGREE))
 
 
 def evaluate(c, x):
@@ -920,3 +945,51 @@ def _finite_release(out):
     return out
 
 # ---- end of runtime/exact.py
+
+
+# ---- runtime/cdfterms.py from gpcompiler 0.1.0
+# ---- sha256 6c3e1f9c236d5aee71b5adbf2ce9f8eac772144b114d0a55eb392777e5ac5fcf
+
+def halves(size):
+    """g_m = C(2m, m)/4^m, m < size, each rounded once (a quotient of integers)."""
+    return numpy.array([math.comb(2 * m, m) / 4 ** m for m in range(size)])
+
+
+def legendre_weights(top):
+    """W (top + 1, top + 1): P_j = sum_l T_l W[l, j], W[|j - 2m|, j] = g_m g_(j-m) summed
+    over m (each product rounded once, and the two equal products of l > 0 added exactly)."""
+    g = halves(top + 1)
+    j, m = numpy.tril_indices(top + 1)  # m <= j
+    weights = numpy.zeros((top + 1, top + 1))
+    numpy.add.at(weights, (numpy.abs(j - 2 * m), j), g[m] * g[j - m])
+    return weights
+
+
+def direct_factors(x, degree, weights=None):
+    """int_x^1 e_k per record of x (in [-1, 1]), k = 0..degree, as (N, degree + 1): the
+    Chebyshev values T_l(x) by T_(l+1) = 2x T_l - T_(l-1) (a product and a difference, each
+    rounded once), the Legendre values P_j as one product with the weights
+    (legendre_weights(degree + 1), or ``weights``), then -(P_(k+1) - P_(k-1)) /
+    sqrt(2(2k+1)) with P_(-1) := 1."""
+    chebyshev = numpy.empty((x.size, degree + 2))
+    chebyshev[:, 0], chebyshev[:, 1] = 1.0, x
+    double = x + x
+    for l in range(2, degree + 2):
+        numpy.multiply(double, chebyshev[:, l - 1], out=chebyshev[:, l])
+        chebyshev[:, l] -= chebyshev[:, l - 2]
+    values = chebyshev @ (legendre_weights(degree + 1) if weights is None else weights)
+    below = numpy.concatenate([numpy.ones((x.size, 1)), values[:, :-2]], axis=1)
+    k = numpy.arange(degree + 1)
+    return -(values[:, 1:] - below) / numpy.sqrt(2 * (2 * k + 1))
+
+
+def powers(x, degree):
+    """x^i per record, i = 1..degree + 1, as (N, degree + 1), by running products (power
+    i is i - 1 products, each rounded once)."""
+    out = numpy.empty((x.size, degree + 1))
+    out[:, 0] = x
+    for i in range(1, degree + 1):
+        numpy.multiply(out[:, i - 1], x, out=out[:, i])
+    return out
+
+# ---- end of runtime/cdfterms.py

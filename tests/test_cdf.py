@@ -1,5 +1,6 @@
 """DP CDF estimation: exact tables, analytic Gaussian, sensitivities, estimators, errors."""
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy
@@ -9,6 +10,7 @@ from numpy.polynomial import legendre
 
 from conftest import generated
 from gpcompiler import cdf
+from gpcompiler.cdf import streaming
 from gpcompiler.cdf.release import record_contributions
 from gpcompiler.compiler.symbolic import to_float
 
@@ -66,6 +68,42 @@ def test_generated_cdf_module_holds_the_exact_tables():
     wages = numpy.random.default_rng(0).gamma(2.0, 300.0, size=5000)
     assert numpy.allclose(module.coefficients_from_moments(module.moments(wages)),
                           module.coefficients(wages), atol=1e-11)
+
+
+def test_generated_cdf_module_means_lie_within_their_stated_errors():
+    """cdf_wages' coefficients() and moments() (the runtime's per-record terms, fsum, over
+    N) against exact means of the mapped records (60 digits; exact rationals): within
+    COEFFICIENT_ERROR and MOMENT_ERROR (from streaming.mean_errors), and the sensitivities
+    add twice them to the exact means' sqrt(2)/N and sqrt((5K+8)/2)/N. A record that is no
+    number takes a public value instead of stopping the release."""
+    module = generated("cdf_wages")
+    rng = numpy.random.default_rng(3)
+    wages = numpy.concatenate([[module.LO, module.HI, module.HI * (1 - 2.0 ** -52), 5e-324],
+                               rng.gamma(2.0, 300.0, 60)])
+    x = module.to_reference(wages)
+    k = module.DEGREE
+    with mpmath.workdps(60):
+        exact = [mpmath.mpf(0)] * (k + 1)
+        for value in map(mpmath.mpf, x.tolist()):
+            p = [mpmath.mpf(1), value]
+            for n in range(1, k + 1):
+                p.append(((2 * n + 1) * value * p[n] - n * p[n - 1]) / (n + 1))
+            for j in range(k + 1):
+                exact[j] += ((p[j - 1] if j else 1) - p[j + 1]) / mpmath.sqrt(2 * (2 * j + 1))
+        error = mpmath.sqrt(sum((mpmath.mpf(float(c)) - e / x.size) ** 2
+                                for c, e in zip(module.coefficients(wages), exact)))
+    assert 0 < error <= module.COEFFICIENT_ERROR
+    assert (module.COEFFICIENT_ERROR, module.MOMENT_ERROR) == streaming.mean_errors(k)
+    powers = [sum(Fraction(v) ** i for v in x.tolist()) / x.size for i in range(1, k + 2)]
+    moments = module.moments(wages)
+    assert math.sqrt(sum(float(Fraction(m) - e) ** 2 for m, e in zip(moments.tolist(), powers))) \
+        <= module.MOMENT_ERROR
+    assert module.coefficient_sensitivity(x.size) >= math.sqrt(2) / x.size + \
+        2 * module.COEFFICIENT_ERROR > math.sqrt(2) / x.size
+    assert module.moment_sensitivity(x.size) > math.sqrt((5 * k + 8) / 2) / x.size
+    odd = module.coefficients([math.nan, math.inf, -math.inf, 1e308])
+    assert numpy.array_equal(odd, module.coefficients([module.LO, module.HI, module.LO,
+                                                       module.HI]))
 
 
 @pytest.mark.parametrize("degree", [3, 10, 20])

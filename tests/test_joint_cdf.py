@@ -2,9 +2,9 @@
 of the direct method on [-1, 1]^k, its noise, and the post-processing."""
 import json
 import math
+from fractions import Fraction
 
 import mpmath
-from fractions import Fraction
 import numpy
 import pytest
 from scipy import stats

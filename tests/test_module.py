@@ -14,9 +14,10 @@ from gpcompiler.compiler.build import check, compile_spec, load
 def test_generated_module_inlines_the_audited_runtime_verbatim(name):
     """Each runtime part of a module is the package's gpcompiler/runtime source after its
     imports, byte for byte, under a marker giving its version and sha256: entropy, exact
-    releases and the coefficient clip always, the curve or field clip where the metric clips
-    samples, never the package's noisy comparisons (runtime/compare.py, the Gumbel sampler);
-    the runtime comes last, after the spec-specific part, as one block."""
+    releases and the coefficient clip always (a CDF module: the per-record CDF terms
+    instead), the curve or field clip where the metric clips samples, never the package's
+    noisy comparisons (runtime/compare.py, the Gumbel sampler); the runtime comes last,
+    after the spec-specific part, as one block."""
     import hashlib
     import importlib
     import re
@@ -31,7 +32,7 @@ def test_generated_module_inlines_the_audited_runtime_verbatim(name):
         marker = f"# ---- {path} from gpcompiler {gpcompiler.__version__}\n# ---- sha256 {digest}"
         assert f"{marker}\n\n{body}\n\n# ---- end of {path}" in text
     module = generated(name)
-    expected = {"entropy", "exact"} | ({"clip"} if hasattr(module, "COEF_DIM") else set())
+    expected = {"entropy", "exact"} | ({"clip"} if hasattr(module, "COEF_DIM") else {"cdfterms"})
     if getattr(module, "METRIC", None) == "L2" and getattr(module, "OUTSIDE", "zero") == "zero":
         expected |= {"fieldclip"} if hasattr(module, "DIMENSION") else {"curveclip"}
     assert set(parts) == expected and len(parts) == len(expected)

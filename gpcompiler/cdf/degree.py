@@ -37,7 +37,7 @@ at most Kmax squares, a product, a sum, a square root) errs by gamma_(Kmax + 5) 
 |u| <= sqrt(3 (K + 1) + E_K). With eta the largest of these bounds, a computed score
 moves by at most sqrt(3/2)/N + 2 eta between neighbours: that sum, rounded up, is the
 sensitivity the exponential mechanism uses (``computed_score_sensitivity``), so the choice
-is epsilon_s-DP as computed, with no slack (at N = 10^7: +0.25% noise).
+is epsilon_s-DP as computed, with no slack (at N = 10^7: +0.24% noise).
 """
 from fractions import Fraction
 

@@ -19,6 +19,7 @@ from functools import lru_cache
 
 import numpy
 
+from ..runtime import cdfterms
 from ..runtime.rounding import ceil_float, ceil_sqrt
 
 CHUNK = 1 << 16
@@ -114,10 +115,10 @@ def power_sums(x, degree, spare=None):
 
 @lru_cache(maxsize=4)
 def _halves(size):
-    """g_m = C(2m, m)/4^m, m < size, each rounded once (read-only)."""
-    halves = numpy.array([math.comb(2 * m, m) / 4 ** m for m in range(size)])
-    halves.setflags(write=False)
-    return halves
+    """g_m (cdfterms.halves), cached and read-only."""
+    g = cdfterms.halves(size)
+    g.setflags(write=False)
+    return g
 
 
 def direct_terms(partial):
@@ -200,32 +201,15 @@ def _unit_squares(degree):
 
 
 def direct_factors(x, degree):
-    """int_x^1 e_k per record of x (in [-1, 1]), k = 0..degree, as (N, degree + 1): the
-    Chebyshev values T_l(x) by T_(l+1) = 2x T_l - T_(l-1) (as chebyshev_sums), the
-    Legendre values P_j = sum_m g_m g_(j-m) T_|j-2m| as one product with the weights, then
-    -(P_(k+1) - P_(k-1)) / sqrt(2(2k+1)) (P_-1 := 1). Error: factor_errors."""
-    x = _flat(x)
-    chebyshev = numpy.empty((x.size, degree + 2))
-    chebyshev[:, 0], chebyshev[:, 1] = 1.0, x
-    double = x + x
-    for l in range(2, degree + 2):
-        numpy.multiply(double, chebyshev[:, l - 1], out=chebyshev[:, l])
-        chebyshev[:, l] -= chebyshev[:, l - 2]
-    values = chebyshev @ _legendre_weights(degree + 1)
-    below = numpy.concatenate([numpy.ones((x.size, 1)), values[:, :-2]], axis=1)
-    k = numpy.arange(degree + 1)
-    return -(values[:, 1:] - below) / numpy.sqrt(2 * (2 * k + 1))
+    """int_x^1 e_k per record of x (in [-1, 1]), k = 0..degree (runtime/cdfterms.py, the
+    weights cached). Error: factor_errors."""
+    return cdfterms.direct_factors(_flat(x), degree, _legendre_weights(degree + 1))
 
 
 @lru_cache(maxsize=8)
 def _legendre_weights(top):
-    """W (top + 1, top + 1): P_j = sum_l T_l W[l, j], W[|j - 2m|, j] = g_m g_(j-m) summed
-    over m (each product rounded once; read-only)."""
-    g = _halves(top + 1)
-    weights = numpy.zeros((top + 1, top + 1))
-    for j in range(top + 1):
-        for m in range(j + 1):
-            weights[abs(j - 2 * m), j] += g[m] * g[j - m]
+    """cdfterms.legendre_weights, cached and read-only."""
+    weights = cdfterms.legendre_weights(top)
     weights.setflags(write=False)
     return weights
 
@@ -252,6 +236,22 @@ def factor_errors(degree):
         bounds.append((spread + u * (2 + spread)) / _root(k) * (1 + kappa) + kappa * 2 / _root(k))
         sizes.append(2 / _root(k))
     return bounds, sizes
+
+
+def mean_errors(degree):
+    """(coefficients, moments): for any N records in [-1, 1], bounds (floats, rounded up) on
+    the l2 distance between a generated CDF module's coefficients() and moments() (the
+    per-record terms of runtime/cdfterms.py, each coordinate summed by math.fsum, then
+    divided by N) and the exact means of the mapped records. Per record a factor errs by b_k
+    with |F_k| <= v_k (factor_errors), a power x^i by e_i = gamma_(i-1) + i 2^-1074 with
+    |x^i| <= 1; fsum rounds once, and so does the division: each coordinate is within
+    b + u (v + b)(2 + u) of its exact mean."""
+    u = UNIT
+    bounds, sizes = factor_errors(degree)
+    direct = sum((b + u * (v + b) * (2 + u)) ** 2 for b, v in zip(bounds, sizes))
+    powers = [_gamma(i - 1) + Fraction(i, 2 ** 1074) for i in range(1, degree + 2)]
+    moments = sum((e + u * (1 + e) * (2 + u)) ** 2 for e in powers)
+    return ceil_sqrt(direct), ceil_sqrt(moments)
 
 
 def moment_error_bound(degree, count):

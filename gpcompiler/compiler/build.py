@@ -11,6 +11,7 @@ from pathlib import Path
 from .. import __version__
 from .analysis import analyze
 from .analysis.core import Stages
+from ..cdf.streaming import mean_errors
 from ..cdf.tables import cdf_tables
 from ..io.curves import write_text_atomically
 from .emit import emit_cdf_module, emit_module
@@ -48,7 +49,8 @@ def compile_spec(path, root=None, progress=None, emit=True):
                            "raise it to wait longer, or simplify the basis)"):
         if spec.kind == "cdf":
             tables = cdf_tables(spec.family.option("degree"))
-            return Compiled(spec, tables, emit_cdf_module(lower_cdf(spec, tables)))
+            return Compiled(spec, tables, emit_cdf_module(lower_cdf(spec, tables,
+                                                                    mean_errors(tables.degree))))
         stage = Stages(progress, spec.path)
         try:
             analysis = analyze(spec, stage)

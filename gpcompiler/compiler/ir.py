@@ -18,6 +18,7 @@ from . import slack
 from .analysis.factor import EIGENSOLVER_LIMIT
 from ..errors import SpecError
 from .symbolic import is_identity, to_float
+from ..runtime.rounding import ceil_sqrt
 
 
 @dataclass(frozen=True)
@@ -416,6 +417,8 @@ class CDFModuleIR:
     moment_matrix: tuple
     offset: tuple
     moment_sensitivity_squared: str
+    sensitivities: tuple  # (moments, coefficients) times N, rounded up: repr strings
+    mean_errors: tuple    # (coefficients, moments): l2 float error bounds, repr strings
 
 
 def units(spec):
@@ -424,8 +427,9 @@ def units(spec):
     return {"domain": tuple(spec.domain_units), "values": spec.value_units}
 
 
-def lower_cdf(spec, tables):
-    """Lower a cdf spec and its exact tables (gpcompiler.cdf.tables) to the IR."""
+def lower_cdf(spec, tables, mean_errors):
+    """Lower a cdf spec, its exact tables (gpcompiler.cdf.tables) and the float error
+    bounds of its means (gpcompiler.cdf.streaming.mean_errors) to the IR."""
     lower_value = _value_lowering(None, {})
     size = tables.degree + 1
 
@@ -440,4 +444,6 @@ def lower_cdf(spec, tables):
         moment_matrix=entries(((k, i), tables.moment_matrix[k, i])
                               for k in range(size) for i in range(size)),
         offset=entries(((k, None), v) for k, v in enumerate(tables.offset)),
-        moment_sensitivity_squared=repr(to_float(tables.moment_sensitivity_squared)))
+        moment_sensitivity_squared=repr(to_float(tables.moment_sensitivity_squared)),
+        sensitivities=(repr(ceil_sqrt(tables.moment_sensitivity_squared)), repr(ceil_sqrt(2))),
+        mean_errors=tuple(map(repr, mean_errors)))

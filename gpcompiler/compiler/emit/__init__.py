@@ -5,7 +5,7 @@ order, floats printed with ``repr`` from values rounded once from the exact valu
 """
 import textwrap
 
-from ...runtime import entropy, exact
+from ...runtime import cdfterms, entropy, exact
 from .box import box_placeholders
 from .common import SECTION, common_placeholders, entry_index, fill_template, read_template
 from .line import line_placeholders
@@ -34,7 +34,9 @@ def emit_cdf_module(ir):
         "spec_sha256_repr": repr(ir.spec_sha256), "degree": str(ir.degree),
         "size": str(ir.degree + 1), "lo": ir.lo[0], "hi": ir.hi[0], "lo_exact": ir.lo[1],
         "hi_exact": ir.hi[1], "moment_sensitivity_squared": ir.moment_sensitivity_squared,
+        "moment_sensitivity": ir.sensitivities[0], "coefficient_sensitivity": ir.sensitivities[1],
+        "moment_error": ir.mean_errors[1], "coefficient_error": ir.mean_errors[0],
         "alpha": table(ir.alpha), "beta": table(ir.beta),
         "moment_matrix": table(ir.moment_matrix), "offset": table(ir.offset),
-        "runtime": runtime_source(entropy, exact),
+        "runtime": runtime_source(entropy, exact, cdfterms),
     })
