@@ -41,10 +41,11 @@ def to_reference(values, lo, hi, out=None):
     public, non-expansive map): 2 (v - lo)/(hi - lo) - 1, then NaN and -inf -> -1 and
     +inf -> 1, exactly the values of records lo and hi (public_values)."""
     values = _flat(values)
-    x = numpy.subtract(values, lo, out=out)
-    numpy.add(x, x, out=x)
-    numpy.divide(x, hi - lo, out=x)
-    numpy.subtract(x, 1.0, out=x)
+    with numpy.errstate(over="ignore", invalid="ignore"):  # clipped below: +-inf, NaN
+        x = numpy.subtract(values, lo, out=out)
+        numpy.add(x, x, out=x)
+        numpy.divide(x, hi - lo, out=x)
+        numpy.subtract(x, 1.0, out=x)
     numpy.fmax(x, -1.0, out=x)               # fmax and fmin take the number over a NaN
     return numpy.fmin(x, 1.0, out=x)
 
