@@ -117,9 +117,12 @@ def power_sums(x, degree, spare=None):
 @lru_cache(maxsize=4)
 def _halves(size):
     """g_m (cdfterms.halves), cached and read-only."""
-    g = cdfterms.halves(size)
-    g.setflags(write=False)
-    return g
+    return _read_only(cdfterms.halves(size))
+
+
+def _read_only(values):
+    values.setflags(write=False)
+    return values
 
 
 def direct_terms(partial):
@@ -210,9 +213,7 @@ def direct_factors(x, degree):
 @lru_cache(maxsize=8)
 def _legendre_weights(top):
     """cdfterms.legendre_weights, cached and read-only."""
-    weights = cdfterms.legendre_weights(top)
-    weights.setflags(write=False)
-    return weights
+    return _read_only(cdfterms.legendre_weights(top))
 
 
 def factor_errors(degree):
