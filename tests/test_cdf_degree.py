@@ -18,6 +18,7 @@ from gpcompiler.cdf import degree
 from gpcompiler.cdf.estimators import Statistics
 from gpcompiler.cdf.joint import computed_sum_sensitivity
 from gpcompiler.cdf.release import record_contributions
+from gpcompiler.io.curves import read_column
 
 
 def test_the_largest_tail_above_degree_2_of_a_step_is_one_eighth_exactly():
@@ -225,6 +226,15 @@ def test_cli_degree_auto(cli, tmp_path):
     release = json.loads(out.read_text())
     assert release["degree"] in degree.CANDIDATES
     assert release["degree_selection_epsilon"] == pytest.approx(0.2)
+    seen = []   # the stated selection noise is the one the mechanism draws with
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(degree, "exponential_mechanism",
+                      lambda values, sensitivity, epsilon, rng: seen.append(
+                          (sensitivity, degree.gumbel_scale(sensitivity, epsilon))) or 0)
+        cdf.estimate(numpy.clip(read_column("bundled:cps1988", "wage"), 0, 2500), lo=0.0,
+                     hi=2500.0, epsilon=1.0, delta=1e-5, degree="auto", rng=1)
+    assert release["degree_selection_noise"] == {"score_sensitivity": seen[0][0],
+                                                 "gumbel_scale": seen[0][1]}
     status, _, err = cli("cdf", "bundled:cps1988", "--lo", "0", "--hi", "2500", "--epsilon",
                          "1", "--delta", "1e-5", "--degree", "auto", "--method", "moments")
     assert status != 0 and len(err.strip().splitlines()) == 1 and \

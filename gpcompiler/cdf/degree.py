@@ -136,13 +136,27 @@ def exponential_mechanism(values, sensitivity, epsilon, rng):
     (McSherry and Talwar 2007), epsilon-DP when each u_i has that sensitivity: the argmax of
     u_i + G_i with G_i Gumbel of scale 2 sensitivity / epsilon (rounded up), every
     comparison decided exactly (runtime/compare.py; ties have probability 0)."""
-    scale = ceil_float(2 * Fraction(sensitivity) / Fraction(epsilon))
+    scale = gumbel_scale(sensitivity, epsilon)
     best, index = None, 0
     for i, value in enumerate(values):
         noisy = float(value) + compare.Noise("gumbel", scale, rng)
         if best is None or noisy >= best:
             best, index = noisy, i
     return index
+
+
+def gumbel_scale(sensitivity, epsilon):
+    """2 sensitivity / epsilon, rounded up: the exponential mechanism's Gumbel scale."""
+    return ceil_float(2 * Fraction(sensitivity) / Fraction(epsilon))
+
+
+def selection_noise(count, epsilon, delta, candidates=CANDIDATES):
+    """The public facts of the choice's noise for N = ``count`` and a total (epsilon,
+    delta): the computed scores' sensitivity and the Gumbel scale (as choose_degree)."""
+    selection, release = split_budget(epsilon)
+    sensitivity = computed_score_sensitivity(
+        count, candidates, noise_energy(count, release, delta, candidates))
+    return {"score_sensitivity": sensitivity, "gumbel_scale": gumbel_scale(sensitivity, selection)}
 
 
 def choose_degree(coefficients, count, epsilon, delta, rng, candidates=CANDIDATES):

@@ -76,7 +76,10 @@ def cmd_cdf(args):
     if args.output:
         smooth = {"degree": degree} if args.method in LEGENDRE_METHODS else {}
         if len(result.spent) == 2:
+            from ..cdf.degree import selection_noise
             smooth["degree_selection_epsilon"] = result.spent[0][0]
+            smooth["degree_selection_noise"] = selection_noise(int(data.size), args.epsilon,
+                                                               args.delta)
         metadata = release_metadata(args, **spec, lo=lo, hi=hi, **smooth, records=int(data.size),
                                     noise=_noise_facts(result))
         values = result.cdf(grid)
