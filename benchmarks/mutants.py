@@ -338,7 +338,7 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
              "mid, rad = -numpy.log(e) / 2, numpy.where(low > 0, e_rad / low, numpy.inf)",
              (EXACT_TESTS + "test_gumbel_law",)),
     Mutation("exponential mechanism Gumbel scale halved", "gpcompiler/cdf/degree.py",
-             "exponential_mechanism",
+             "gumbel_scale",
              "ceil_float(2 * Fraction(sensitivity) / Fraction(epsilon))",
              "ceil_float(Fraction(sensitivity) / Fraction(epsilon))",
              ("tests/test_cdf_degree.py::test_exponential_mechanism_draws_its_law",)),
