@@ -675,20 +675,18 @@ def error_bound(beta, *, epsilon=None, rho=None):
 
 
 # ---- runtime/entropy.py from gpcompiler 0.1.0
-# ---- sha256 f416e9631966f501ef5a82bb74ac29f8aa2922e128a8325775178385b37acff4
+# ---- sha256 1ddc03d7ff77ebf11d12bd35ee3e7f53f250a29cdbcf57c3c4f433be68653964
 
 _DRAW = 1 << 30  # bytes per call of ssl.RAND_bytes (it takes a C int)
 
 
 def _random_bytes(count):
     """``count`` bytes of OpenSSL's CSPRNG (ssl.RAND_bytes, in pieces of at most _DRAW
-    bytes), or of os.urandom without it."""
+    bytes; one piece is returned as drawn, not copied), or of os.urandom without it."""
     try:
         import ssl
     except ImportError:
         return os.urandom(count)
-    if count <= _DRAW:
-        return ssl.RAND_bytes(count)
     return b"".join(ssl.RAND_bytes(min(_DRAW, count - start)) for start in range(0, count, _DRAW))
 
 
@@ -719,7 +717,7 @@ def default_generator(rng):
 
 
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 ececefbda04689f0ff70ed5eac291aba87b2d98c14a8e5596171240b8d097432
+# ---- sha256 2d7ce08f25aab9b03490a0f8fad987c33ffa4535342689a7113b5d08ab7410bf
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -1295,7 +1293,11 @@ def gaussian(x, scale, rng):
 
     def pair(key):
         return ([i for i in (key, key + pairs) if i < n], _Prefixes(words[[key, pairs + key]]),
-                lambda iv, u, wanted: [_iv_normals(iv, [u[0]], [u[1]], 2)[k] for k in wanted])
+                normals)
+
+    def normals(iv, u, wanted):
+        both = _iv_normals(iv, [u[0]], [u[1]], 2)  # once for the pair's two members
+        return [both[k] for k in wanted]
     return _refine_undecided(x, scale, gamma, rng, *_decide(x, gamma, mid, rad),
                              lambda i: i % pairs, pair)
 

@@ -17,13 +17,11 @@ _DRAW = 1 << 30  # bytes per call of ssl.RAND_bytes (it takes a C int)
 
 def _random_bytes(count):
     """``count`` bytes of OpenSSL's CSPRNG (ssl.RAND_bytes, in pieces of at most _DRAW
-    bytes), or of os.urandom without it."""
+    bytes; one piece is returned as drawn, not copied), or of os.urandom without it."""
     try:
         import ssl
     except ImportError:
         return os.urandom(count)
-    if count <= _DRAW:
-        return ssl.RAND_bytes(count)
     return b"".join(ssl.RAND_bytes(min(_DRAW, count - start)) for start in range(0, count, _DRAW))
 
 

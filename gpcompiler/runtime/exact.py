@@ -600,7 +600,11 @@ def gaussian(x, scale, rng):
 
     def pair(key):
         return ([i for i in (key, key + pairs) if i < n], _Prefixes(words[[key, pairs + key]]),
-                lambda iv, u, wanted: [_iv_normals(iv, [u[0]], [u[1]], 2)[k] for k in wanted])
+                normals)
+
+    def normals(iv, u, wanted):
+        both = _iv_normals(iv, [u[0]], [u[1]], 2)  # once for the pair's two members
+        return [both[k] for k in wanted]
     return _refine_undecided(x, scale, gamma, rng, *_decide(x, gamma, mid, rad),
                              lambda i: i % pairs, pair)
 
