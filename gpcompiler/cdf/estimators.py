@@ -24,7 +24,7 @@ from ..runtime import exact
 from ..runtime.rounding import ceil_float, ceil_sqrt
 from ..runtime.secure import default_generator
 from .gaussian import analytic_gaussian_sigma
-from .release import CDFEstimate, check_budget
+from .release import CDFEstimate, check_budget, noise_facts
 from .streaming import (UNIT, direct_error_bound, direct_terms, moment_error_bound,
                         partial_sums, public_values, quantile_points, to_reference)
 from .tables import COEFFICIENT_SENSITIVITY_SQUARED, cdf_tables, moment_sensitivity_squared
@@ -163,14 +163,13 @@ class Statistics:
         """Gaussian noise on the sums, with this batch's own (epsilon, delta): the sums'
         exact rounding to gamma Z (runtime/exact.py, gamma = lattice(sigma))."""
         check_budget(epsilon, delta)
-        sensitivity = self.sum_sensitivity()
-        sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
+        noise = noise_facts(self.sum_sensitivity(), epsilon, delta)
+        (_, sigma, _), = noise
         rng = default_generator(rng)
         noisy = exact.gaussian(self.sums, sigma, rng)
         return PrivateStatistics(self.method, self.degree, self.lo, self.hi, self.count, noisy,
                                  sigma ** 2, ((epsilon, delta, self.count),), self.queries,
-                                 self.releases, sensitivity,
-                                 ((sensitivity, sigma, exact.lattice(sigma)),))
+                                 self.releases, noise)
 
 
 def _size(method, degree, bins, steps):
@@ -217,7 +216,6 @@ class PrivateStatistics:
     spent: tuple
     queries: int = None
     batches: frozenset = frozenset()
-    sum_sensitivity: float = None
     noise: tuple = ()
 
     def merge(self, other):
@@ -226,7 +224,6 @@ class PrivateStatistics:
                                  self.noisy_sums + other.noisy_sums,
                                  self.noise_variance + other.noise_variance, self.spent + other.spent,
                                  self.queries, self.batches | other.batches,
-                                 max(self.sum_sensitivity, other.sum_sensitivity),
                                  self.noise + other.noise)
 
     def estimate(self):
@@ -243,7 +240,8 @@ class PrivateStatistics:
             coefficients = tables[1] + tables[0] @ averages
         else:
             coefficients = averages
-        return _from_coefficients(self, coefficients, sigma, self.sum_sensitivity / self.count,
+        sensitivity = max(facts[0] for facts in self.noise)   # of the merged sums
+        return _from_coefficients(self, coefficients, sigma, sensitivity / self.count,
                                   epsilon, delta)
 
 

@@ -24,7 +24,7 @@ from scipy.optimize import isotonic_regression
 from ..runtime.rounding import ceil_float, ceil_sqrt, floor_float
 from ..runtime import exact
 from ..runtime.secure import default_generator
-from .release import CDFEstimate, check_budget
+from .release import CDFEstimate, check_budget, noise_facts
 from .gaussian import analytic_gaussian_sigma
 from .streaming import CHUNK, UNIT, direct_factors, direct_sums, factor_errors, public_values
 
@@ -206,8 +206,9 @@ def joint_estimate(data, *, lo, hi, epsilon, delta, degree=8, total_degree=None,
 def _direct(x, lo, hi, epsilon, delta, degrees, total_degree, rng):
     """The direct release of mapped data x (N, k) at per-column ``degrees``."""
     n, k = x.shape
-    noisy, sigma = private_coefficients(x, degrees, total_degree, epsilon, delta, rng)
-    sensitivity = computed_sum_sensitivity(degrees, n)
+    sums, noise = _noisy_sums(x, degrees, total_degree, epsilon, delta, rng)
+    (sensitivity, sigma, _), = noise
+    noisy = sums / n
     reference = numpy.linspace(-1, 1, GRID_POINTS.get(k, 17))
     values = numpy.zeros((reference.size,) * k)
     scale = [legendre.legvander(reference, d) * numpy.sqrt((2 * numpy.arange(d + 1) + 1) / 2)
@@ -215,9 +216,9 @@ def _direct(x, lo, hi, epsilon, delta, degrees, total_degree, rng):
     for c, a in zip(noisy, multi_indices(degrees, total_degree)):
         values += c * math.prod(numpy.ix_(*(s[:, a_i] for s, a_i in zip(scale, a))))
     grids = tuple(l + (reference + 1) * (h - l) / 2 for l, h in zip(lo, hi))
-    return JointCDFEstimate("direct", lo, hi, grids, monotone(values), sigma,
+    return JointCDFEstimate("direct", lo, hi, grids, monotone(values), sigma / n,
                             sensitivity / n, epsilon, delta, degrees, ((epsilon, delta, n),),
-                            _noise(sensitivity, epsilon, delta))
+                            noise)
 
 
 def _auto_joint(x, lo, hi, epsilon, delta, total_degree, rng):
@@ -275,18 +276,23 @@ def private_coefficients(x, degrees, total_degree, epsilon, delta, rng):
     """Noisy tensor coefficients of the empirical CDF of mapped data x (N, k) and their
     noise scale: Gaussian noise of the analytic Gaussian mechanism for the computed sums'
     sensitivity (sqrt(2^k) and their float error: computed_sum_sensitivity), divided by N."""
-    n = x.shape[0]
-    sigma = analytic_gaussian_sigma(epsilon, delta, computed_sum_sensitivity(degrees, n))
-    sums = coefficient_sums(x, degrees, total_degree)
-    return exact.gaussian(sums, sigma, rng) / n, sigma / n
+    sums, ((_, sigma, _),) = _noisy_sums(x, degrees, total_degree, epsilon, delta, rng)
+    return sums / x.shape[0], sigma / x.shape[0]
+
+
+def _noisy_sums(x, degrees, total_degree, epsilon, delta, rng):
+    """The noisy tensor sums and the facts of their noise (release.noise_facts)."""
+    noise = noise_facts(computed_sum_sensitivity(degrees, x.shape[0]), epsilon, delta)
+    (_, sigma, _), = noise
+    return exact.gaussian(coefficient_sums(x, degrees, total_degree), sigma, rng), noise
 
 
 def _histogram(x, lo, hi, epsilon, delta, bins, rng):
     """The baseline: a k-dimensional histogram (replace-one moves two counts by 1)."""
     n, k = x.shape
     counts, _ = numpy.histogramdd(x, bins=bins, range=[(-1, 1)] * k)
-    sensitivity = ceil_sqrt(2)
-    sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
+    noise = noise_facts(ceil_sqrt(2), epsilon, delta)
+    (sensitivity, sigma, _), = noise
     noisy = numpy.maximum(exact.gaussian(counts, sigma, rng), 0.0)
     values = noisy
     for axis in range(k):
@@ -295,13 +301,7 @@ def _histogram(x, lo, hi, epsilon, delta, bins, rng):
     grids = tuple(numpy.linspace(l, h, bins + 1) for l, h in zip(lo, hi))
     return JointCDFEstimate("histogram", lo, hi, grids, numpy.clip(values, 0.0, 1.0), sigma / n,
                             sensitivity / n, epsilon, delta, spent=((epsilon, delta, n),),
-                            noise=_noise(sensitivity, epsilon, delta))
-
-
-def _noise(sensitivity, epsilon, delta):
-    """((sum sensitivity, sigma, lattice step),): the public facts of a release's noise."""
-    sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
-    return ((sensitivity, sigma, exact.lattice(sigma)),)
+                            noise=noise)
 
 
 def joint_distances(estimate_, data, points=401):

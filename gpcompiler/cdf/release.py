@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 import numpy
 from numpy.polynomial import legendre
 
+from ..runtime import exact
+from .gaussian import analytic_gaussian_sigma
+
 
 @dataclass(frozen=True)
 class CDFEstimate:
@@ -45,6 +48,14 @@ def check_budget(epsilon, delta):
         raise ValueError(f"epsilon must be positive and finite, got {epsilon!r}")
     if not (isinstance(delta, (int, float)) and 0 < delta < 1):
         raise ValueError(f"delta must lie in (0, 1), got {delta!r}")
+
+
+def noise_facts(sensitivity, epsilon, delta):
+    """((sum sensitivity, sigma, lattice step gamma),): the public facts of one Gaussian
+    release of sums with this l2 sensitivity (the analytic Gaussian mechanism's sigma;
+    runtime/exact.py rounds the noisy sums to gamma Z)."""
+    sigma = analytic_gaussian_sigma(epsilon, delta, sensitivity)
+    return ((sensitivity, sigma, exact.lattice(sigma)),)
 
 
 def record_contributions(x, degree, method):
