@@ -397,9 +397,9 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
              ("tests/test_cdf_degree.py::"
               "test_score_sensitivity_holds_by_brute_force_and_is_not_loose_by_much",)),
     Mutation("auto-degree sensitivity without the scores' float error",
-             "gpcompiler/cdf/degree.py", "choose_degree",
-             "sensitivity = computed_score_sensitivity(count, candidates, energy)",
-             "sensitivity = score_sensitivity(count)",
+             "gpcompiler/cdf/degree.py", "_choice",
+             "computed_score_sensitivity(count, candidates, energy)",
+             "score_sensitivity(count)",
              ("tests/test_cdf_degree.py::"
               "test_computed_scores_lie_within_score_error_of_the_exact_scores",)),
     Mutation("joint auto-degree sensitivity without the scores' float error",

@@ -46,7 +46,7 @@ import numpy
 from ..runtime.rounding import ceil_float, ceil_sqrt, floor_float
 from ..runtime import compare
 from .gaussian import EPSILON_RANGE, analytic_gaussian_sigma
-from .streaming import UNIT, direct_error_bound
+from .streaming import UNIT, direct_error_bound, gamma
 from .tables import COEFFICIENT_SENSITIVITY_SQUARED
 
 TAIL_SUP_SQUARED_2 = Fraction(1, 8)   # g_2^2 = max_x ||P_(2, oo) v(x)||^2, at x = 0 (exact)
@@ -67,7 +67,7 @@ def score_error(count, candidates, noise_energy):
     (module docstring, "Float error"); public values only, rounded up."""
     top = max(candidates)
     drift = Fraction(direct_error_bound(top, count)) / count * (1 + UNIT) + 2 * UNIT
-    evaluation = (top + 5) * UNIT / (1 - (top + 5) * UNIT)
+    evaluation = gamma(top + 5)
     return max(ceil_sqrt((k + 1) * drift ** 2)
                + evaluation * Fraction(ceil_sqrt(3 * (k + 1) + Fraction(energy)))
                for k, energy in zip(candidates, noise_energy))
@@ -153,10 +153,15 @@ def gumbel_scale(sensitivity, epsilon):
 def selection_noise(count, epsilon, delta, candidates=CANDIDATES):
     """The public facts of the choice's noise for N = ``count`` and a total (epsilon,
     delta): the computed scores' sensitivity and the Gumbel scale (as choose_degree)."""
-    selection, release = split_budget(epsilon)
-    sensitivity = computed_score_sensitivity(
-        count, candidates, noise_energy(count, release, delta, candidates))
+    selection, _, _, sensitivity = _choice(count, epsilon, delta, candidates)
     return {"score_sensitivity": sensitivity, "gumbel_scale": gumbel_scale(sensitivity, selection)}
+
+
+def _choice(count, epsilon, delta, candidates):
+    """(epsilon_s, epsilon_r, the noise energies E_K, the computed scores' sensitivity)."""
+    selection, release = split_budget(epsilon)
+    energy = noise_energy(count, release, delta, candidates)
+    return selection, release, energy, computed_score_sensitivity(count, candidates, energy)
 
 
 def choose_degree(coefficients, count, epsilon, delta, rng, candidates=CANDIDATES):
@@ -164,9 +169,7 @@ def choose_degree(coefficients, count, epsilon, delta, rng, candidates=CANDIDATE
     ``candidates`` (public, each >= 2, at most len(coefficients) - 1)."""
     if min(candidates) < 2 or max(candidates) >= len(coefficients):
         raise ValueError(f"degree candidates must lie in 2..{len(coefficients) - 1}")
-    selection, release = split_budget(epsilon)
-    energy = noise_energy(count, release, delta, candidates)
-    values = tail_scores(coefficients, candidates, energy)
-    sensitivity = computed_score_sensitivity(count, candidates, energy)
-    index = exponential_mechanism(values, sensitivity, selection, rng)
+    selection, release, energy, sensitivity = _choice(count, epsilon, delta, candidates)
+    index = exponential_mechanism(tail_scores(coefficients, candidates, energy), sensitivity,
+                                  selection, rng)
     return candidates[index], selection, release

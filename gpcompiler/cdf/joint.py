@@ -26,7 +26,7 @@ from ..runtime import exact
 from ..runtime.secure import default_generator
 from .release import CDFEstimate, check_budget, noise_facts
 from .gaussian import analytic_gaussian_sigma
-from .streaming import CHUNK, UNIT, direct_factors, direct_sums, factor_errors, public_values
+from .streaming import CHUNK, direct_factors, direct_sums, factor_errors, gamma, public_values
 
 JOINT_METHODS = ("direct", "histogram")
 GRID_POINTS = {2: 129, 3: 33}
@@ -103,24 +103,20 @@ def tensor_error_bound(degrees, count):
     product of the k factors (k - 1 roundings) is within prod v ((1 + beta)^k
     (1 + gamma_(k-1)) - 1) of the exact one and below prod v (1 + beta)^k (1 + gamma_(k-1));
     a chunk's sum of at most CHUNK such terms errs by gamma_min(CHUNK, N) of the sum of
-    their sizes (any order), and the chunk sums, added pairwise (each in at most D = 2 ceil(log2 chunks) + 1
-    additions), by gamma_D more. Over the multi-indices, sum_a prod_i v_(a_i)^2 <=
-    prod_i sum_(k <= d_i) v_k^2."""
+    their sizes (any order), and the chunk sums, added pairwise (each in at most
+    D = 2 ceil(log2 chunks) + 1 additions), by gamma_D more. Over the multi-indices,
+    sum_a prod_i v_(a_i)^2 <= prod_i sum_(k <= d_i) v_k^2."""
     top = max(degrees)
     bounds, sizes = factor_errors(top)
     beta = max(b / v for b, v in zip(bounds, sizes))
     k = len(degrees)
-    grown = (1 + beta) ** k * (1 + _gamma(k - 1))
+    grown = (1 + beta) ** k * (1 + gamma(k - 1))
     chunks = -(-count // CHUNK)
     depth = 2 * max(chunks - 1, 0).bit_length() + 1
-    chunk = _gamma(min(CHUNK, count))
-    per_unit = grown - 1 + (chunk + _gamma(depth) * (1 + chunk)) * grown
+    chunk = gamma(min(CHUNK, count))
+    per_unit = grown - 1 + (chunk + gamma(depth) * (1 + chunk)) * grown
     energy = math.prod(sum(v * v for v in sizes[:d + 1]) for d in degrees)
     return ceil_sqrt((count * per_unit) ** 2 * energy)
-
-
-def _gamma(n):
-    return n * UNIT / (1 - n * UNIT)
 
 
 def _reference(data, lo, hi):

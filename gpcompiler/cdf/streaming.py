@@ -187,8 +187,8 @@ def _unit_squares(degree):
     """sum_k (b_k / N)^2 of direct_error_bound, exact (its constants rounded up to floats)."""
     u = UNIT
     rho, kappa = _recurrence_constants()
-    total = Fraction(ceil_float(_gamma(ROW - 1) + _gamma(CHUNK // ROW) * (1 + _gamma(ROW - 1))))
-    combined = Fraction(ceil_float(_gamma(4) + u * (1 + _gamma(4))))
+    total = Fraction(ceil_float(_sum_error()))
+    combined = Fraction(ceil_float(gamma(4) + u * (1 + gamma(4))))
 
     def legendre(j):          # |S^_j - S_j| / N
         if j < 1:
@@ -231,7 +231,7 @@ def factor_errors(degree):
         if j < 1:
             return 0
         error = rho * (j - 1) * j / 2
-        return error * (1 + _gamma(3)) + _gamma(3) + _gamma(j + 1) * (1 + _gamma(3)) * (1 + error)
+        return error * (1 + gamma(3)) + gamma(3) + gamma(j + 1) * (1 + gamma(3)) * (1 + error)
     bounds, sizes = [], []
     for k in range(degree + 1):
         spread = legendre(k + 1) + legendre(k - 1)
@@ -251,7 +251,7 @@ def mean_errors(degree):
     u = UNIT
     bounds, sizes = factor_errors(degree)
     direct = sum((b + u * (v + b) * (2 + u)) ** 2 for b, v in zip(bounds, sizes))
-    powers = [_gamma(i - 1) + Fraction(i, 2 ** 1074) for i in range(1, degree + 2)]
+    powers = [gamma(i - 1) + Fraction(i, 2 ** 1074) for i in range(1, degree + 2)]
     moments = sum((e + u * (1 + e) * (2 + u)) ** 2 for e in powers)
     return ceil_sqrt(direct), ceil_sqrt(moments)
 
@@ -265,13 +265,21 @@ def moment_error_bound(degree, count):
     of the sum of |terms| <= N (Higham, Lemma 3.1); chunks add exactly, and the total is
     rounded once (u N). So |S^_i - S_i| <= N ((e_i (1 + s) + s)(1 + u) + u),
     e_i = gamma_(i-1) + i 2^-1074."""
-    total = _gamma(ROW - 1) + _gamma(CHUNK // ROW) * (1 + _gamma(ROW - 1))
-    squares = sum((((_gamma(i - 1) + Fraction(i, 2 ** 1074)) * (1 + total) + total)
+    total = _sum_error()
+    squares = sum((((gamma(i - 1) + Fraction(i, 2 ** 1074)) * (1 + total) + total)
                    * (1 + UNIT) + UNIT) ** 2 for i in range(1, degree + 2))
     return ceil_sqrt(count ** 2 * squares)
 
 
-def _gamma(n):
+def _sum_error():
+    """_sum's relative error of the sum of |terms|: gamma_(ROW - 1) + gamma_(CHUNK / ROW)
+    (1 + gamma_(ROW - 1)) (any order within each level)."""
+    return gamma(ROW - 1) + gamma(CHUNK // ROW) * (1 + gamma(ROW - 1))
+
+
+def gamma(n):
+    """gamma_n = n u / (1 - n u): the relative error of n roundings (Higham, Lemma 3.1),
+    exact."""
     return n * UNIT / (1 - n * UNIT)
 
 
