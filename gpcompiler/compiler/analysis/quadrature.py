@@ -1,6 +1,7 @@
 """The quadrature a generated module uses to project a curve: its order
 from the highest frequency and degree of the basis, verified on tiles, in 1-D and over a
 box."""
+import functools
 import itertools
 import math
 
@@ -135,24 +136,13 @@ def _tile_holds(function, size, start, width, nodes, weights):
         a, h = mpmath.mpf(float(start)), mpmath.mpf(float(width))
         s = [(mpmath.mpf(float(v)) + 1) / 2 for v in nodes]
         values = [mpmath.re(function(a + h * v)) for v in s]
-        scale, real = h * size, _memoized(lambda x: mpmath.re(function(x)))
+        scale, real = h * size, functools.cache(lambda x: mpmath.re(function(x)))
         for share in (lambda v: v, lambda v: 1 - v):
             rule = h / 2 * mpmath.fsum(w * f * share(v) for w, f, v in zip(weights, values, s))
             exact = mpmath.quad(lambda x: real(x) * share((x - a) / h), [a, a + h])
             if abs(rule - exact) > 1e-13 * scale:
                 return False
     return True
-
-
-def _memoized(function):
-    """``function`` remembering its value at each argument."""
-    values = {}
-
-    def memoized(x):
-        if x not in values:
-            values[x] = function(x)
-        return values[x]
-    return memoized
 
 
 def _frequency_and_degree(expression, t):
