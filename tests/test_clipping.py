@@ -357,8 +357,8 @@ def test_a_release_far_outside_the_bound_carries_the_whole_noise(model):
     """Coefficients 1e30 (a held curve 1e300) times outside the bound B = 100: the release
     is the vector clipped to B plus noise of the exact law at scale 1 (epsilon = 1, rho =
     1/2; KS at 1e-6 over 300 releases each). Clipping after the noise, or to another bound
-    than B, or not clipping a held curve's coefficients (its values are not clipped), gives
-    a noise of norm near 0 or near B."""
+    than B, or not clipping a held curve (clipped as the curve held to [0, 10]), gives a
+    noise of norm near 0 or near B."""
     from conftest import compiled
     budget = {"epsilon": 1.0} if model == "GP" else {"rho": 0.5}
     module = generated("legendre10")
@@ -371,7 +371,10 @@ def test_a_release_far_outside_the_bound_carries_the_whole_noise(model):
     t = numpy.linspace(2.0, 7.0, 40)
     y = numpy.tile((5 + numpy.sin(t)) * 1e300, (300, 1))
     centre = held.project_and_privatize(t, y[0], rho=1e12, bound=100.0, rng=0)  # noise 7e-7
-    assert abs(numpy.linalg.norm(centre) - 100.0) < 1e-4
+    ends, values = numpy.concatenate([[0.0], t, [10.0]]), 5 + numpy.sin(t[[0, *range(40), -1]])
+    norm = math.sqrt(numpy.sum(numpy.diff(ends) * (values[:-1] ** 2 + values[:-1] * values[1:]
+                                                   + values[1:] ** 2)) / 3)  # the held curve's
+    assert numpy.abs(centre - held.project(t, y[0] / 1e300) * 100.0 / norm).max() < 1e-4
     released = held.project_and_privatize(t, y, bound=100.0, rng=6, **budget)
     assert _noise_law_pvalue(released - centre, model, held.COEF_DIM) > 1e-6
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy
 
+from ..runtime.hold import held_samples
 from .noise import noise_source
 from .ledger import PrivacyLedger, check_budget
 
@@ -101,7 +102,9 @@ def make_curve(t, y, domain, outside="zero"):
     it (a repeated time is a jump; fewer than two samples is the zero function, so the
     number of samples never decides whether there is a release) and finite values of one
     shape. ``outside`` (the spec's [curve] outside): "zero" outside the samples, or "hold"
-    (the first and last values continue to a and b: one sample is a constant)."""
+    (the first and last values continue to a and b: one sample is a constant), the held
+    curve then written as a curve zero outside its samples (runtime/hold.py, the map the
+    generated modules apply)."""
     t = numpy.asarray(t, dtype=float)
     y = numpy.asarray(y, dtype=float)
     if t.ndim != 1:
@@ -124,7 +127,7 @@ def make_curve(t, y, domain, outside="zero"):
     if outside == "hold" and t.size:
         if not (math.isfinite(a) and math.isfinite(b)):
             raise ValueError("outside = \"hold\" needs a bounded domain")
-        t, y = numpy.concatenate([[a], t, [b]]), numpy.concatenate([y[:1], y, y[-1:]])
+        t, y = held_samples(t, y, (a, b), 1)
     return Curve(t, y, (a, b))
 
 

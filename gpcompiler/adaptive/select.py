@@ -54,14 +54,20 @@ def _check_module(module, value_dim):
 
 def _coordinates(module, curve, params):
     """Orthonormal coordinates c of P q: (m, n), summed over runs of ``_RUN`` samples that
-    share their end samples. Each run's curve is zero outside it, so the runs' pieces
-    partition q's and, P being linear, their projections add up to P q; memory is bounded
-    by the run length, not S."""
+    share their end samples. Each run is the piece of q on its interval, zero outside it (a
+    held curve is already extended to the domain's ends: make_curve), written with jumps to
+    0 at its ends (a repeated time is a jump) so that the module projects it as that piece
+    whatever its [curve] outside: the runs partition q's pieces and, P being linear, their
+    projections add up to P q (L2-Lipschitz); memory is bounded by the run length, not S."""
     y = curve.y if module.VALUE_DIM > 1 else curve.y[:, 0]
+    zero = numpy.zeros((1,) + y.shape[1:])
     total = numpy.zeros((module.BASIS_SIZE, curve.value_dim))
     for start in range(0, curve.t.size - 1, _RUN):
         run = slice(start, min(start + _RUN, curve.t.size - 1) + 1)
-        total += module.project(curve.t[run], y[run], cache=False, **params).reshape(total.shape)
+        t = curve.t[run]
+        total += module.project(numpy.concatenate([t[:1], t, t[-1:]]),
+                                numpy.concatenate([zero, y[run], zero]),
+                                cache=False, **params).reshape(total.shape)
     return total
 
 

@@ -87,34 +87,47 @@ def line_placeholders(ir):
         "basis_function": _basis_function(ir) + _weight_function(ir),
         "nodes_lines": _nodes_lines(ir),
         "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
-        "clip_curves": _CLIP_CURVES[ir.metric == "L2" and ir.outside == "zero"],
+        "clip_curves": _CLIP_CURVES[ir.metric == "L2"],
         **_VALUES_1D[values_kind(ir)],
         **_OUTSIDE[ir.outside],
     }
 
 
-_HELD_WEIGHTS = '''def _held_weights(t, p):
-    """Weights of the curve that holds its first and last values out to the ends of the
-    curve interval ([curve] outside = "hold"): those of the samples with both ends added
-    (first and last values repeated there), folded onto the first and last samples. One
-    sample is the constant function; none, the zero function."""
-    if t.size == 0:
-        return _weights(t, p)
+_HELD = '''def _held(t, y, p):
+    """(times, values) of the held curve, a curve zero outside its samples (runtime/hold.py,
+    held_samples), from times t (S,) or (B, S) in the curve interval and the values y of
+    their shape: the clip and the weights then act on that one curve (docs/clipping.md,
+    "Held curves")."""
     lo, hi = _curve_interval(p)
-    out = _weights(numpy.concatenate([[lo], t, [hi]]), p)
-    out[1] += out[0]
-    out[-2] += out[-1]
-    return out[1:-1]
+    if t.ndim not in (1, 2):
+        raise ValueError(f"sample times must be 1-D per curve, got shape {t.shape}")
+    if t.size and numpy.isfinite(t).all() and (t.min() < lo or t.max() > hi):
+        raise ValueError(f"sample times must lie in [{lo}, {hi}]")
+    return held_samples(t, y, (lo, hi), VALUE_DIM > 1)
+
+
+def _folded(weights):
+    """The weights of a held grid (S + 2) with the first and last (the added ends) folded
+    onto the samples they repeat: (S, ...) weights A with y @ A the held curve's projection."""
+    if weights.shape[0] == 0:
+        return weights
+    out = weights[1:-1].copy()
+    out[0] += weights[0]
+    out[-1] += weights[-1]
+    return out
 
 
 '''
 
 
 _OUTSIDE = {  # [curve] outside: what the curve is before its first and after its last sample
-    "zero": {"outside_repr": repr("zero"), "held_weights": "", "curve_weights": "_weights",
+    "zero": {"outside_repr": repr("zero"), "held_functions": "", "curve_samples": "t, y",
+             "grid_weights": "_grid_weights(t, p, cache)",
              "outside_doc": "zero outside its samples"},
-    "hold": {"outside_repr": repr("hold"), "held_weights": _HELD_WEIGHTS,
-             "curve_weights": "_held_weights",
+    "hold": {"outside_repr": repr("hold"), "held_functions": _HELD,
+             "curve_samples": "_held(t, y, p)",
+             "grid_weights": "_folded(_grid_weights(held_times(_check_times(t, p), "
+                             "_curve_interval(p)), p, cache))",
              "outside_doc": "holding its first and last values out to the curve interval's ends"},
 }
 

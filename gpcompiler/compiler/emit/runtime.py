@@ -4,7 +4,7 @@ import hashlib
 import inspect
 
 from ... import __version__
-from ...runtime import clip, curveclip, entropy, exact, fieldclip
+from ...runtime import clip, curveclip, entropy, exact, fieldclip, hold
 
 HEADER = ("# ==== The runtime of gpcompiler {version}: the spec-specific part ends above. What\n"
           "# follows is gpcompiler/runtime inlined verbatim, each part marked with its version\n"
@@ -26,10 +26,12 @@ def marker(name):
 
 def runtime_parts(ir):
     """The runtime modules a generated module inlines: entropy, exact releases and the
-    coefficient clip always; the curve or field clip when its metric clips samples (the
-    comparisons of runtime/compare.py, with the Gumbel sampler, are the package's only)."""
+    coefficient clip always; the curve or field clip when its metric clips samples, and the
+    map of held curves for [curve] outside = "hold" (the comparisons of runtime/compare.py,
+    with the Gumbel sampler, are the package's only)."""
     if ir.box is None:
-        samples = [curveclip] if ir.metric == "L2" and ir.outside == "zero" else []
+        samples = [curveclip] if ir.metric == "L2" else []
+        samples += [hold] if ir.outside == "hold" else []
     else:
         samples = [fieldclip] if ir.metric == "L2" else []
     return (entropy, exact, clip, *samples)
