@@ -316,7 +316,8 @@ def projection_weights(t, *, cache=True, **params):
     for a fixed grid and a batch projection is one matrix product. cache=False never
     touches the cache of recent grids (a process serving many users: see _grid_weights).
     """
-    return _grid_weights(t, _params(params), cache)
+    p = _params(params)
+    return _grid_weights(t, p, cache)
 
 
 def _check_values(y, batch_shape, samples):
@@ -384,10 +385,11 @@ def _project(t, y, p, cache, bound=None):
     each curve clipped to the bound if given (its factor applied to its coefficients)."""
     t = numpy.asarray(t, dtype=float)
     rows = t.ndim == 2
-    weights = None if rows else _grid_weights(t, p, cache)
     y = _check_values(y, (t.shape[0],) if rows else (), t.shape[1] if rows else t.size)
-    values, factors = (y, None) if bound is None else _clip_curves(t, y, bound)
-    c = _project_rows(t, values, p, cache) if rows else _contract(values, weights)
+    times, values = t, y
+    weights = None if rows else _grid_weights(times, p, cache)
+    values, factors = (values, None) if bound is None else _clip_curves(times, values, bound)
+    c = _project_rows(times, values, p, cache) if rows else _contract(values, weights)
     return _clip_factors(c, factors), y
 
 

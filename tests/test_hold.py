@@ -362,3 +362,14 @@ def test_select_on_a_held_constant_does_not_depend_on_the_sample_count():
     assert releases[0].basis_indices == releases[1].basis_indices
     step = releases[0].ledger.releases[-1].lattice
     assert numpy.abs(releases[0].coefficients - releases[1].coefficients).max() <= step
+
+
+def test_explain_states_the_held_curve_and_the_slack_of_the_release_facts():
+    """`gpcompiler explain` of a held L2 spec says which curve is clipped and projected, and
+    its table's B and slack at epsilon = 1 are the module's release_facts."""
+    from gpcompiler.compiler.build import explained
+    held = module("hold_legendre")
+    text = explained(Path(SCRATCH) / "specs" / "kind_hold.toml")
+    assert "held at its first and last values" in text and "distance of the held curves" in text
+    facts = held.release_facts(epsilon=1.0)
+    assert f"| epsilon = 1 | 1.0 | {facts['bound']!r} | {facts['slack']!r} |" in text

@@ -238,6 +238,16 @@ def _errors(d):
     ])
 
 
+_HELD = {  # [curve] outside (docs/clipping.md, "Held curves")
+    "zero": "",
+    "hold": (" With `[curve] outside = \"hold\"` the curve is the one held at its first and "
+             "last values to the ends $a, b$ of the curve interval: it is written once as the "
+             "curve zero outside its samples with $(a, y_{\\rm first})$ and $(b, y_{\\rm last})$ "
+             "added, and that curve is clipped and projected as above, $d$ being the distance "
+             "of the held curves (docs/clipping.md, \"Held curves\")."),
+}
+
+
 def _clipping(analysis, budgets=(0.1, 1.0, 10.0, 100.0)):
     """The clip bound B, the slack 2 eta B and the lattice step gamma at a few budgets
     (docs/clipping.md), computed as the generated module computes them."""
@@ -249,7 +259,7 @@ def _clipping(analysis, budgets=(0.1, 1.0, 10.0, 100.0)):
              f"$c \\mapsto c \\min(1, B/\\|c\\|)$; by default B is {rule} (`bound=` or "
              "`--bound` overrides it). The float projection of a clipped curve is within "
              f"$\\eta B$ of the exact one, $\\eta$ = {eta!r}, so the loss is at most "
-             "$\\varepsilon (d(q, q') + 2\\eta B)$ (likewise CGP).", "",
+             "$\\varepsilon (d(q, q') + 2\\eta B)$ (likewise CGP)." + _HELD[spec.outside], "",
              "| budget | noise scale | B | slack $2\\eta B$ | lattice $\\gamma$ |",
              "|---|---|---|---|---|"]
     for model, budget in [("epsilon", b) for b in budgets] + [("rho", b) for b in budgets]:
