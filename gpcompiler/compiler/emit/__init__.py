@@ -9,16 +9,17 @@ from .common import (SECTION, common_placeholders, entry_index, fill_template, p
                      read_template)
 from .literals import python_text
 from .line import line_placeholders
-from .runtime import runtime_source
+from .runtime import bound_once, runtime_source
 
 
 def emit_module(ir):
     """Return the source text of the generated module for ``ir``; over a box, the marked
     sections of module.py.tmpl are replaced by those of module_box.py.tmpl."""
     if ir.box is None:
-        return fill_template("module.py.tmpl", line_placeholders(ir))
-    return fill_template("module.py.tmpl", {**common_placeholders(ir), **box_placeholders(ir)},
-                 dict(SECTION.findall(read_template("module_box.py.tmpl"))))
+        return bound_once(fill_template("module.py.tmpl", line_placeholders(ir)))
+    return bound_once(fill_template(
+        "module.py.tmpl", {**common_placeholders(ir), **box_placeholders(ir)},
+        dict(SECTION.findall(read_template("module_box.py.tmpl")))))
 
 
 def emit_cdf_module(ir):
@@ -26,7 +27,7 @@ def emit_cdf_module(ir):
     def table(entries):
         return "\n".join(f"    ({entry_index(e)}, {e.code}),  # {python_text(e.exact)}"
                          for e in entries)
-    return fill_template("cdf_module.py.tmpl", {
+    return bound_once(fill_template("cdf_module.py.tmpl", {
         **provenance(ir), "degree": str(ir.degree),
         "size": str(ir.degree + 1), "lo": ir.lo[0], "hi": ir.hi[0], "lo_exact": python_text(ir.lo[1]),
         "hi_exact": python_text(ir.hi[1]), "moment_sensitivity_squared": ir.moment_sensitivity_squared,
@@ -35,4 +36,4 @@ def emit_cdf_module(ir):
         "alpha": table(ir.alpha), "beta": table(ir.beta),
         "moment_matrix": table(ir.moment_matrix), "offset": table(ir.offset),
         "runtime": runtime_source(entropy, exact, cdfterms),
-    })
+    }))

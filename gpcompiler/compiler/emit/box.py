@@ -405,11 +405,13 @@ def _box_constants(box, ir):
     lines = []
     if ir.atoms_kind == "legendre":
         lines.append(f"_AXIS_SIZES = {box.axis_sizes}  # Legendre atoms per variable")
-        lines.append(f"_INDEX = numpy.indices(_AXIS_SIZES).reshape({len(box.variables)}, -1).T"
-                     "  # atom multi-indices (last variable fastest)")
-        if box.total_degree is not None:
-            lines.append(f"_INDEX = _INDEX[_INDEX.sum(axis=1) <= {box.total_degree}]"
-                         "  # restricted to total degree")
+        grid = f"numpy.indices(_AXIS_SIZES).reshape({len(box.variables)}, -1).T"
+        if box.total_degree is None:
+            lines.append(f"_INDEX = {grid}  # atom multi-indices (last variable fastest)")
+        else:
+            lines += [f"_GRID_INDEX = {grid}  # tensor grid, last variable fastest",
+                      f"_INDEX = _GRID_INDEX[_GRID_INDEX.sum(axis=1) <= {box.total_degree}]"
+                      "  # atom multi-indices: total degree"]
     if ir.sobolev and ir.atoms_kind == "legendre":
         lines.append("_H1_INDEX = [tuple(_INDEX.T)] + [  # value, then the derivative along "
                      "each axis\n    tuple(_INDEX.T + numpy.diag(_AXIS_SIZES)[axis][:, None]) "
@@ -422,7 +424,7 @@ def _box_constants(box, ir):
                "and end: geometric cuts (0: w_i regular there)"] if box.weight_factors else [])
     return "\n".join([f"_FREQUENCY = {box.frequency}  # per variable: sub-pieces <= 8/frequency",
                       f"_MIN_NODES = {box.min_nodes}"] + grades + [
-                      "_CHUNK = 1 << 20  # atom values per block of Gauss nodes"] + lines
+                      "_CHUNK = 1 << 15  # atom values per block of Gauss nodes"] + lines
                      + ["\n\n" + inlined_source(gauss_order)])
 
 
