@@ -153,6 +153,10 @@ def tiny_spec(name='"tiny"', title='"Tiny"', top="", domain=""):
     ({"domain": 'parameters = { points = "1" }'},
      "domain.parameters.points: expected an identifier"),
     ({"top": '"evil\\nkey" = 1'}, "'evil\\nkey': unknown key"),
+    ({"domain": 'parameters = { h = "10**200*10**200" }'},
+     "domain.parameters.h: expected a positive finite default"),   # before: PARAMETERS = {'h': inf}
+    ({"domain": 'parameters = { h = "10**-200*10**-200" }'},
+     "domain.parameters.h: expected a positive finite default"),
 ])
 def test_bad_spec_strings_are_refused_in_one_line(fields, expected):
     with pytest.raises(SpecError) as info:

@@ -281,6 +281,16 @@ def _title(title, problems):
     return title
 
 
+def _float64(number):
+    """Whether a positive number rounds to a positive finite float64 (a module holds it as
+    one: PARAMETERS)."""
+    try:
+        value = float(number)
+    except OverflowError:
+        return False
+    return 0 < value < math.inf
+
+
 def _shown(value, limit=60):
     """``value`` in an error message: its repr (one line), cut after ``limit`` characters."""
     text = repr(value)
@@ -317,8 +327,9 @@ def _symbols(domain, problems):
             continue
         default = _expression(raw[key], where, {}, problems)
         if default is not None and not (default.is_number and default.is_positive
-                                        and default.is_finite):
-            problems.add(where, f"expected a positive finite default, got {raw[key]!r}")
+                                        and default.is_finite and _float64(default)):
+            problems.add(where, f"expected a positive finite default (a positive float64 once "
+                                f"rounded), got {_shown(raw[key])}")
             continue
         parameters.append((sympy.Symbol(key, positive=True), default))
     return tuple(sympy.Symbol(v, real=True) for v in variables), tuple(parameters)
