@@ -124,6 +124,26 @@ def test_printable_text_with_quotes_and_braces_is_held_exactly():
     assert not isinstance(module, SpecError) and module.NAME == "tiny"
 
 
+@pytest.mark.parametrize("kind", ["cdf", "box"])
+def test_cdf_and_box_modules_hold_spec_text_as_data(kind, tmp_path):
+    """The CDF template and the box sections have their own docstrings and comments: the
+    title and the file's name reach them escaped, as in a curve module."""
+    title = f'x"""; {PAYLOAD}; """ \\'
+    body = ('kind = "cdf"\n[domain]\nintervals = [["0", "10"]]\n[basis]\n'
+            'family = { name = "legendre", degree = 2 }\n' if kind == "cdf" else
+            '[domain]\nvariables = ["x", "y"]\nintervals = [["0", "1"], ["0", "1"]]\n'
+            '[basis]\nfunctions = ["1", "x*y"]\n[metric]\nweight = "1 + x*y"\n')
+    path = tmp_path / f'a"""b\n{PAYLOAD}.toml'
+    path.write_bytes(f"name = \"tiny_{kind}\"\ntitle = {toml_string(title)}\n{body}".encode())
+    os.environ.pop(MARKER, None)
+    (tmp_path / "module.py").write_text(compile_spec(path, root=tmp_path).source)
+    module = import_module_file(tmp_path / "module.py", f"gpcompiler_spec_is_data_{kind}")
+    sys.modules.pop(f"gpcompiler_spec_is_data_{kind}")
+    assert MARKER not in os.environ
+    assert module.NAME == f"tiny_{kind}" and module.SPEC_PATH == path.name
+    assert module.__doc__.startswith('x"""; __import__("os")')
+
+
 def tiny_spec(name='"tiny"', title='"Tiny"', top="", domain=""):
     return (f"name = {name}\ntitle = {title}\n{top}\n[domain]\n{domain}\n"
             'intervals = [["0", "1"]]\n[basis]\nfunctions = ["1", "t"]\n')
