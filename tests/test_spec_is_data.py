@@ -174,7 +174,7 @@ def tiny_spec(name='"tiny"', title='"Tiny"', top="", domain=""):
      "domain.parameters.points: expected an identifier"),
     ({"top": '"evil\\nkey" = 1'}, "'evil\\nkey': unknown key"),
     ({"domain": 'parameters = { h = "10**200*10**200" }'},
-     "domain.parameters.h: expected a positive finite default"),   # before: PARAMETERS = {'h': inf}
+     "domain.parameters.h: expected a positive finite default"),   # was {'h': inf}
     ({"domain": 'parameters = { h = "10**-200*10**-200" }'},
      "domain.parameters.h: expected a positive finite default"),
 ])
@@ -202,8 +202,9 @@ def test_reserved_parameters_cover_every_argument_of_the_api():
     assert arguments and arguments <= RESERVED_PARAMETERS, arguments - RESERVED_PARAMETERS
 
 
-@pytest.mark.parametrize("value", ["", "plain", 'a"""b', "x\n\r\x00\\N{BULLET}\ud800\u2028",
-                                   "é" * 300, ("s", None), {"domain": ("s", None), "values": "m"}])
+@pytest.mark.parametrize("value", [
+    "", "plain", 'a"""b', "x\n\r\x00\\N{BULLET}\ud800\u2028", "é" * 300, ("s", None),
+    {"domain": ("s", None), "values": "m"}])
 def test_python_literal_round_trips(value):
     code = python_literal(value, width=60)
     assert ast.literal_eval(code) == value

@@ -28,9 +28,10 @@ def emit_cdf_module(ir):
         return "\n".join(f"    ({entry_index(e)}, {e.code}),  # {python_text(e.exact)}"
                          for e in entries)
     return bound_once(fill_template("cdf_module.py.tmpl", {
-        **provenance(ir), "degree": str(ir.degree),
-        "size": str(ir.degree + 1), "lo": ir.lo[0], "hi": ir.hi[0], "lo_exact": python_text(ir.lo[1]),
-        "hi_exact": python_text(ir.hi[1]), "moment_sensitivity_squared": ir.moment_sensitivity_squared,
+        **provenance(ir), "degree": str(ir.degree), "size": str(ir.degree + 1),
+        "lo": ir.lo[0], "hi": ir.hi[0], "lo_exact": python_text(ir.lo[1]),
+        "hi_exact": python_text(ir.hi[1]),
+        "moment_sensitivity_squared": ir.moment_sensitivity_squared,
         "moment_sensitivity": ir.sensitivities[0], "coefficient_sensitivity": ir.sensitivities[1],
         "moment_error": ir.mean_errors[1], "coefficient_error": ir.mean_errors[0],
         "alpha": table(ir.alpha), "beta": table(ir.beta),

@@ -326,7 +326,8 @@ def box_placeholders(ir):
     return {
         **projection, **_VALUES_BOX[values_kind(ir)],
         "dimension": str(len(box.variables)), "variables_repr": python_literal(box.variables),
-        "domain_exact": ", ".join(python_literal(tuple(e for _, e in pair)) for pair in ir.domain),
+        "domain_exact": ", ".join(python_literal(tuple(e for _, e in pair))
+                                  for pair in ir.domain),
         "box_domain": "(" + ", ".join(f"({lo[0]}, {hi[0]})" for lo, hi in ir.domain) + ",)",
         "quadrature_constants": _box_constants(box, ir),
         "gram_body": _box_matrix_body(ir.gram, box.factors, 1, "G", _KRON),
@@ -436,8 +437,9 @@ def _box_matrix_body(matrix, factors, position, symbol, helper=""):
     parts = ["    return _kron(" + ", ".join(f"_{name}_{python_identifier(t)}(p)"
                                        for t, *_ in factors) + ")"]
     for factor in factors:
-        parts.append(f'def _{name}_{python_identifier(factor[0])}(p):\n    """{symbol}_{factor[0]}: the 1-D factor '
-                     f'of {factor[0]}."""\n{matrix_body(factor[position])}')
+        variable = python_identifier(factor[0])
+        parts.append(f'def _{name}_{variable}(p):\n    """{symbol}_{variable}: the 1-D factor '
+                     f'of {variable}."""\n{matrix_body(factor[position])}')
     return "\n\n\n".join(parts + ([helper] if helper else []))
 
 

@@ -61,7 +61,8 @@ def common_placeholders(ir):
         "summary": "\n".join(textwrap.fill(python_text(line), 99, subsequent_indent="    ")
                               for line in ir.summary),
         "title_repr": python_literal(ir.title, 99 - len("TITLE = ")),
-        "basis_size": str(ir.basis_size), "value_dim": str(ir.value_dim), "coef_dim": str(ir.coef_dim),
+        "basis_size": str(ir.basis_size), "value_dim": str(ir.value_dim),
+        "coef_dim": str(ir.coef_dim),
         "coef_shape": python_literal(ir.coef_shape), "vector_basis": str(ir.vector_basis),
         "parameters": ", ".join(f"{python_literal(n)}: {v}" for n, v, _ in ir.parameters),
         "parameters_fixed": str(ir.parameters_fixed),

@@ -112,7 +112,8 @@ _HELD_WEIGHTS = '''def _held_weights(t, p):
 
 
 _OUTSIDE = {  # [curve] outside: what the curve is before its first and after its last sample
-    "zero": {"outside_repr": python_literal("zero"), "held_weights": "", "curve_weights": "_weights",
+    "zero": {"outside_repr": python_literal("zero"), "held_weights": "",
+             "curve_weights": "_weights",
              "outside_doc": "zero outside its samples"},
     "hold": {"outside_repr": python_literal("hold"), "held_weights": _HELD_WEIGHTS,
              "curve_weights": "_held_weights",
