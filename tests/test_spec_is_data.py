@@ -164,6 +164,7 @@ def tiny_spec(name='"tiny"', title='"Tiny"', top="", domain=""):
     ({"name": '"sys"'}, "name: expected a Python identifier"),
     ({"name": '"ok\\n"'}, "name: expected a Python identifier"),
     ({"name": '"class"'}, "name: expected a Python identifier"),
+    ({"name": '"__init__"'}, "name: expected a Python identifier"),   # a package's own file
     ({"name": '"caf\\u00e9"'}, "name: expected a Python identifier"),
     ({"domain": 'units = "m\\u0000"'}, "domain.units: expected a unit name"),
     ({"domain": 'variables = ["t\\n"]'}, "domain.variables: expected"),

@@ -31,9 +31,10 @@ _TOP_KEYS = {"name", "title", "kind", "domain", "basis", "values", "metric", "pr
              "curve"}
 OUTSIDE = ("zero", "hold")   # [curve] outside: the curve before its first, after its last sample
 # A spec is data (docs/threat-model.md): a module name is an ASCII identifier that shadows no
-# module of the standard library, NumPy's or the package's, and no name a generated module
-# imports; a parameter name is a keyword argument of every function taking **params, so it is
-# none of their other arguments (generated modules' API and engines/dask.privatize_batch).
+# module of the standard library, NumPy or the package, no name a generated module imports
+# and no file of a package (it does not start with __: __init__, __main__); a parameter name
+# is a keyword argument of every function taking **params, so it is none of their other
+# arguments (generated modules' API and engines/dask.privatize_batch).
 RESERVED_NAMES = frozenset(sys.stdlib_module_names) | {"numpy", "gpcompiler", "Fraction"}
 RESERVED_PARAMETERS = frozenset({"epsilon", "rho", "rng", "cache", "kind", "bound", "t", "y",
                                  "c", "a", "points", "grids", "values", "module", "seed"})
@@ -262,10 +263,10 @@ def _name(document, problems):
         return "invalid"
     name = document["name"]
     if (not isinstance(name, str) or not _NAME.fullmatch(name) or keyword.iskeyword(name)
-            or name in RESERVED_NAMES):
+            or name in RESERVED_NAMES or name.startswith("__")):
         problems.add("name", "expected a Python identifier (the module name) that is not a "
-                             "keyword and names no module of the standard library or NumPy, "
-                             f"got {_shown(name)}")
+                             "keyword, does not start with __ and names no module of the "
+                             f"standard library or NumPy, got {_shown(name)}")
         return "invalid"
     return name
 
