@@ -222,7 +222,11 @@ def privatize(vector, sigma, rng=None):
 
 # ==== The runtime of gpcompiler 0.1.0: the spec-specific part ends above. What
 # follows is gpcompiler/runtime inlined verbatim, each part marked with its version
-# and the sha256 of its text, the same in every module of this version.
+# and the sha256 of its text, the same in every module of this version. One
+# namespace: each top-level name of the module is bound once, so the spec part and
+# the runtime parts cannot redefine each other's names (the compiler refuses a
+# module that would; a runtime file's private constant that could collide carries
+# the file's name, as _CLIP_SAFE and _EXACT_CHUNK do).
 
 
 # ---- runtime/entropy.py from gpcompiler 0.1.0
@@ -268,7 +272,7 @@ def default_generator(rng):
 
 
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 2d7ce08f25aab9b03490a0f8fad987c33ffa4535342689a7113b5d08ab7410bf
+# ---- sha256 3bd6967223fd91f05b95912247bc844f4f55541c095d3bc93beac692466321d5
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -904,15 +908,15 @@ def spherical_laplace(x, scale, rng):
                              undecided.reshape(x.shape), lambda i: i // d, row)
 
 
-_CHUNK = 32768  # values per chunk of rows in the fast path: its temporaries stay in cache
+_EXACT_CHUNK = 32768  # values per chunk of rows in the fast path: its temporaries stay in cache
 
 
 def _spherical_fast_path(x, words, tail, gamma, unit):
     """The fast path of spherical_laplace for rows x (rows, d): (releases, undecided), in
-    chunks of about _CHUNK values (each row's arithmetic is the same in any chunk)."""
+    chunks of about _EXACT_CHUNK values (each row's arithmetic is the same in any chunk)."""
     rows, d = x.shape
     out, undecided = numpy.empty((rows, d)), numpy.empty((rows, d), bool)
-    step = max(1, _CHUNK // max(d, 1))
+    step = max(1, _EXACT_CHUNK // max(d, 1))
     for start in range(0, rows, step):
         part = slice(start, start + step)
         balls = _spherical_balls(words[part], d, unit,

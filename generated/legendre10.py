@@ -51,12 +51,10 @@ CURVE_INTERVAL = None
 OUTSIDE = 'zero'  # [curve] outside: the curve before its first and after its last sample
 METRIC = 'L2'
 POLYNOMIAL_DEGREE = 10  # set when the basis spans all polynomials of a degree
-GRAM_METHOD = (
-    'exact: Legendre expansion of the basis (triangular change of basis C, G = C D C^T)'
-)
+GRAM_METHOD = 'exact: Legendre expansion of the basis (triangular change of basis C, G = C D C^T)'
 CERTIFICATE = (
-    'G = C D C^T, C the exact triangular change of basis to Legendre (nonzero diagonal), '
-    'D_k = (b - a)/(2k + 1) > 0: every LDL^T pivot C_kk^2 D_k is positive'
+    'G = C D C^T, C the exact triangular change of basis to Legendre (nonzero '
+    'diagonal), D_k = (b - a)/(2k + 1) > 0: every LDL^T pivot C_kk^2 D_k is positive'
 )
 CONDITION_NUMBER = 21.0  # of the user-basis Gram matrix, at the defaults
 ETA = 1.273880169168763e-12  # projection float error per unit of B (docs/clipping.md)
@@ -676,7 +674,11 @@ def error_bound(beta, *, epsilon=None, rho=None):
 
 # ==== The runtime of gpcompiler 0.1.0: the spec-specific part ends above. What
 # follows is gpcompiler/runtime inlined verbatim, each part marked with its version
-# and the sha256 of its text, the same in every module of this version.
+# and the sha256 of its text, the same in every module of this version. One
+# namespace: each top-level name of the module is bound once, so the spec part and
+# the runtime parts cannot redefine each other's names (the compiler refuses a
+# module that would; a runtime file's private constant that could collide carries
+# the file's name, as _CLIP_SAFE and _EXACT_CHUNK do).
 
 
 # ---- runtime/entropy.py from gpcompiler 0.1.0
@@ -722,7 +724,7 @@ def default_generator(rng):
 
 
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 2d7ce08f25aab9b03490a0f8fad987c33ffa4535342689a7113b5d08ab7410bf
+# ---- sha256 3bd6967223fd91f05b95912247bc844f4f55541c095d3bc93beac692466321d5
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -1358,15 +1360,15 @@ def spherical_laplace(x, scale, rng):
                              undecided.reshape(x.shape), lambda i: i // d, row)
 
 
-_CHUNK = 32768  # values per chunk of rows in the fast path: its temporaries stay in cache
+_EXACT_CHUNK = 32768  # values per chunk of rows in the fast path: its temporaries stay in cache
 
 
 def _spherical_fast_path(x, words, tail, gamma, unit):
     """The fast path of spherical_laplace for rows x (rows, d): (releases, undecided), in
-    chunks of about _CHUNK values (each row's arithmetic is the same in any chunk)."""
+    chunks of about _EXACT_CHUNK values (each row's arithmetic is the same in any chunk)."""
     rows, d = x.shape
     out, undecided = numpy.empty((rows, d)), numpy.empty((rows, d), bool)
-    step = max(1, _CHUNK // max(d, 1))
+    step = max(1, _EXACT_CHUNK // max(d, 1))
     for start in range(0, rows, step):
         part = slice(start, start + step)
         balls = _spherical_balls(words[part], d, unit,
@@ -1404,22 +1406,22 @@ def _finite_release(out):
 
 
 # ---- runtime/clip.py from gpcompiler 0.1.0
-# ---- sha256 3cf64d3038acb69f656f9c134ded5e0e8a790325b3b9f1c50a99086be6059b15
+# ---- sha256 d2f082d61588853331d2df4166f0841a865aa39272681631ebb02f600d2e311e
 
-_SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
+_CLIP_SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
 
 def clip_rows(c, bound):
     """c * min(1, B/||c||) per row (last axis): the projection onto the Euclidean ball of
     radius B, non-expansive in the metric of orthonormal coordinates. ||c||^2 is one sum of
     squares per row (terms >= 0: relative error gamma_d in any order); a row whose sum
-    leaves _SAFE (an overflow, or terms that underflowed), unless it is zero, is clipped
+    leaves _CLIP_SAFE (an overflow, or terms that underflowed), unless it is zero, is clipped
     again after scaling by its largest entry. Each row's result depends on that row alone;
     a row inside the ball is kept exactly, and the work does not depend on how many are."""
     rows = c.reshape(-1, c.shape[-1]) if c.ndim else c.reshape(1, 1)
     with numpy.errstate(over="ignore"):  # such rows are clipped again below
         squares = numpy.einsum("ij,ij->i", rows, rows)
-    safe = (squares >= _SAFE[0]) & (squares <= _SAFE[1])
+    safe = (squares >= _CLIP_SAFE[0]) & (squares <= _CLIP_SAFE[1])
     outside = safe & (squares > bound * bound)
     factor = numpy.where(outside, bound / numpy.sqrt(numpy.where(outside, squares, 1.0)), 1.0)
     out = rows * factor[:, None]  # 1 inside the ball: kept exactly

@@ -17,7 +17,13 @@ class SpecError(UserError, ValueError):
         self.path = path
         where = f"{path}: " if path else ""
         lines = [f"{key}: {message}" if key else message for key, message in self.problems]
-        super().__init__(where + "; ".join(lines))
+        super().__init__(_one_line(where + "; ".join(lines)))
+
+
+def _one_line(text):
+    """``text`` with every character that is not printable (a line end in a file name, say)
+    written as its Python escape: a spec error is one line."""
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 class NotPositiveDefiniteError(UserError, ValueError):

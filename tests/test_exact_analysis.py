@@ -335,18 +335,18 @@ def _compiled(tmp_path, text, name):
 
 
 def test_a_piecewise_closed_form_holds_at_the_default_parameters_only(tmp_path):
-    """SymPy's closed form of int_0^pi |sin(a t)| dt is right at a = 1 and wrong for a > 2
-    (1.2 at a = 2.5 instead of 2): a Gram piecewise in the parameters (Min, Max) is used at
+    """SymPy's closed form of int_0^pi |sin(w t)| dt is right at w = 1 and wrong for w > 2
+    (1.2 at w = 2.5 instead of 2): a Gram piecewise in the parameters (Min, Max) is used at
     the defaults only, exactly, and other values are refused; Min and Max print as NumPy
     calls (before: functools.reduce without its import)."""
-    sine = _compiled(tmp_path, '[domain]\nintervals = [["0", "pi"]]\nparameters = { a = "1" }\n'
-                             '[basis]\nfunctions = ["abs(sin(a*t))", "1"]\n', "sine")
+    sine = _compiled(tmp_path, '[domain]\nintervals = [["0", "pi"]]\nparameters = { w = "1" }\n'
+                             '[basis]\nfunctions = ["abs(sin(w*t))", "1"]\n', "sine")
     assert sine.PARAMETERS_FIXED and sine.GRAM_METHOD.startswith("exact at the default")
     assert numpy.allclose(sine.gram(), [[math.pi / 2, 2], [2, math.pi]], rtol=1e-15)
-    with pytest.raises(ValueError, match="holds at a=1.0 only"):
-        sine.gram(a=2.5)
-    kink = _compiled(tmp_path, '[domain]\nintervals = [["0", "1"]]\nparameters = { a = "2" }\n'
-                             '[basis]\nfunctions = ["abs(a*t - 1)", "1"]\n', "kink")
+    with pytest.raises(ValueError, match="holds at w=1.0 only"):
+        sine.gram(w=2.5)
+    kink = _compiled(tmp_path, '[domain]\nintervals = [["0", "1"]]\nparameters = { w = "2" }\n'
+                             '[basis]\nfunctions = ["abs(w*t - 1)", "1"]\n', "kink")
     assert numpy.array_equal(kink.gram(), [[1 / 3, 0.5], [0.5, 1]])
     assert numpy.isfinite(kink.project(numpy.linspace(0, 1, 9), numpy.ones(9))).all()
 

@@ -16,6 +16,7 @@ from sympy.printing.str import StrPrinter
 from .. import __version__
 from . import slack
 from .analysis.factor import EIGENSOLVER_LIMIT
+from .emit.literals import python_literal
 from ..errors import SpecError
 from .symbolic import is_identity, to_float
 from ..runtime.rounding import ceil_sqrt
@@ -123,7 +124,7 @@ class _Printer(NumPyPrinter):
         if symbol in self._names:
             return self._names[symbol]
         if symbol in self._parameters:
-            return f"p[{str(symbol)!r}]"
+            return f"p[{python_literal(str(symbol))}]"
         raise ValueError(f"unexpected symbol {symbol}")
 
     def _print_Min(self, expression):

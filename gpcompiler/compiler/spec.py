@@ -8,6 +8,7 @@ import itertools
 import math
 import keyword
 import re
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,11 +26,19 @@ WHOLE_LINE_FAMILIES = {"sinc", "hermite"}
 POLYNOMIAL_FAMILIES = {"monomial", "legendre"}
 TOTAL_DEGREE = {"total_degree"}
 MAX_BASIS_SIZE = 2000
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")   # with fullmatch: no trailing newline
 _TOP_KEYS = {"name", "title", "kind", "domain", "basis", "values", "metric", "privacy",
              "curve"}
 OUTSIDE = ("zero", "hold")   # [curve] outside: the curve before its first, after its last sample
-KEYWORDS = {"epsilon", "rho", "rng", "cache", "kind", "bound"}   # keywords of a generated module's API
+# A spec is data (docs/threat-model.md): a module name is an ASCII identifier that shadows no
+# module of the standard library, NumPy or the package, no name a generated module imports
+# and no file of a package (it does not start with __: __init__, __main__); a parameter name
+# is a keyword argument of every function taking **params, so it is none of their other
+# arguments (generated modules' API and engines/dask.privatize_batch).
+RESERVED_NAMES = frozenset(sys.stdlib_module_names) | {"numpy", "gpcompiler", "Fraction"}
+RESERVED_PARAMETERS = frozenset({"epsilon", "rho", "rng", "cache", "kind", "bound", "t", "y",
+                                 "c", "a", "points", "grids", "values", "module", "seed"})
+MAX_TITLE = 240   # characters of printable text on one line
 _SECTION_KEYS = {
     "domain": {"variables", "intervals", "parameters", "curve_interval", "units"},
     "basis": {"functions", "family"},
@@ -156,9 +165,7 @@ def _display_path(path, root=None):
 def _build(document, problems, path, sha256):
     _check_keys(document, problems)
     name = _name(document, problems)
-    title = document.get("title", name)
-    if not isinstance(title, str):
-        problems.add("title", "expected a string")
+    title = _title(document.get("title", name), problems)
     kind = document.get("kind", "mechanism")
     if kind not in ("mechanism", "cdf"):
         problems.add("kind", f"expected 'mechanism' or 'cdf', got {kind!r}")
@@ -223,21 +230,21 @@ def _unit(raw, key, problems):
     """An optional unit name: a short non-empty string on one line."""
     if raw is None:
         return None
-    if not (isinstance(raw, str) and raw.strip() and "\n" not in raw and len(raw) <= 40):
-        problems.add(key, f"expected a unit name (a string of 1 to 40 characters on one "
-                          f"line, e.g. \"s\" or \"mV\"), got {raw!r}")
+    if not (isinstance(raw, str) and raw.strip() and raw.isprintable() and len(raw) <= 40):
+        problems.add(key, f"expected a unit name (1 to 40 printable characters on one line, "
+                          f"e.g. \"s\" or \"mV\"), got {_shown(raw)}")
         return None
     return raw.strip()
 
 
 def _check_keys(document, problems):
     for key in sorted(set(document) - _TOP_KEYS):
-        problems.add(key, f"unknown key (expected one of {', '.join(sorted(_TOP_KEYS))})")
+        problems.add(_key(key), f"unknown key (expected one of {', '.join(sorted(_TOP_KEYS))})")
     for section, allowed in _SECTION_KEYS.items():
         value = document.get(section, {})
         if isinstance(value, dict):
             for key in sorted(set(value) - allowed):
-                problems.add(f"{section}.{key}",
+                problems.add(f"{section}.{_key(key)}",
                              f"unknown key (expected one of {', '.join(sorted(allowed))})")
 
 
@@ -255,16 +262,52 @@ def _name(document, problems):
                              "e.g. name = \"linear\"")
         return "invalid"
     name = document["name"]
-    if not isinstance(name, str) or not _NAME.match(name) or keyword.iskeyword(name):
-        problems.add("name", f"expected a Python identifier (the module name), got {name!r}")
+    if (not isinstance(name, str) or not _NAME.fullmatch(name) or keyword.iskeyword(name)
+            or name in RESERVED_NAMES or name.startswith("__")):
+        problems.add("name", "expected a Python identifier (the module name) that is not a "
+                             "keyword, does not start with __ and names no module of the "
+                             f"standard library or NumPy, got {_shown(name)}")
         return "invalid"
     return name
+
+
+def _title(title, problems):
+    """The title: printable text on one line (no control, format or separator character
+    but the space), 1 to MAX_TITLE characters."""
+    if not (isinstance(title, str) and 0 < len(title) <= MAX_TITLE and title.isprintable()):
+        problems.add("title", f"expected printable text on one line, 1 to {MAX_TITLE} "
+                              "characters (no control, format or line-separator characters), "
+                              f"got {_shown(title)}")
+        return "invalid"
+    return title
+
+
+def _float64(number):
+    """Whether a positive number rounds to a positive finite float64 (a module holds it as
+    one: PARAMETERS)."""
+    try:
+        value = float(number)
+    except OverflowError:
+        return False
+    return 0 < value < math.inf
+
+
+def _shown(value, limit=60):
+    """``value`` in an error message: its repr (one line), cut after ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _key(name):
+    """A key of the spec in an error message: as written if it is an identifier, else its
+    repr (a key may hold any text, a line end too)."""
+    return name if _NAME.fullmatch(name) else repr(name)
 
 
 def _symbols(domain, problems):
     variables = domain.get("variables", ["t"])
     if (not isinstance(variables, list) or not variables
-            or not all(isinstance(v, str) and _NAME.match(v) and not keyword.iskeyword(v)
+            or not all(isinstance(v, str) and _NAME.fullmatch(v) and not keyword.iskeyword(v)
                        and v not in FUNCTIONS and v not in CONSTANTS for v in variables)
             or len(set(variables)) != len(variables)):
         problems.add("domain.variables", "expected a list of distinct variable names such as "
@@ -276,17 +319,18 @@ def _symbols(domain, problems):
         raw = {}
     parameters = []
     for key in sorted(raw):
-        where = f"domain.parameters.{key}"
-        reserved = set(variables) | set(FUNCTIONS) | set(CONSTANTS) | KEYWORDS
-        if not _NAME.match(key) or keyword.iskeyword(key) or key in reserved:
+        where = f"domain.parameters.{_key(key)}"
+        reserved = set(variables) | set(FUNCTIONS) | set(CONSTANTS) | RESERVED_PARAMETERS
+        if not _NAME.fullmatch(key) or keyword.iskeyword(key) or key in reserved:
             problems.add(where, "expected an identifier that is not the variable, a "
-                                "function, a constant or a module keyword "
-                                f"({', '.join(sorted(KEYWORDS))})")
+                                "function, a constant or an argument of the module's API "
+                                f"({', '.join(sorted(RESERVED_PARAMETERS))})")
             continue
         default = _expression(raw[key], where, {}, problems)
         if default is not None and not (default.is_number and default.is_positive
-                                        and default.is_finite):
-            problems.add(where, f"expected a positive finite default, got {raw[key]!r}")
+                                        and default.is_finite and _float64(default)):
+            problems.add(where, f"expected a positive finite default (a positive float64 once "
+                                f"rounded), got {_shown(raw[key])}")
             continue
         parameters.append((sympy.Symbol(key, positive=True), default))
     return tuple(sympy.Symbol(v, real=True) for v in variables), tuple(parameters)

@@ -5,20 +5,20 @@ float error (the norm's d-term sum, then a scaling: 3 roundings) is part of ETA
 (gpcompiler/compiler/slack.py)."""
 import numpy
 
-_SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
+_CLIP_SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
 
 def clip_rows(c, bound):
     """c * min(1, B/||c||) per row (last axis): the projection onto the Euclidean ball of
     radius B, non-expansive in the metric of orthonormal coordinates. ||c||^2 is one sum of
     squares per row (terms >= 0: relative error gamma_d in any order); a row whose sum
-    leaves _SAFE (an overflow, or terms that underflowed), unless it is zero, is clipped
+    leaves _CLIP_SAFE (an overflow, or terms that underflowed), unless it is zero, is clipped
     again after scaling by its largest entry. Each row's result depends on that row alone;
     a row inside the ball is kept exactly, and the work does not depend on how many are."""
     rows = c.reshape(-1, c.shape[-1]) if c.ndim else c.reshape(1, 1)
     with numpy.errstate(over="ignore"):  # such rows are clipped again below
         squares = numpy.einsum("ij,ij->i", rows, rows)
-    safe = (squares >= _SAFE[0]) & (squares <= _SAFE[1])
+    safe = (squares >= _CLIP_SAFE[0]) & (squares <= _CLIP_SAFE[1])
     outside = safe & (squares > bound * bound)
     factor = numpy.where(outside, bound / numpy.sqrt(numpy.where(outside, squares, 1.0)), 1.0)
     out = rows * factor[:, None]  # 1 inside the ball: kept exactly

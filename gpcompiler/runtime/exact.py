@@ -660,15 +660,15 @@ def spherical_laplace(x, scale, rng):
                              undecided.reshape(x.shape), lambda i: i // d, row)
 
 
-_CHUNK = 32768  # values per chunk of rows in the fast path: its temporaries stay in cache
+_EXACT_CHUNK = 32768  # values per chunk of rows in the fast path: its temporaries stay in cache
 
 
 def _spherical_fast_path(x, words, tail, gamma, unit):
     """The fast path of spherical_laplace for rows x (rows, d): (releases, undecided), in
-    chunks of about _CHUNK values (each row's arithmetic is the same in any chunk)."""
+    chunks of about _EXACT_CHUNK values (each row's arithmetic is the same in any chunk)."""
     rows, d = x.shape
     out, undecided = numpy.empty((rows, d)), numpy.empty((rows, d), bool)
-    step = max(1, _CHUNK // max(d, 1))
+    step = max(1, _EXACT_CHUNK // max(d, 1))
     for start in range(0, rows, step):
         part = slice(start, start + step)
         balls = _spherical_balls(words[part], d, unit,

@@ -2,10 +2,10 @@
 cubature projections, Kronecker matrices, and the sections of module_box.py.tmpl."""
 import textwrap
 
-from ...runtime import exact
 from ..analysis.quadrature import gauss_order
 from .common import (GRADED_PIECES, GRADED_POSITIONS, expression_body, grades_of, inlined_source,
                      matrix_body, values_kind)
+from .literals import python_identifier, python_literal, python_text
 
 
 _CLIP_FIELDS = {
@@ -325,8 +325,9 @@ def box_placeholders(ir):
         projection = {**projection, "node_atoms": _vector_to_atoms(projection["node_atoms"])}
     return {
         **projection, **_VALUES_BOX[values_kind(ir)],
-        "dimension": str(len(box.variables)), "variables_repr": repr(box.variables),
-        "domain_exact": ", ".join(f"({lo[1]!r}, {hi[1]!r})" for lo, hi in ir.domain),
+        "dimension": str(len(box.variables)), "variables_repr": python_literal(box.variables),
+        "domain_exact": ", ".join(python_literal(tuple(e for _, e in pair))
+                                  for pair in ir.domain),
         "box_domain": "(" + ", ".join(f"({lo[0]}, {hi[0]})" for lo, hi in ir.domain) + ",)",
         "quadrature_constants": _box_constants(box, ir),
         "gram_body": _box_matrix_body(ir.gram, box.factors, 1, "G", _KRON),
@@ -379,12 +380,13 @@ _GRADED_END = """\
 def _axis_weight_functions(box):
     """One function per variable for the factor w_i of a separable weight (graded nodes get
     w_i from their exact distance d to the singular end), and the tuple _WEIGHTS of them."""
-    parts = []
-    for name, (code, plain, exact, singular) in zip(box.variables, box.weight_factors):
-        doc = (f"w_{name} = {exact}, the factor in {name} of the separable weight, at nodes x "
-               f"(values of {name})" + ("; at nodes graded toward a singular end, from the "
-                                       "exact distance d to it." if singular else
-                                       f": w_{name} is regular (d and toward unused)."))
+    parts, names = [], [python_identifier(name) for name in box.variables]
+    for name, (code, plain, exact, singular) in zip(names, box.weight_factors):
+        doc = python_text(f"w_{name} = {exact}, the factor in {name} of the separable weight, "
+                          f"at nodes x (values of {name})" + (
+                              "; at nodes graded toward a singular end, from the exact "
+                              "distance d to it." if singular else
+                              f": w_{name} is regular (d and toward unused)."))
         text = _AXIS_WEIGHT.format(name=name, doc=textwrap.fill(doc, 88, subsequent_indent="    ")
                                    .lstrip())
         if singular:
@@ -394,7 +396,7 @@ def _axis_weight_functions(box):
             text += f"    return {code} + 0.0 * x"
         parts.append(text)
     return "\n\n\n".join(parts) + "\n\n\n_WEIGHTS = (" + ", ".join(
-        f"_weight_{name}" for name in box.variables) + ")  # w_i per axis"
+        f"_weight_{name}" for name in names) + ")  # w_i per axis"
 
 
 def _box_constants(box, ir):
@@ -404,11 +406,13 @@ def _box_constants(box, ir):
     lines = []
     if ir.atoms_kind == "legendre":
         lines.append(f"_AXIS_SIZES = {box.axis_sizes}  # Legendre atoms per variable")
-        lines.append(f"_INDEX = numpy.indices(_AXIS_SIZES).reshape({len(box.variables)}, -1).T"
-                     "  # atom multi-indices (last variable fastest)")
-        if box.total_degree is not None:
-            lines.append(f"_INDEX = _INDEX[_INDEX.sum(axis=1) <= {box.total_degree}]"
-                         "  # restricted to total degree")
+        grid = f"numpy.indices(_AXIS_SIZES).reshape({len(box.variables)}, -1).T"
+        if box.total_degree is None:
+            lines.append(f"_INDEX = {grid}  # atom multi-indices (last variable fastest)")
+        else:
+            lines += [f"_GRID_INDEX = {grid}  # tensor grid, last variable fastest",
+                      f"_INDEX = _GRID_INDEX[_GRID_INDEX.sum(axis=1) <= {box.total_degree}]"
+                      "  # atom multi-indices: total degree"]
     if ir.sobolev and ir.atoms_kind == "legendre":
         lines.append("_H1_INDEX = [tuple(_INDEX.T)] + [  # value, then the derivative along "
                      "each axis\n    tuple(_INDEX.T + numpy.diag(_AXIS_SIZES)[axis][:, None]) "
@@ -421,7 +425,7 @@ def _box_constants(box, ir):
                "and end: geometric cuts (0: w_i regular there)"] if box.weight_factors else [])
     return "\n".join([f"_FREQUENCY = {box.frequency}  # per variable: sub-pieces <= 8/frequency",
                       f"_MIN_NODES = {box.min_nodes}"] + grades + [
-                      "_CHUNK = 1 << 20  # atom values per block of Gauss nodes"] + lines
+                      "_CHUNK = 1 << 15  # atom values per block of Gauss nodes"] + lines
                      + ["\n\n" + inlined_source(gauss_order)])
 
 
@@ -430,10 +434,12 @@ def _box_matrix_body(matrix, factors, position, symbol, helper=""):
     if not factors:
         return matrix_body(matrix)
     name = factors[0][position].name.rsplit("_", 1)[0]
-    parts = ["    return _kron(" + ", ".join(f"_{name}_{t}(p)" for t, *_ in factors) + ")"]
+    parts = ["    return _kron(" + ", ".join(f"_{name}_{python_identifier(t)}(p)"
+                                       for t, *_ in factors) + ")"]
     for factor in factors:
-        parts.append(f'def _{name}_{factor[0]}(p):\n    """{symbol}_{factor[0]}: the 1-D factor '
-                     f'of {factor[0]}."""\n{matrix_body(factor[position])}')
+        variable = python_identifier(factor[0])
+        parts.append(f'def _{name}_{variable}(p):\n    """{symbol}_{variable}: the 1-D factor '
+                     f'of {variable}."""\n{matrix_body(factor[position])}')
     return "\n\n\n".join(parts + ([helper] if helper else []))
 
 

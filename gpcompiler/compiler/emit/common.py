@@ -10,6 +10,7 @@ from importlib import resources
 import numpy
 
 from ...runtime import rounding
+from .literals import python_literal, python_text
 from .runtime import runtime_parts, runtime_source
 
 
@@ -38,26 +39,39 @@ def fill_template(template_name, values, sections=None):
     return template.substitute(values)
 
 
+def provenance(ir):
+    """The placeholders of a module's header, curve, box or CDF table alike: the spec's
+    title (escaped text, wrapped) and path in the docstring; its name, units, path and
+    sha256 and the tool's version as literals (docs/threat-model.md, "A spec is data")."""
+    return {
+        "title": "\n".join(textwrap.wrap(python_text(ir.title), 96)),
+        "tool_version": python_text(ir.tool_version), "spec_path": python_text(ir.spec_path),
+        "spec_sha256": python_text(ir.spec_sha256), "name_repr": python_literal(ir.name),
+        "units_repr": python_literal(ir.units),
+        "tool_version_repr": python_literal(ir.tool_version),
+        "spec_path_repr": python_literal(ir.spec_path),
+        "spec_sha256_repr": python_literal(ir.spec_sha256),
+    }
+
+
 def common_placeholders(ir):
     """Placeholders of the sections shared by curves and boxes."""
     return {
-        "title": "\n".join(textwrap.wrap(ir.title, 96)), "tool_version": ir.tool_version,
-        "spec_path": ir.spec_path,
-        "spec_sha256": ir.spec_sha256,
-        "summary": "\n".join(textwrap.fill(line, 99, subsequent_indent="    ")
+        **provenance(ir),
+        "summary": "\n".join(textwrap.fill(python_text(line), 99, subsequent_indent="    ")
                               for line in ir.summary),
-        "name_repr": repr(ir.name), "title_repr": _string(ir.title),
-        "units_repr": repr(ir.units),
-        "tool_version_repr": repr(ir.tool_version), "spec_path_repr": repr(ir.spec_path),
-        "spec_sha256_repr": repr(ir.spec_sha256), "basis_size": str(ir.basis_size),
-        "value_dim": str(ir.value_dim), "coef_dim": str(ir.coef_dim),
-        "coef_shape": repr(ir.coef_shape), "vector_basis": str(ir.vector_basis),
-        "parameters": ", ".join(f"{n!r}: {v}" for n, v, _ in ir.parameters),
+        "title_repr": python_literal(ir.title, 99 - len("TITLE = ")),
+        "basis_size": str(ir.basis_size), "value_dim": str(ir.value_dim),
+        "coef_dim": str(ir.coef_dim),
+        "coef_shape": python_literal(ir.coef_shape), "vector_basis": str(ir.vector_basis),
+        "parameters": ", ".join(f"{python_literal(n)}: {v}" for n, v, _ in ir.parameters),
         "parameters_fixed": str(ir.parameters_fixed),
-        "metric_repr": repr(ir.metric), "polynomial_degree": repr(ir.polynomial_degree),
-        "gram_method_repr": _string(ir.gram_method), "certificate_repr": _string(ir.certificate),
+        "metric_repr": python_literal(ir.metric),
+        "polynomial_degree": python_literal(ir.polynomial_degree),
+        "gram_method_repr": python_literal(ir.gram_method, 99 - len("GRAM_METHOD = ")),
+        "certificate_repr": python_literal(ir.certificate, 99 - len("CERTIFICATE = ")),
         "condition_number": ir.condition_number,
-        "atoms_size": str(ir.atoms_size), "cholesky_doc": ir.cholesky_doc,
+        "atoms_size": str(ir.atoms_size), "cholesky_doc": python_text(ir.cholesky_doc),
         "orthonormal_function": _orthonormal_function(ir),
         "runtime": runtime_source(*runtime_parts(ir)),
         "rounding": inlined_source(rounding.ceil_float, rounding.ceil_sqrt),
@@ -182,14 +196,6 @@ def _orthonormal_function(ir):
             f"    return {product}")
 
 
-def _string(text, width=92):
-    """A string literal, split over parenthesized lines when it would exceed 99 columns."""
-    if len(repr(text)) <= width - 14:
-        return repr(text)
-    parts = textwrap.wrap(text, width - 8, drop_whitespace=False)
-    return "(\n" + "\n".join(f"    {part!r}" for part in parts) + "\n)"
-
-
 def inlined_source(*objects):
     """Runtime helpers copied verbatim from the package, so a module needs only NumPy."""
     return "\n\n\n".join(inspect.getsource(obj).rstrip() for obj in objects)
@@ -202,9 +208,10 @@ def matrix_body(matrix):
         return _packed_body(matrix)
     lines = [f"    return _matrix({matrix.shape}, ("]
     for entry in matrix.entries:
-        line = f"        ({entry.row}, {entry.col}, {entry.code}),  # {entry.exact}"
+        exact = python_text(entry.exact)
+        line = f"        ({entry.row}, {entry.col}, {entry.code}),  # {exact}"
         if len(line) > 99:
-            lines += [f"        # {part}" for part in textwrap.wrap(entry.exact, 89)]
+            lines += [f"        # {part}" for part in textwrap.wrap(exact, 89)]
             line = f"        ({entry.row}, {entry.col}, {entry.code}),"
         lines.append(line)
     lines.append(f"    ){', symmetric=True' if matrix.symmetric else ''})")
@@ -214,10 +221,10 @@ def matrix_body(matrix):
 def _packed_body(matrix):
     """A large constant matrix: float64 values in one literal, exact entries by formula."""
     rows, cols = matrix.shape
-    lines = [f"    # {line}" for line in textwrap.wrap(
+    lines = [f"    # {line}" for line in textwrap.wrap(python_text(
         f"Exact entries: {matrix.formula or 'see gpcompiler explain'}. Below: float64 "
         f"values rounded once from them, {matrix.pattern}"
-        + (" (row by row)." if matrix.pattern != "diagonal" else "."), 90)]
+        + (" (row by row)." if matrix.pattern != "diagonal" else ".")), 90)]
     values = "\n        ".join(_fill_words(matrix.entries, 91))
     lines += ["    values = numpy.array((", f"        {values}", "    ))"]
     if matrix.pattern == "diagonal":

@@ -3,6 +3,7 @@ singular ends), Sobolev norms and the placeholders of module.py.tmpl."""
 from ..analysis.quadrature import gauss_order
 from .common import (GRADED_PIECES, GRADED_POSITIONS, common_placeholders, expression_body,
                      grades_of, inlined_source, matrix_body, values_kind)
+from .literals import python_literal
 
 
 _ATOMS = {
@@ -72,11 +73,11 @@ def line_placeholders(ir):
     curve = ir.curve_interval or ir.domain
     return {
         **common_placeholders(ir),
-        "curve_interval_exact": (repr(tuple(e for _, e in ir.curve_interval))
+        "curve_interval_exact": (python_literal(tuple(e for _, e in ir.curve_interval))
                                  if ir.curve_interval else "None"),
         "domain_lo": lo[0], "domain_hi": hi[0],
         "curve_interval_code": f"({curve[0][0]}, {curve[1][0]})",
-        "domain_exact": f"{lo[1]!r}, {hi[1]!r}",
+        "domain_exact": f"{python_literal(lo[1])}, {python_literal(hi[1])}",
         "quadrature_constants": _quadrature_constants(ir),
         "gauss_rule_function": (_GAUSS_RULE[True] if ir.exact_nodes is not None
                                 else inlined_source(gauss_order) + "\n\n\n" + _GAUSS_RULE[False]),
@@ -121,10 +122,10 @@ def _folded(weights):
 
 
 _OUTSIDE = {  # [curve] outside: what the curve is before its first and after its last sample
-    "zero": {"outside_repr": repr("zero"), "held_functions": "", "curve_samples": "t, y",
+    "zero": {"outside_repr": python_literal("zero"), "held_functions": "", "curve_samples": "t, y",
              "grid_weights": "_grid_weights(t, p, cache)",
              "outside_doc": "zero outside its samples"},
-    "hold": {"outside_repr": repr("hold"), "held_functions": _HELD,
+    "hold": {"outside_repr": python_literal("hold"), "held_functions": _HELD,
              "curve_samples": "_held(t, y, p)",
              "grid_weights": "_folded(_grid_weights(held_times(_check_times(t, p), "
                              "_curve_interval(p)), p, cache))",

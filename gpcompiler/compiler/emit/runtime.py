@@ -1,5 +1,7 @@
 """The runtime a generated module carries (gpcompiler/runtime/), inlined verbatim at its end,
-after the spec-specific part, each source marked with its path, version and sha256."""
+after the spec-specific part, each source marked with its path, version and sha256; and the
+check that the two share no top-level name (docs/threat-model.md, "A spec is data")."""
+import ast
 import hashlib
 import inspect
 
@@ -8,7 +10,11 @@ from ...runtime import clip, curveclip, entropy, exact, fieldclip, hold
 
 HEADER = ("# ==== The runtime of gpcompiler {version}: the spec-specific part ends above. What\n"
           "# follows is gpcompiler/runtime inlined verbatim, each part marked with its version\n"
-          "# and the sha256 of its text, the same in every module of this version.")
+          "# and the sha256 of its text, the same in every module of this version. One\n"
+          "# namespace: each top-level name of the module is bound once, so the spec part and\n"
+          "# the runtime parts cannot redefine each other's names (the compiler refuses a\n"
+          "# module that would; a runtime file's private constant that could collide carries\n"
+          "# the file's name, as _CLIP_SAFE and _EXACT_CHUNK do).")
 
 
 def runtime_body(module):
@@ -49,3 +55,33 @@ def runtime_source(*modules):
         parts.append(f"{marker(name)}\n# ---- sha256 {digest}\n\n"
                      f"{body}\n\n# ---- end of {name}")
     return "\n\n\n".join(parts)
+
+
+def bound_once(source):
+    """``source``, a generated module, after checking that each of its top-level names is
+    bound once (by a def, class, import or assignment outside functions, classes and
+    comprehensions): an AssertionError naming those bound twice (a bug, never a module)."""
+    counts = {}
+    for statement in ast.parse(source).body:
+        for name in _bound(statement):
+            counts[name] = counts.get(name, 0) + 1
+    twice = sorted(name for name, count in counts.items() if count > 1)
+    if twice:
+        raise AssertionError(f"the generated module binds {', '.join(twice)} more than once")
+    return source
+
+
+def _bound(node):
+    """The names a top-level statement binds in the module's namespace."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        return []
+    names = []
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        names += [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        names.append(node.id)
+    for child in ast.iter_child_nodes(node):
+        names += _bound(child)
+    return names
