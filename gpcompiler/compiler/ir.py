@@ -74,6 +74,7 @@ class ModuleIR:
     sinc_shifts: tuple
     atom_codes: tuple          # per atom: tuple of component codes (expression atoms)
     basis_codes: tuple         # per user function: tuple of component codes
+    atom_slope_codes: tuple    # per atom: codes of its derivative (H^1 expression atoms)
     weight_code: str
     sobolev: bool
     gram: MatrixIR
@@ -154,9 +155,12 @@ def lower(analysis):
     lower_value = _value_lowering(printer, spec.defaults)
     m = spec.basis_size
     coef_shape = (m,) if spec.vector_basis or spec.value_dim == 1 else (m, spec.value_dim)
-    atom_codes = ()
+    atom_codes = atom_slope_codes = ()
     if analysis.atoms.kind == "expression":
         atom_codes = tuple(tuple(_code(printer, c) for c in f) for f in spec.functions)
+        if spec.metric.sobolev and not box:
+            atom_slope_codes = tuple(tuple(_code(printer, sympy.diff(c, spec.variable))
+                                           for c in f) for f in spec.functions)
     family = spec.family.name if spec.family else None
     basis_codes = ()
     if analysis.atoms.kind == "legendre" and family is None:
@@ -177,6 +181,7 @@ def lower(analysis):
         coef_shape=coef_shape, vector_basis=spec.vector_basis,
         family=family, atoms_kind=analysis.atoms.kind, atoms_size=analysis.atoms.size,
         sinc_shifts=analysis.atoms.shifts, atom_codes=atom_codes, basis_codes=basis_codes,
+        atom_slope_codes=atom_slope_codes,
         weight_code=_code(printer, weight) if weight is not None else None,
         sobolev=bool(spec.metric.sobolev),
         gram=None if analysis.factors else _matrix("gram", analysis.gram, lower_value, True,
@@ -211,7 +216,7 @@ def eta(analysis):
     spec = analysis.spec
     if spec.dimension == 1:
         return slack.curve_eta(spec.basis_size, spec.value_dim, spec.vector_basis,
-                               spec.coef_dim)
+                               spec.coef_dim, bool(spec.metric.sobolev))
     return slack.box_eta(analysis.atoms.size, spec.dimension, _transform_norm(analysis),
                          spec.coef_dim)
 

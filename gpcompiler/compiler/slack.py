@@ -38,19 +38,27 @@ def contraction_error(terms_per_block, blocks):
     return (1 + WEIGHT_ACCURACY) * (blocked + (1 + blocked) * gamma(depth)) + WEIGHT_ACCURACY
 
 
-def curve_eta(basis_size, value_dim, vector_basis, coefficients):
-    """ETA of a 1-D module (plain L2): ||c~ - P clip_B(q)|| <= ETA B for every curve q.
+def curve_eta(basis_size, value_dim, vector_basis, coefficients, sobolev=False):
+    """ETA of a 1-D module (plain L2, or H^1 if ``sobolev``): ||c~ - P clip_B(q)|| <= ETA B
+    for every curve q.
 
     Model: with q~ the interpolant of |y|, sum_s |y_s| |A_sj| <= int q~ |e_j| <= ||q~||
     <= sqrt(3) ||q|| (a^2 + |ab| + b^2 <= 3 (a^2 - |ab| + b^2) on each piece), per
     coefficient j; over the m coefficients (m n for vector values) the Euclidean norm gains
-    sqrt(m). The clip of the curve (its norm pairwise summed: NORM_TERMS steps) and of the
-    ``coefficients`` (their norm a sum of that many squares in any order, then a scaling: 3
-    roundings) add their relative errors of B."""
+    sqrt(m). H^1 contracts the samples and their differences (2 MAX_SAMPLES terms): the
+    slopes' part is sum_k |y_(k+1) - y_k| |S_kj| <= int |q'| |e_j'| <= ||q'|| ||e_j'|| with
+    S_kj the mean of e_j' over piece k (computed from a Gauss rule of e_j', relative error
+    delta_w; the difference and the division by h: 2 roundings), so per coefficient
+    sqrt(3) ||q|| ||e_j|| + ||q'|| ||e_j'|| <= sqrt(3) ||q||_H1 times the per-unit error,
+    whatever the sample count. The clip of the curve (its norm pairwise summed: NORM_TERMS
+    steps, one more for H^1) and of the ``coefficients`` (their norm a sum of that many
+    squares in any order, then a scaling: 3 roundings) add their relative errors of B."""
     terms = BLOCK * (value_dim if vector_basis else 1)
-    per_unit = contraction_error(terms, MAX_SAMPLES // BLOCK)
+    per_unit = contraction_error(terms, (2 if sobolev else 1) * MAX_SAMPLES // BLOCK)
+    if sobolev:
+        per_unit = per_unit * (1 + 2 * UNIT) + 2 * UNIT
     projection = ceil_sqrt(3 * basis_size) * per_unit
-    clip = gamma(max(NORM_TERMS, coefficients)) + 3 * UNIT
+    clip = gamma(max(NORM_TERMS + (1 if sobolev else 0), coefficients)) + 3 * UNIT
     return ceil_float((projection + clip) * (1 + clip))
 
 

@@ -3,6 +3,7 @@ singular ends), Sobolev norms and the placeholders of module.py.tmpl."""
 from ..analysis.quadrature import gauss_order
 from .common import (GRADED_PIECES, GRADED_POSITIONS, common_placeholders, expression_body,
                      grades_of, inlined_source, matrix_body, values_kind)
+from .runtime import clips_curves
 
 
 _ATOMS = {
@@ -84,13 +85,19 @@ def line_placeholders(ir):
         "gram_body": matrix_body(ir.gram),
         "cholesky_body": matrix_body(ir.cholesky),
         "atoms_function": _atoms_function(ir),
-        "basis_function": _basis_function(ir) + _weight_function(ir),
+        "basis_function": _basis_function(ir) + _weight_function(ir) + _slopes_function(ir),
         "nodes_lines": _nodes_lines(ir),
-        "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
-        "clip_curves": _CLIP_CURVES[ir.metric == "L2" and ir.outside == "zero"],
+        **_SOBOLEV[ir.sobolev],
+        "clip_curves": _clip_curves(ir),
         **_VALUES_1D[values_kind(ir)],
         **_OUTSIDE[ir.outside],
+        **({"held_weights": _HELD_WEIGHTS.format(held=_HELD_SLOPES)}
+           if ir.sobolev and ir.outside == "hold" else {}),
     }
+
+
+_HELD_SLOPES = ("numpy.concatenate([out[1:t.size + 1], out[t.size + 3:2 * t.size + 2]])  "
+                "# H^1: the\n    # slopes of the held ends (differences 0) dropped")
 
 
 _HELD_WEIGHTS = '''def _held_weights(t, p):
@@ -103,8 +110,8 @@ _HELD_WEIGHTS = '''def _held_weights(t, p):
     lo, hi = _curve_interval(p)
     out = _weights(numpy.concatenate([[lo], t, [hi]]), p)
     out[1] += out[0]
-    out[-2] += out[-1]
-    return out[1:-1]
+    out[t.size] += out[t.size + 1]
+    return {held}
 
 
 '''
@@ -113,7 +120,8 @@ _HELD_WEIGHTS = '''def _held_weights(t, p):
 _OUTSIDE = {  # [curve] outside: what the curve is before its first and after its last sample
     "zero": {"outside_repr": repr("zero"), "held_weights": "", "curve_weights": "_weights",
              "outside_doc": "zero outside its samples"},
-    "hold": {"outside_repr": repr("hold"), "held_weights": _HELD_WEIGHTS,
+    "hold": {"outside_repr": repr("hold"), "held_weights": _HELD_WEIGHTS.format(
+                 held="out[1:-1]"),
              "curve_weights": "_held_weights",
              "outside_doc": "holding its first and last values out to the curve interval's ends"},
 }
@@ -121,16 +129,23 @@ _OUTSIDE = {  # [curve] outside: what the curve is before its first and after it
 
 _CLIP_CURVES = {
     True: '''def _clip_curves(t, y, bound):
-    """(values, factors): each curve clipped to the L2 ball of radius B (runtime/
+    """(values, factors): each curve clipped to the {metric} ball of radius B (runtime/
     curveclip.py), its factor applied to its coefficients, so the float error of its
     projection is at most ETA B (docs/clipping.md)."""
-    return clip_curves(t, y, bound, VALUE_DIM)''',
+    return clip_curves(t, y, bound, VALUE_DIM{sobolev})''',
     False: '''def _clip_curves(t, y, bound):
     """(the curves as they are, None): the norm of this metric is not computed on samples,
-    so only the coefficients are clipped (docs/clipping.md: no stated slack for this metric).
-    """
+    so only the coefficients are clipped (docs/clipping.md: the slack is stated with its
+    condition, SLACK_CONDITION)."""
     return y, None''',
 }
+
+
+def _clip_curves(ir):
+    if not clips_curves(ir):
+        return _CLIP_CURVES[False]
+    return _CLIP_CURVES[True].format(metric="H^1" if ir.sobolev else "L2",
+                                     sobolev=", sobolev=True" if ir.sobolev else "")
 
 
 _VALUES_1D = {
@@ -215,11 +230,102 @@ _END_WEIGHT = """\
 """
 
 
-_SOBOLEV_LINES = """\
-    slope_weights = numpy.diff(_orthonormal(t, p), axis=0) / h.reshape((-1,) + (1,) * len(shape))
-    out[:-1] -= slope_weights
-    out[1:] += slope_weights
-"""
+_SOBOLEV = {  # H^1: the slope part in difference form, sum_k (y_(k+1) - y_k) S_k (finding 4)
+    False: {"weights_doc": "(S, m) [(S, m, n) for a vector-valued basis] projection weights "
+                           "A: c = sum_s y_s A_s.",
+            "weight_rows": "t.size", "store_run": "            out[run] = _run_weights(t[run], p)",
+            "slopes_alloc": "", "slopes_block": "", "run_weights_end": "    return out\n",
+            "public_weights": "_grid_weights(t, _params(params), cache)", "weights_note": "",
+            "samples_function": "", "samples_call": "values"},
+    True: {"weights_doc": "(2S - 1, m) [(2S - 1, m, n) for a vector-valued basis] weights W "
+                          "of the samples and\n    their differences: c = sum_s y_s L_s + "
+                          "sum_k (y_(k+1) - y_k) S_k (_samples), L_s = <hat_s, e>\n    "
+                          "(rows :S), S_k the mean of e' over piece k (rows S:; 0 across a jump).",
+           "weight_rows": "t.size + max(t.size - 1, 0)",
+           "store_run": "            weights = _run_weights(t[run], p)\n"
+                        "            out[run] = weights[:run.size]\n"
+                        "            out[t.size + run[:-1]] = weights[run.size:]",
+           "slopes_alloc": "    slopes = numpy.empty((piece.size, 1, math.prod(shape)))\n",
+           "slopes_block": "        de = _orthonormal_slopes(x[block], p).reshape(x[block].shape + "
+                           "(-1,))\n        numpy.matmul(wt[block][:, None], de, "
+                           "out=slopes[block])  # int e' per sub-piece\n",
+           "run_weights_end": '''    if piece.size > h.size:
+        slopes = numpy.add.reduceat(slopes, first, axis=0)
+    means = slopes[:, 0] / h[:, None]  # S_k: the mean of e' over piece k, to 1e-16 of its |e'|
+    return numpy.concatenate([out, means.reshape((h.size,) + shape)])
+''',
+           "public_weights": "_folded(_grid_weights(t, _params(params), cache), numpy.size(t))",
+           "weights_note": "\n    H^1: A_s = L_s + S_(s-1) - S_s, equal in exact arithmetic; project "
+                           "contracts\n    the samples and their differences with L and S "
+                           "instead (_samples: an error\n    bound independent of the sample count).",
+           "samples_function": '''def _samples(y):
+    """The samples y (..., S[, n]) followed by their differences y_(k+1) - y_k: what the H^1
+    weights (_weights) contract, so each slope weight S_k multiplies a difference and the
+    error is gamma ||q'|| ||e'|| whatever the count (docs/clipping.md)."""
+    axis = y.ndim - (2 if VALUE_DIM > 1 else 1)
+    return numpy.concatenate([y, numpy.diff(y, axis=axis)], axis=axis)
+
+
+def _folded(weights, samples):
+    """A (S, m...) from the H^1 weights (2S - 1, m...): A_s = L_s + S_(s-1) - S_s."""
+    out = weights[:samples].copy()
+    slopes = weights[samples:]
+    out[:-1] -= slopes
+    out[1:] += slopes
+    return out
+
+
+''',
+           "samples_call": "_samples(values)"},
+}
+
+
+_SLOPES = {
+    "legendre": '''def _atom_slopes(x, p):
+    """Derivatives of the atoms, L_k' = sqrt((2k+1)/(b-a)) P_k'(u) 2/(b-a), by the recurrence
+    P_(k+1)' = u P_k' + (k+1) P_k beside the atoms' own: shape (..., _ATOMS_SIZE)."""
+    lo, hi = _domain(p)
+    u = (2.0 * x - lo - hi) / (hi - lo)
+    value, out = numpy.ones((_ATOMS_SIZE,) + x.shape), numpy.zeros((_ATOMS_SIZE,) + x.shape)
+    if _ATOMS_SIZE > 1:
+        value[1], out[1] = u, 1.0
+    for k in range(1, _ATOMS_SIZE - 1):
+        value[k + 1] = ((2 * k + 1) * u * value[k] - k * value[k - 1]) / (k + 1)
+        out[k + 1] = u * out[k] + (k + 1) * value[k]
+    scale = numpy.sqrt((2.0 * numpy.arange(_ATOMS_SIZE) + 1.0) / (hi - lo)) * 2.0 / (hi - lo)
+    out *= scale.reshape((-1,) + u.ndim * (1,))
+    return numpy.moveaxis(out, 0, -1)''',
+    "fourier": '''def _atom_slopes(x, p):
+    """Derivatives of the atoms: 0, -k w sin(k w t), k w cos(k w t): shape (..., _ATOMS_SIZE)."""
+    lo, hi = _domain(p)
+    rate = (2.0 * numpy.pi / (hi - lo)) * numpy.arange(1, _ATOMS_SIZE // 2 + 1)
+    angle = x[..., None] * rate
+    out = numpy.empty(x.shape + (_ATOMS_SIZE,))
+    out[..., 0] = 0.0
+    out[..., 1::2] = -rate * numpy.sin(angle)
+    out[..., 2::2] = rate * numpy.cos(angle)
+    return out''',
+}
+
+
+def _slopes_function(ir):
+    """_atom_slopes and _orthonormal_slopes (e' = K . atoms') of an H^1 module."""
+    if not ir.sobolev:
+        return ""
+    if ir.atoms_kind == "expression":
+        shape = (ir.atoms_size, ir.value_dim) if ir.vector_basis else (ir.atoms_size,)
+        atoms = expression_body("_atom_slopes", "Derivatives of the user's basis functions "
+                                "(SymPy's exact derivatives).", ir.atom_slope_codes, shape)
+    else:
+        atoms = _SLOPES[ir.atoms_kind]
+    if ir.transform.identity:
+        product = "_atom_slopes(x, p)"
+    else:
+        product = ("numpy.einsum(\"...kr,jk->...jr\", _atom_slopes(x, p), _transform(p))"
+                   if ir.vector_basis else "_atom_slopes(x, p) @ _transform(p).T")
+    return (f"\n\n\n{atoms}\n\n\ndef _orthonormal_slopes(x, p):\n"
+            f'    """Derivatives of the orthonormal basis: e\' = K . atoms\'."""\n'
+            f"    return {product}")
 
 
 def _sub_pieces_function(ir):

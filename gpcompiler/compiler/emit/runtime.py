@@ -29,10 +29,17 @@ def runtime_parts(ir):
     coefficient clip always; the curve or field clip when its metric clips samples (the
     comparisons of runtime/compare.py, with the Gumbel sampler, are the package's only)."""
     if ir.box is None:
-        samples = [curveclip] if ir.metric == "L2" and ir.outside == "zero" else []
+        samples = [curveclip] if clips_curves(ir) else []
     else:
         samples = [fieldclip] if ir.metric == "L2" else []
     return (entropy, exact, clip, *samples)
+
+
+def clips_curves(ir):
+    """Whether a 1-D module clips its sampled curves (runtime/curveclip.py): the L2 and H^1
+    metrics, whose norms are sums of non-negative terms of the samples, for curves that
+    are zero outside their samples (docs/clipping.md)."""
+    return ir.metric in ("L2", "sobolev") and ir.outside == "zero"
 
 
 def runtime_source(*modules):
