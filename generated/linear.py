@@ -55,6 +55,7 @@ CONDITION_NUMBER = 19.28147  # of the user-basis Gram matrix, at the defaults
 ETA = 5.474510388891563e-13  # projection float error per unit of B (docs/clipping.md)
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
+SLACK_CONDITION = None  # None: the slack holds for every input; else when it holds
 
 _ATOMS_SIZE = 2
 _EXACT_NODES = 2
@@ -340,7 +341,7 @@ def _partial(y, weights, block):
     return y[..., block] @ weights[block]
 
 
-def _clip_curves(t, y, bound):
+def _clip_curves(t, y, bound, p=None):
     """(values, factors): each curve clipped to the L2 ball of radius B (runtime/
     curveclip.py), its factor applied to its coefficients, so the float error of its
     projection is at most ETA B (docs/clipping.md)."""
@@ -374,7 +375,7 @@ def _project(t, y, p, cache, bound=None):
     rows = t.ndim == 2
     weights = None if rows else _grid_weights(t, p, cache)
     y = _check_values(y, (t.shape[0],) if rows else (), t.shape[1] if rows else t.size)
-    values, factors = (y, None) if bound is None else _clip_curves(t, y, bound)
+    values, factors = (y, None) if bound is None else _clip_curves(t, y, bound, p)
     values = values
     c = _project_rows(t, values, p, cache) if rows else _contract(values, weights)
     return _clip_factors(c, factors), y
@@ -1431,17 +1432,19 @@ def _clip_scaled(c, bound):
 
 
 # ---- runtime/curveclip.py from gpcompiler 0.1.0
-# ---- sha256 e2d6c951b55e379e989ef825ca4926b14e092fd64146d79e66cc92c93987e25d
+# ---- sha256 e01f0711eac286b801248cacaceae31e619f7baede1abb1cbb9861cadec2e48f
 
 _CLIP_ELEMENTS = 1 << 17  # values per block of curves: the block's temporaries stay in cache
 _SAFE = (2.0 ** -800, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
 
-def clip_curves(t, y, bound, value_dim, sobolev=False):
+def clip_curves(t, y, bound, value_dim, sobolev=False, masses=None):
     """The curves q (samples y (..., S) or (..., S, n) at the times t (..., S)) projected
     onto the ball of radius B of L2 (of H^1 if ``sobolev``: ||q||^2 + ||q'||^2, the
-    derivative taken on each run between jumps), q -> min(1, B/||q||) q, as (values,
-    factors): the factor
+    derivative taken on each run between jumps; of L2(w) if ``masses`` (3, ..., S - 1) are
+    given: per piece int w hat_a^2, int w hat_a hat_b, int w hat_b^2, and ||q||_w^2 the sum
+    of a^2 m_00 + 2ab m_01 + b^2 m_11, each >= 0 in exact arithmetic), q -> min(1, B/||q||) q,
+    as (values, factors): the factor
     of every curve (y's batch shape) multiplies its coefficients after the contraction (the
     projection is linear; one rounding per coefficient instead of one per sample), except
     for extreme curves (their sum of squares leaves _SAFE: an overflow, or terms that
@@ -1459,14 +1462,15 @@ def clip_curves(t, y, bound, value_dim, sobolev=False):
     rows = y.reshape((count, samples, value_dim))
     h = numpy.diff(t, axis=-1)
     h = h.reshape((math.prod(h.shape[:-1]), h.shape[-1], 1))
+    if masses is not None:  # the widths' place: (3, rows or 1, pieces, 1)
+        h = numpy.reshape(masses, (3,) + h.shape)
     factors, exponent, inner = numpy.ones(count), numpy.zeros(count, int), numpy.zeros(count)
     step = max(1, _CLIP_ELEMENTS // max(1, samples * value_dim))
     work = numpy.empty((2, min(step, count), max(samples - 1, 0), value_dim))
     for start in range(0, count, step):
         part = slice(start, start + step)
         factors[part], exponent[part], inner[part] = _curve_factors(
-            rows[part], h[part] if h.shape[0] > 1 else h, bound, work[:, :rows[part].shape[0]],
-            sobolev)
+            rows[part], _rows(h, part), bound, work[:, :rows[part].shape[0]], sobolev)
     outside = numpy.flatnonzero((inner > 0) & (numpy.ldexp(inner, -exponent) < 1.0))
     if outside.size:  # a copy of the batch (the cost of an extreme curve: docs/threat-model.md)
         rows = rows.copy()
@@ -1497,7 +1501,7 @@ def _curve_factors(v, h, bound, work, sobolev):
         keep = (largest > 0) & (largest < math.inf)  # not zero, NaN or inf (refused later)
         rows, largest = rows[keep], largest[keep]
         if rows.size:
-            widths = h if h.shape[0] == 1 else h[rows]
+            widths = _rows(h, rows)
             power = numpy.frexp(largest)[1]
             if sobolev:
                 power = power + _slope_exponent(numpy.ldexp(v[rows], -power[:, None, None]),
@@ -1507,6 +1511,12 @@ def _curve_factors(v, h, bound, work, sobolev):
             factors[rows], exponent[rows] = 1.0, power
             inner[rows] = bound / numpy.sqrt(numpy.where(scaled > 0, scaled, 1.0))
     return factors, exponent, inner
+
+
+def _rows(h, rows):
+    """The piece widths (or masses: a leading axis of 3) of some curves: all when shared."""
+    shared = h.shape[-3] == 1
+    return h if shared else (h[rows] if h.ndim == 3 else h[:, rows])
 
 
 def _slope_exponent(z, h):
@@ -1522,8 +1532,15 @@ def _slope_exponent(z, h):
 def _squares(z, h, work, sobolev=False):
     """||q||^2 per curve of a block z (rows, S, n): the pairwise sum of the pieces'
     h (a (a + b) + b^2) (+ 3 (b - a)^2/h for H^1 where h > 0), over 3, in the buffers
-    work."""
+    work; with masses m (h of shape (3, ...)), the sum of a (a m_00 + 2 b m_01) + b^2 m_11."""
     z0, z1 = z[:, :-1], z[:, 1:]
+    if h.ndim == 4:
+        pieces = numpy.multiply(z1, h[1], out=work[0])
+        pieces *= 2.0
+        pieces += numpy.multiply(z0, h[0], out=work[1])
+        pieces *= z0
+        pieces += z1 * z1 * h[2]
+        return numpy.sum(pieces.reshape(z.shape[0], -1), axis=-1)
     pieces = numpy.add(z0, z1, out=work[0])
     pieces *= z0
     pieces += numpy.multiply(z1, z1, out=work[1])

@@ -16,6 +16,7 @@ from sympy.printing.str import StrPrinter
 from .. import __version__
 from . import slack
 from .analysis.factor import EIGENSOLVER_LIMIT
+from .analysis.weights import piece_ratio, weight_factors, weight_singularities
 from ..errors import SpecError
 from .symbolic import is_identity, to_float
 from ..runtime.rounding import ceil_sqrt
@@ -95,6 +96,8 @@ class ModuleIR:
     eta: str = "None"          # float error of the projection per unit of B (slack.py)
     bound: str = "None"        # the spec's [privacy] bound B, or None (the default bound)
     outside: str = "zero"      # [curve] outside: "zero" or "hold"
+    clips: bool = False        # the samples are clipped in the spec's metric (clips_samples)
+    slack_condition: str = None  # when the stated slack needs one (slack_condition), else None
 
 
 @dataclass(frozen=True)
@@ -207,30 +210,90 @@ def lower(analysis):
                       if "cholesky" in formulas else
                       "Lower-triangular R with G = R R^T (R = L D^(1/2) from the exact LDL^T)"),
         box=_box(analysis, lower_value) if box else None,
-        eta=repr(eta(analysis)), bound=repr(spec.bound))
+        eta=repr(eta(analysis)), bound=repr(spec.bound), clips=clips_samples(spec),
+        slack_condition=slack_condition(spec))
 
 
 def eta(analysis):
     """The float error of the module's projection per unit of the clip bound B
     (slack.py, docs/clipping.md), from public values only."""
     spec = analysis.spec
+    ratios = weight_ratios(spec)
     if spec.dimension == 1:
         return slack.curve_eta(spec.basis_size, spec.value_dim, spec.vector_basis,
-                               spec.coef_dim, bool(spec.metric.sobolev))
+                               spec.coef_dim, bool(spec.metric.sobolev),
+                               ratios[0] if ratios else 3)
+    differences = bool(spec.metric.sobolev) and analysis.atoms.kind == "legendre"
     return slack.box_eta(analysis.atoms.size, spec.dimension, _transform_norm(analysis),
-                         spec.coef_dim)
+                         spec.coef_dim, ratios, differences)
+
+
+def clips_samples(spec):
+    """Whether the module clips its sampled curves (fields) in the spec's metric before the
+    projection (runtime/curveclip.py, fieldclip.py; docs/clipping.md): L2 and H^1, and a
+    weight with piece ratios (weight_ratios); 1-D curves only when zero outside their
+    samples (a held curve's ends are not clipped)."""
+    metric = spec.metric.kind in ("L2", "sobolev") or bool(weight_ratios(spec))
+    return metric and (spec.dimension > 1 or spec.outside == "zero")
+
+
+def slack_condition(spec):
+    """The condition under which the stated slack 2 ETA B holds, or None: it holds for
+    every input (docs/clipping.md, "Weighted and Sobolev metrics")."""
+    if clips_samples(spec):
+        return None
+    if spec.metric.weight is not None and not weight_ratios(spec):
+        return (f"the {'multi' if spec.dimension > 1 else ''}linear interpolant of |y| has "
+                f"L2(w) norm at most {'3^(k/2)' if spec.dimension > 1 else 'sqrt(3)'} B (the "
+                "samples are not clipped, only the coefficients)")
+    return ("the held curve's norm in the spec's metric is at most B (its samples are not "
+            "clipped, only its coefficients)")
+
+
+def weight_ratios(spec):
+    """The piece ratio rho_i of the weight (1-D, on the curve interval) or of each factor
+    of a separable box weight singular on the boundary (analysis.weights.piece_ratio, at
+    the defaults; such modules contract one axis at a time, with the factors' Gauss rules);
+    None without a weight, or for another box weight (the cubature's: no field clip)."""
+    if spec.metric.weight is None:
+        return None
+    if spec.dimension == 1:
+        factors, intervals = (spec.metric.weight,), (spec.curve_interval or spec.interval,)
+    else:
+        factors, intervals = weight_factors(spec), spec.intervals
+        if not any(weight_singularities(spec)):
+            return None
+    intervals = [tuple(e.subs(spec.defaults) for e in i) for i in intervals]
+    if factors is None or not all(e.is_finite for i in intervals for e in i):
+        return None
+    return tuple(piece_ratio(f.subs(spec.defaults), t, i)
+                 for f, t, i in zip(factors, spec.variables, intervals))
 
 
 def _transform_norm(analysis):
-    """||K||_2 of the change from atoms to the orthonormal basis at the defaults, rounded
-    up (1 for the identity)."""
+    """||K D||_2 of the change K from atoms to the orthonormal basis at the defaults, D the
+    diagonal of the atoms' norms in the spec's metric (1 but for H^1 tensor Legendre atoms:
+    _h1_atom_norms), rounded up (1 for the identity)."""
     matrix = analysis.transform
-    if is_identity(matrix):
+    spec = analysis.spec
+    norms = (_h1_atom_norms(analysis) if spec.metric.sobolev and analysis.atoms.kind == "legendre"
+             else numpy.ones(matrix.shape[1]))
+    if is_identity(matrix) and not spec.metric.sobolev:
         return 1.0
-    dense = numpy.zeros(matrix.shape)
-    for i, j in matrix.keys():
-        dense[i, j] = float(sympy.N(sympy.sympify(matrix[i, j]).subs(analysis.spec.defaults)))
-    return float(numpy.linalg.norm(dense, 2)) * (1 + 1e-9)
+    dense = numpy.eye(matrix.shape[0]) if is_identity(matrix) else numpy.zeros(matrix.shape)
+    for i, j in ({} if is_identity(matrix) else matrix).keys():
+        dense[i, j] = float(sympy.N(sympy.sympify(matrix[i, j]).subs(spec.defaults)))
+    return float(numpy.linalg.norm(dense * norms, 2)) * (1 + 1e-9)
+
+
+def _h1_atom_norms(analysis):
+    """||psi_a||_H1 of the tensor Legendre atoms psi_a = prod_i L_(a_i)(x_i) (each of L2 norm
+    1): ||psi_a||^2 = 1 + sum_i ||L_(a_i)'||^2, ||L_n'||^2 = 2 n (n + 1) (2n + 1)/(b_i - a_i)^2
+    (int P_n'^2 = n (n + 1) on [-1, 1]), at the defaults."""
+    widths = [float((hi - lo).subs(analysis.spec.defaults)) for lo, hi in analysis.spec.intervals]
+    return numpy.array([math.sqrt(1 + sum(2 * n * (n + 1) * (2 * n + 1) / w ** 2
+                                          for n, w in zip(index, widths)))
+                        for index in analysis.atoms.index])
 
 
 def _check_box_module(analysis):

@@ -4,17 +4,27 @@ import textwrap
 
 from ...runtime import exact
 from ..analysis.quadrature import gauss_order
+from .runtime import clips_fields
 from .common import (GRADED_PIECES, GRADED_POSITIONS, expression_body, grades_of, inlined_source,
                      matrix_body, values_kind)
 
 
 _CLIP_FIELDS = {
-    True: '''def _clip_fields(grids, y, kind, bound):
+    "L2": '''def _clip_fields(grids, y, kind, bound, p):
     """Each field clipped to the L2 ball of radius B (runtime/fieldclip.py)."""
     return clip_fields(grids, y, kind, bound, VALUE_RANK)''',
-    False: '''def _clip_fields(grids, y, kind, bound):
+    "weighted": '''def _clip_fields(grids, y, kind, bound, p):
+    """Each field clipped to the L2(w) ball of radius B (runtime/fieldclip.py, with the
+    axes' weighted masses: w = w_1 ... w_k separates)."""
+    masses = [_axis_masses(t, axis, kind, p) for axis, t in enumerate(grids)]
+    return clip_fields(grids, y, kind, bound, VALUE_RANK, masses)''',
+    "sobolev": '''def _clip_fields(grids, y, kind, bound, p):
+    """Each field clipped to the H^1 ball of radius B (runtime/fieldclip.py)."""
+    return clip_fields(grids, y, kind, bound, VALUE_RANK, sobolev=True)''',
+    None: '''def _clip_fields(grids, y, kind, bound, p):
     """The fields as they are: the norm of this metric is not computed on grids, so only
-    the coefficients are clipped (docs/clipping.md: no stated slack for this metric)."""
+    the coefficients are clipped (docs/clipping.md: the slack is stated with its
+    condition, SLACK_CONDITION)."""
     return y''',
 }
 
@@ -101,10 +111,10 @@ def _to_atoms(y, nodes, p):
 }
 
 
-_GRADED_AXIS_WEIGHTS = '''def _axis_weights(t, axis, kind, p):
-    """(S, n) weights int h_s w_i L_a dx_i along one axis, h_s the hat function of node s
-    ("linear") or the indicator of cell s ("cells"), w_i the factor of the separable weight:
-    pieces are cut into sub-pieces of width <= 8/frequency with the Gauss-Legendre order
+_GRADED_AXIS_WEIGHTS = '''def _axis_nodes(t, axis, p):
+    """(piece, s, x, wt): the Gauss nodes x along one axis, each with its piece, its
+    position s in [0, 1] in the piece and its weight times w_i, the factor of the separable
+    weight: pieces are cut into sub-pieces of width <= 8/frequency with the Gauss-Legendre order
     whose truncation term (frequency h/2)^(2n)/(2n)! is <= 1e-17, at least 24 where w_i is
     singular at an end of the axis; there pieces are graded by distance to that end as in
     1-D (_graded_pieces), w_i evaluated from the exact distance d to it."""
@@ -118,14 +128,34 @@ _GRADED_AXIS_WEIGHTS = '''def _axis_weights(t, axis, kind, p):
     d = numpy.maximum(numpy.where(right, hi - t[piece + 1][:, None], t[piece][:, None] - lo)
                       + u * hs, 2.0 ** -1022)  # an underflowed distance is not 0
     wt = (h[piece] * width)[:, None] * w / 2.0 * _WEIGHTS[axis](x, d, toward, p)
+    return piece, s, x, wt
+
+
+def _axis_weights(t, axis, kind, p):
+    """(S, n) weights int h_s w_i L_a dx_i along one axis, h_s the hat function of node s
+    ("linear") or the indicator of cell s ("cells"), w_i the factor of the separable weight,
+    by the Gauss rules of _axis_nodes."""
+    piece, s, x, wt = _axis_nodes(t, axis, p)
     e = _axis_atoms(x, axis, p)
-    out = numpy.zeros((h.size if kind == "cells" else t.size, e.shape[-1]))
+    out = numpy.zeros((t.size - (kind == "cells"), e.shape[-1]))
     if kind == "cells":
         numpy.add.at(out, piece, numpy.einsum("pq,pqa->pa", wt, e))
     else:
         numpy.add.at(out, piece, numpy.einsum("pq,pqa->pa", wt * (1.0 - s), e))
         numpy.add.at(out, piece + 1, numpy.einsum("pq,pqa->pa", wt * s, e))
-    return out, None'''
+    return out, None
+
+
+def _axis_masses(t, axis, kind, p):
+    """Per piece of one axis: int w_i hat_a^2, int w_i hat_a hat_b, int w_i hat_b^2
+    ("linear", (3, S - 1)), or int w_i over the cell ("cells", (1, S - 1)), by the Gauss
+    rules of _axis_nodes: the weighted mass matrix of the field clip (runtime/fieldclip.py)."""
+    piece, s, _, wt = _axis_nodes(t, axis, p)
+    parts = [wt] if kind == "cells" else [wt * (1.0 - s) ** 2, wt * s * (1.0 - s), wt * s * s]
+    out = numpy.zeros((len(parts), t.size - 1))
+    for row, part in zip(out, parts):
+        numpy.add.at(row, piece, part.sum(axis=-1))
+    return out'''
 
 
 _QUADRATURE = {
@@ -217,18 +247,59 @@ _SOBOLEV = {
 
 
 def _axis_weights(t, axis, kind, p):
-    """(S, 2n) H^1 weights along one axis: _value_weights, then int h_s' L_a' dx_i, which
-    is exactly the difference of L_a over each piece next to node s divided by its width.
-    The piecewise-constant field of cells has no weak gradient: no H^1 projection."""
+    """(2S - 1, 2n) H^1 weights along one axis, for the nodal values followed by their
+    differences y_(s+1) - y_s (_samples): _value_weights in the value rows and columns; in
+    the difference rows and derivative columns the mean of L_a' over each piece (Gauss-
+    Legendre of the exact derivative), so int h_s' L_a' contracts differences, with an
+    error bound independent of the grid (docs/clipping.md). The piecewise-constant field of
+    cells has no weak gradient: no H^1 projection."""
     if kind == "cells":
         raise ValueError("kind='cells' has no H^1 projection (a piecewise-constant field "
                          "jumps across cells, so it has no weak gradient); use kind='linear'")
     value, _ = _value_weights(t, axis, kind, p)
-    slopes = numpy.diff(_axis_atoms(t, axis, p), axis=0) / numpy.diff(t)[:, None]
-    derivative = numpy.zeros(value.shape)
-    derivative[:-1] -= slopes
-    derivative[1:] += slopes
-    return numpy.concatenate([value, derivative], axis=1), None''',
+    xi, w = _leggauss(_EXACT_NODES[axis])
+    h = numpy.diff(t)[:, None]
+    means = numpy.einsum("q,pqa->pa", w / 2.0,
+                         _axis_slopes(t[:-1, None] + h * (xi + 1.0) / 2.0, axis, p))
+    size = value.shape[1]
+    out = numpy.zeros((2 * t.size - 1, 2 * size))
+    out[:t.size, :size] = value
+    out[t.size:, size:] = means
+    return out, None
+
+
+def _axis_slopes(x, axis, p):
+    """Derivatives L_n'(x_i) = sqrt((2n+1)/(b_i-a_i)) P_n'(u_i) 2/(b_i-a_i), by the recurrence
+    P_(n+1)' = u P_n' + (n+1) P_n beside the atoms' own: shape x.shape + (n,)."""
+    lo, hi = _domain(p)[axis]
+    size = _AXIS_SIZES[axis]
+    u = (2.0 * x - lo - hi) / (hi - lo)
+    value, out = numpy.ones((size,) + u.shape), numpy.zeros((size,) + u.shape)
+    if size > 1:
+        value[1], out[1] = u, 1.0
+    for n in range(1, size - 1):
+        value[n + 1] = ((2 * n + 1) * u * value[n] - n * value[n - 1]) / (n + 1)
+        out[n + 1] = u * out[n] + (n + 1) * value[n]
+    scale = numpy.sqrt((2.0 * numpy.arange(size) + 1.0) / (hi - lo)) * 2.0 / (hi - lo)
+    out *= scale.reshape((-1,) + u.ndim * (1,))
+    return numpy.moveaxis(out, 0, -1)
+
+
+def _samples(y, axis):
+    """The values y followed, along ``axis``, by their differences y_(s+1) - y_s: what the
+    H^1 weights of that axis contract (_axis_weights)."""
+    return numpy.concatenate([y, numpy.diff(y, axis=axis)], axis=axis)
+
+
+def _folded(weights):
+    """(S, 2n) weights of the nodal values from the H^1 weights (2S - 1, 2n): the
+    difference rows folded onto the nodes (A_s += S_(s-1) - S_s), equal in exact
+    arithmetic (projection_weights; project_grid contracts the differences instead)."""
+    size = (weights.shape[0] + 1) // 2
+    out = weights[:size].copy()
+    out[:-1] -= weights[size:]
+    out[1:] += weights[size:]
+    return out''',
     "node_atoms": '''def _node_atoms(nodes, p):
     """<., psi_a>_H1 as a table over per-axis (value | derivative) Legendre indices: one-hot
     at the value index and at each axis's derivative index, (2 n_1, ..., 2 n_k, A)."""
@@ -311,6 +382,7 @@ def box_placeholders(ir):
     """Placeholders of a module over a box (module_box.py.tmpl, paper Sec. 3.2)."""
     box = ir.box
     separable = box.exact_nodes is not None
+    differences = ir.sobolev and separable
     projection = ({True: _SOBOLEV, False: _H1_QUADRATURE} if ir.sobolev else
                   {True: _SEPARABLE, False: _QUADRATURE})[separable]
     if box.weight_factors:
@@ -336,8 +408,10 @@ def box_placeholders(ir):
             (ir.atoms_size, ir.value_dim) if ir.vector_basis else (ir.atoms_size,),
             "x.shape[:-1]"),
         "basis_function": _box_basis_function(ir) + _box_weight_function(ir),
-        "clip_fields": _CLIP_FIELDS[ir.metric == "L2"].replace(
+        "clip_fields": _CLIP_FIELDS[ir.metric if clips_fields(ir) else None].replace(
             "VALUE_RANK", "0" if ir.value_dim == 1 else "1"),
+        "axis_values": "_samples(y, batch)" if differences else "y",
+        "public_axis_weights": "_folded(w)" if differences else "w",
         "from_atoms": ("coefficients" if ir.transform.identity
                        else "coefficients @ _transform(p).T"),
     }

@@ -128,12 +128,12 @@ _OUTSIDE = {  # [curve] outside: what the curve is before its first and after it
 
 
 _CLIP_CURVES = {
-    True: '''def _clip_curves(t, y, bound):
+    True: '''def _clip_curves(t, y, bound, p=None):
     """(values, factors): each curve clipped to the {metric} ball of radius B (runtime/
     curveclip.py), its factor applied to its coefficients, so the float error of its
     projection is at most ETA B (docs/clipping.md)."""
-    return clip_curves(t, y, bound, VALUE_DIM{sobolev})''',
-    False: '''def _clip_curves(t, y, bound):
+    return clip_curves(t, y, bound, VALUE_DIM{extra})''',
+    False: '''def _clip_curves(t, y, bound, p=None):
     """(the curves as they are, None): the norm of this metric is not computed on samples,
     so only the coefficients are clipped (docs/clipping.md: the slack is stated with its
     condition, SLACK_CONDITION)."""
@@ -141,11 +141,46 @@ _CLIP_CURVES = {
 }
 
 
+_MASSES = '''
+
+
+def _masses(t, p):
+    """(3, S - 1) per piece of the grid t: int w hat_a^2, int w hat_a hat_b, int w hat_b^2
+    (hat_a, hat_b its two hat functions) by the projection's own Gauss rules; 0 across a
+    jump. ||q||_w^2 = sum over pieces of a^2 m_00 + 2ab m_01 + b^2 m_11 (curveclip)."""
+    out = numpy.zeros((3, max(t.size - 1, 0)))
+    for run in numpy.split(numpy.arange(t.size), numpy.flatnonzero(numpy.diff(t) == 0) + 1):
+        if run.size >= 2:
+            out[:, run[:-1]] = _run_masses(t[run], p)
+    return out
+
+
+def _run_masses(t, p):
+    """The masses of one run of strictly increasing sample times."""
+    h = numpy.diff(t)
+{nodes}    sums = numpy.stack([wt * (1.0 - s) ** 2, wt * s * (1.0 - s), wt * s * s]).sum(axis=-1)
+    if piece.size > h.size:
+        sums = numpy.add.reduceat(sums, first, axis=1)
+    return sums
+
+
+def _grid_masses(t, p):
+    """The masses of a shared grid (S,) or of each row of t (B, S): (3, [B,] S - 1)."""
+    if t.ndim == 1:
+        return _masses(_check_times(t, p), p)
+    return numpy.stack([_masses(_check_times(row, p), p) for row in t], axis=1)'''
+
+
 def _clip_curves(ir):
     if not clips_curves(ir):
         return _CLIP_CURVES[False]
+    if ir.metric == "weighted":
+        return (_CLIP_CURVES[True].replace("def _clip_curves(t, y, bound, p=None):",
+                                           "def _clip_curves(t, y, bound, p):").format(
+            metric="L2(w)", extra=", masses=_grid_masses(t, p)")
+            + _MASSES.replace("{nodes}", _nodes_lines(ir)))
     return _CLIP_CURVES[True].format(metric="H^1" if ir.sobolev else "L2",
-                                     sobolev=", sobolev=True" if ir.sobolev else "")
+                                     extra=", sobolev=True" if ir.sobolev else "")
 
 
 _VALUES_1D = {

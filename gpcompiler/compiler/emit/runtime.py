@@ -31,15 +31,18 @@ def runtime_parts(ir):
     if ir.box is None:
         samples = [curveclip] if clips_curves(ir) else []
     else:
-        samples = [fieldclip] if ir.metric == "L2" else []
+        samples = [fieldclip] if clips_fields(ir) else []
     return (entropy, exact, clip, *samples)
 
 
 def clips_curves(ir):
-    """Whether a 1-D module clips its sampled curves (runtime/curveclip.py): the L2 and H^1
-    metrics, whose norms are sums of non-negative terms of the samples, for curves that
-    are zero outside their samples (docs/clipping.md)."""
-    return ir.metric in ("L2", "sobolev") and ir.outside == "zero"
+    """Whether a 1-D module clips its sampled curves (runtime/curveclip.py): ir.clips."""
+    return ir.box is None and ir.clips
+
+
+def clips_fields(ir):
+    """Whether a box module clips its gridded fields (runtime/fieldclip.py): ir.clips."""
+    return ir.box is not None and ir.clips
 
 
 def runtime_source(*modules):
