@@ -75,7 +75,7 @@ class ModuleIR:
     sinc_shifts: tuple
     atom_codes: tuple          # per atom: tuple of component codes (expression atoms)
     basis_codes: tuple         # per user function: tuple of component codes
-    atom_slope_codes: tuple    # per atom: codes of its derivative (H^1 expression atoms)
+    atom_slope_codes: tuple    # per variable, per atom: codes of its partial derivative (H^1)
     weight_code: str
     sobolev: bool
     gram: MatrixIR
@@ -161,9 +161,9 @@ def lower(analysis):
     atom_codes = atom_slope_codes = ()
     if analysis.atoms.kind == "expression":
         atom_codes = tuple(tuple(_code(printer, c) for c in f) for f in spec.functions)
-        if spec.metric.sobolev and not box:
-            atom_slope_codes = tuple(tuple(_code(printer, sympy.diff(c, spec.variable))
-                                           for c in f) for f in spec.functions)
+        if spec.metric.sobolev:
+            atom_slope_codes = tuple(tuple(tuple(_code(printer, sympy.diff(c, v)) for c in f)
+                                           for f in spec.functions) for v in spec.variables)
     family = spec.family.name if spec.family else None
     basis_codes = ()
     if analysis.atoms.kind == "legendre" and family is None:
@@ -223,7 +223,7 @@ def eta(analysis):
         return slack.curve_eta(spec.basis_size, spec.value_dim, spec.vector_basis,
                                spec.coef_dim, bool(spec.metric.sobolev),
                                ratios[0] if ratios else 3)
-    differences = bool(spec.metric.sobolev) and analysis.atoms.kind == "legendre"
+    differences = bool(spec.metric.sobolev)
     return slack.box_eta(analysis.atoms.size, spec.dimension, _transform_norm(analysis),
                          spec.coef_dim, ratios, differences)
 
@@ -276,8 +276,7 @@ def _transform_norm(analysis):
     _h1_atom_norms), rounded up (1 for the identity)."""
     matrix = analysis.transform
     spec = analysis.spec
-    norms = (_h1_atom_norms(analysis) if spec.metric.sobolev and analysis.atoms.kind == "legendre"
-             else numpy.ones(matrix.shape[1]))
+    norms = _h1_atom_norms(analysis) if spec.metric.sobolev else numpy.ones(matrix.shape[1])
     if is_identity(matrix) and not spec.metric.sobolev:
         return 1.0
     dense = numpy.eye(matrix.shape[0]) if is_identity(matrix) else numpy.zeros(matrix.shape)
@@ -287,9 +286,14 @@ def _transform_norm(analysis):
 
 
 def _h1_atom_norms(analysis):
-    """||psi_a||_H1 of the tensor Legendre atoms psi_a = prod_i L_(a_i)(x_i) (each of L2 norm
-    1): ||psi_a||^2 = 1 + sum_i ||L_(a_i)'||^2, ||L_n'||^2 = 2 n (n + 1) (2n + 1)/(b_i - a_i)^2
-    (int P_n'^2 = n (n + 1) on [-1, 1]), at the defaults."""
+    """||psi_a||_H1 of the atoms at the defaults: the square roots of the H^1 Gram matrix's
+    diagonal for expression atoms (the user's functions); for tensor Legendre atoms
+    psi_a = prod_i L_(a_i)(x_i) (each of L2 norm 1), ||psi_a||^2 = 1 + sum_i ||L_(a_i)'||^2,
+    ||L_n'||^2 = 2 n (n + 1) (2n + 1)/(b_i - a_i)^2 (int P_n'^2 = n (n + 1) on [-1, 1])."""
+    if analysis.atoms.kind == "expression":
+        return numpy.array([math.sqrt(float(sympy.N(sympy.sympify(analysis.gram[a, a])
+                                                    .subs(analysis.spec.defaults))))
+                            for a in range(analysis.atoms.size)])
     widths = [float((hi - lo).subs(analysis.spec.defaults)) for lo, hi in analysis.spec.intervals]
     return numpy.array([math.sqrt(1 + sum(2 * n * (n + 1) * (2 * n + 1) / w ** 2
                                           for n, w in zip(index, widths)))

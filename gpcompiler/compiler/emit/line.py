@@ -350,7 +350,7 @@ def _slopes_function(ir):
     if ir.atoms_kind == "expression":
         shape = (ir.atoms_size, ir.value_dim) if ir.vector_basis else (ir.atoms_size,)
         atoms = expression_body("_atom_slopes", "Derivatives of the user's basis functions "
-                                "(SymPy's exact derivatives).", ir.atom_slope_codes, shape)
+                                "(SymPy's exact derivatives).", ir.atom_slope_codes[0], shape)
     else:
         atoms = _SLOPES[ir.atoms_kind]
     if ir.transform.identity:
