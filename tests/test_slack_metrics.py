@@ -2,15 +2,20 @@
 Sobolev metrics"; issue 30 findings 4 and 6): 1-D H^1 modules clip the curve in H^1 and
 contract the slopes in difference form, so their float error is at most ETA B for every
 curve, whatever its sample count; every module releases every finite curve."""
+import functools
 import math
+from fractions import Fraction
 
 import mpmath
 import numpy
 import pytest
+import sympy
 from hypothesis import given, settings
+from mpmath.calculus.quadrature import GaussLegendre
 from hypothesis import strategies as st
 
 from conftest import compiled, generated
+from gpcompiler.compiler.analysis.weights import RATIO_MARGIN, piece_ratio
 
 HAT_PEAK = 2.0 ** 17   # the hat's H^1 norm is HAT_PEAK sqrt(13/3) = 2.7e5: below B = 2^19
 
@@ -124,3 +129,274 @@ def test_h1_zigzag_of_any_size_is_clipped_to_within_eta_b(amplitude):
         exact = [e * factor for e in _h1_reference(module, t, y)]
     computed = module.project(t, y, bound=bound)
     assert _error(computed, exact) <= module.ETA * bound
+
+
+# --- finding 6: a finite curve or field whose projection overflows is clipped, not refused --
+
+CURVES = ["legendre10", "kind_bounded", "kind_chebyshev", "kind_sobolev"]
+FIELDS = ["chebyshev_box", "legendre_box", "kind_sobolev_box", "kind_sobolev_expression_box"]
+
+
+def _module(name):
+    return compiled(name) if name.startswith("kind_") else generated(name)
+
+
+def _field_grids(module, count=(7, 5)):
+    """A grid per variable of the module's box, dense toward each end."""
+    return [lo + (hi - lo) * (1 - numpy.cos(numpy.linspace(0, numpy.pi, n))) / 2
+            for (lo, hi), n in zip(module.domain(), count)]
+
+
+@pytest.mark.parametrize("name", CURVES)
+def test_finding_6_a_constant_curve_of_1_7e308_is_released_clipped(name):
+    """Finding 6: the constant 1.7e308 (its projection overflows float64) is released, as
+    the same constant at 2^600 is: both clipped to the same point of the ball (same seed,
+    same release to 1e-9 B). chebyshev_box refused it; legendre10 released it."""
+    module = _module(name)
+    t = numpy.linspace(*module.curve_interval(), 9)
+    releases = [module.project_and_privatize(t, numpy.full(9, value), epsilon=1.0, rng=7)
+                for value in (1.7e308, 2.0 ** 600)]
+    bound = module.default_bound(epsilon=1.0)
+    assert numpy.all(numpy.isfinite(releases[0]))
+    assert numpy.abs(releases[0] - releases[1]).max() <= 1e-9 * bound
+
+
+@pytest.mark.parametrize("name", FIELDS)
+def test_finding_6_a_constant_field_of_1_7e308_is_released_clipped(name):
+    """Finding 6 for boxes: a constant field of 1.7e308 is released, like the constant 2^600
+    (same seed, same release to 1e-9 B); a refusal raised ValueError."""
+    module = _module(name)
+    grids = _field_grids(module)
+    releases = [module.project_and_privatize(grids, numpy.full((7, 5), value), rho=1.0, rng=7)
+                for value in (1.7e308, 2.0 ** 600)]
+    bound = module.default_bound(rho=1.0)
+    assert numpy.all(numpy.isfinite(releases[0]))
+    assert numpy.abs(releases[0] - releases[1]).max() <= 1e-9 * bound
+
+
+# --- the same function on two grids: the same release, up to norms of 2^60 -----------------
+
+def _zigzag_on_two_grids(lo, hi, pieces, amplitude):
+    """A zigzag of +-amplitude at ``pieces`` + 1 equispaced knots (dyadic fractions of the
+    interval), and the same function with 15 more samples in every piece, exactly on it
+    (values are amplitude times multiples of 1/8: exact)."""
+    knots = numpy.arange(pieces + 1)
+    signs = numpy.where(knots % 2 == 0, 1.0, -1.0)
+    fine = numpy.arange(16 * pieces + 1) / 16
+    fine_values = numpy.interp(fine, knots, signs)
+    assert numpy.array_equal(fine_values * 8, numpy.round(fine_values * 8))
+    width = hi - lo
+    return ((lo + width * knots / pieces, amplitude * signs),
+            (lo + width * fine / pieces, amplitude * fine_values))
+
+
+@pytest.mark.parametrize("name", ["kind_chebyshev", "kind_bounded", "kind_sobolev"])
+@pytest.mark.parametrize("exponent", [0, 20, 40, 60])
+def test_weighted_and_h1_curves_same_release_on_two_grids(name, exponent):
+    """A zigzag (norms up to 2^63) and the same curve with 15 extra samples per piece: with
+    one seed, one release (equal to 1e-9 B; a projection that clipped only its
+    coefficients erred by ~u ||q|| and these differed by up to B from 2^60)."""
+    module = _module(name)
+    lo, hi = module.curve_interval()
+    coarse, fine = _zigzag_on_two_grids(lo, hi, 8, 2.0 ** exponent)
+    bound = module.default_bound(epsilon=1.0)
+    releases = [module.project_and_privatize(t, y, epsilon=1.0, rng=3) for t, y in (coarse, fine)]
+    assert numpy.abs(releases[0] - releases[1]).max() <= 1e-9 * bound
+
+
+@pytest.mark.parametrize("name", FIELDS)
+@pytest.mark.parametrize("exponent", [0, 30, 60])
+def test_weighted_and_h1_fields_same_release_on_two_grids(name, exponent):
+    """A bilinear checkerboard field (+-2^exponent) and the same field with every cell split
+    in four (midpoint values exact): one seed, one release (to 1e-9 B)."""
+    module = _module(name)
+    grids = _field_grids(module, (5, 4))
+    values = numpy.where(numpy.add.outer(numpy.arange(5), numpy.arange(4)) % 2 == 0, 1.0, -1.0)
+    fine_grids = [numpy.sort(numpy.concatenate([g, (g[1:] + g[:-1]) / 2])) for g in grids]
+    fine = numpy.zeros((9, 7))
+    fine[::2, ::2] = values
+    fine[1::2, ::2] = (values[1:] + values[:-1]) / 2
+    fine[:, 1::2] = (fine[:, 2::2] + fine[:, :-2:2]) / 2
+    scale = 2.0 ** exponent
+    bound = module.default_bound(rho=1.0)
+    releases = [module.project_and_privatize(g, v * scale, rho=1.0, rng=3)
+                for g, v in ((grids, values), (fine_grids, fine))]
+    assert numpy.abs(releases[0] - releases[1]).max() <= 1e-9 * bound
+
+
+def _pattern_on_two_grids(lo, hi, pieces, amplitude):
+    """A^(1, -4, 6, -4, 1) at 5 consecutive knots of ``pieces`` equal pieces, 0 elsewhere: a
+    fourth difference, orthogonal in L2 and H^1 to the cubics (its projection is 0 up to
+    rounding), and the same curve with 15 more samples per piece (values exact)."""
+    knots = numpy.arange(pieces + 1)
+    y = numpy.zeros(pieces + 1)
+    y[4:9] = [1.0, -4.0, 6.0, -4.0, 1.0]
+    fine = numpy.arange(16 * pieces + 1) / 16
+    width = hi - lo
+    return ((lo + width * knots / pieces, amplitude * y),
+            (lo + width * fine / pieces, amplitude * numpy.interp(fine, knots, y)))
+
+
+@pytest.mark.parametrize("exponent", [20, 40, 60])
+def test_h1_curve_of_zero_projection_same_release_on_two_grids(exponent):
+    """A fourth difference (H^1 projection 0) of size 2^exponent on two grids: one seed,
+    one release (clipping only the coefficients, they differed by 2.7e-3 B at 2^60)."""
+    module = compiled("kind_sobolev")
+    coarse, fine = _pattern_on_two_grids(0.0, 1.0, 16, 2.0 ** exponent)
+    bound = module.default_bound(epsilon=1.0)
+    releases = [module.project_and_privatize(t, y, epsilon=1.0, rng=3) for t, y in (coarse, fine)]
+    assert numpy.abs(releases[0] - releases[1]).max() <= 1e-9 * bound
+
+
+@functools.lru_cache(maxsize=4)
+def _chebyshev_cached(module, t, y):
+    return _chebyshev_reference(module, numpy.array(t), numpy.array(y))
+
+
+def _chebyshev_reference(module, t, y):
+    """<q, e_j>_w and ||q||_w at 40 digits for w = 1/sqrt(1 - t^2) on [-1, 1]: on each piece
+    x = cos(theta) turns int f w dx into int f(cos theta) dtheta, a trigonometric polynomial
+    of degree 4 here, integrated by 24-point Gauss-Legendre (error below 1e-20)."""
+    transform = module._transform(module._params({}))
+    with mpmath.workdps(40):
+        rule = GaussLegendre(mpmath.mp).calc_nodes(4, mpmath.mp.prec)
+        atoms, norm2 = [mpmath.mpf(0)] * module._ATOMS_SIZE, mpmath.mpf(0)
+        for a, b, ya, yb in zip(t[:-1], t[1:], y[:-1], y[1:]):
+            a, b, ya, yb = (mpmath.mpf(float(v)) for v in (a, b, ya, yb))
+            low, high = mpmath.acos(b), mpmath.acos(a)
+            for node, weight in rule:
+                x = mpmath.cos(low + (node + 1) * (high - low) / 2)
+                value = (ya + (yb - ya) * (x - a) / (b - a)) * weight * (high - low) / 2
+                norm2 += value * (ya + (yb - ya) * (x - a) / (b - a))
+                for k, e in enumerate(_atoms_mp(module, x)):
+                    atoms[k] += value * e
+        return ([sum(mpmath.mpf(float(transform[j, k])) * atoms[k]
+                     for k in range(module._ATOMS_SIZE)) for j in range(module.BASIS_SIZE)],
+                mpmath.sqrt(norm2))
+
+
+@pytest.mark.parametrize("amplitude", [2.0 ** -20, 1.0, 2.0 ** 30, 2.0 ** 60])
+def test_weighted_eta_bounds_the_error_of_a_zigzag_at_the_singular_end(amplitude):
+    """kind_chebyshev (w = 1/sqrt(1 - t^2)): a zigzag whose pieces shrink geometrically
+    toward the singular end -1 (where the weight's piece ratio is largest) and up to 2^60 in
+    size: the float projection of the clipped curve is within ETA B of the exact projection
+    of the exactly clipped curve (40 digits). Clipping only the coefficients, the error grew
+    with the curve's norm (and the coefficients were not those of the clipped curve)."""
+    module = compiled("kind_chebyshev")
+    bound = module.default_bound(epsilon=1.0)
+    t, y = _singular_zigzag()
+    unit, norm = _chebyshev_cached(module, tuple(t), tuple(y))   # linear: scaled by the amplitude below
+    with mpmath.workdps(40):
+        factor = min(mpmath.mpf(1), mpmath.mpf(bound) / (norm * mpmath.mpf(amplitude)))
+        exact = [e * factor * mpmath.mpf(amplitude) for e in unit]
+    assert _error(module.project(t, amplitude * y, bound=bound), exact) <= module.ETA * bound
+
+
+def _singular_zigzag():
+    """+-1 at 1 + 2^-k - 1 (k = 30..1) and 9 points of [0, 1]."""
+    t = numpy.concatenate([-1 + 2.0 ** -numpy.arange(30, 0, -1), numpy.linspace(0.0, 1.0, 9)])
+    return t, numpy.where(numpy.arange(t.size) % 2 == 0, 1.0, -1.0)
+
+
+# --- property tests: the clips are projections onto the metric's ball ----------------------
+
+def _h1_norm2_exact(t, y):
+    """||q||_H1^2 of the piecewise-linear q, exactly (Fractions), jumps' pieces skipped."""
+    total = Fraction(0)
+    for a, b, u, v in zip(t[:-1], t[1:], y[:-1], y[1:]):
+        h, u, v = Fraction(float(b)) - Fraction(float(a)), Fraction(float(u)), Fraction(float(v))
+        if h > 0:
+            total += h * (u * u + u * v + v * v) / 3 + (v - u) ** 2 / h
+    return total
+
+
+finite = st.floats(-1e12, 1e12, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(finite, finite), min_size=2, max_size=12), st.floats(1e-3, 1e3),
+       st.randoms(use_true_random=False))
+def test_h1_curve_clip_is_non_expansive_in_h1(pairs, bound, random):
+    """The 1-D H^1 clip on a random grid: ||clip q||_H1 <= B and ||clip q - clip q'||_H1 <=
+    ||q - q'||_H1, both measured exactly (Fractions), to 1e-12 (the factor's rounding)."""
+    module = compiled("kind_sobolev")
+    t = numpy.sort(numpy.array([random.random() for _ in pairs]))
+    y = numpy.array(pairs).T
+    values, factors = module._clip_curves(t, y, bound)
+    clipped = values * factors[:, None]
+    for row in clipped:
+        assert _h1_norm2_exact(t, row) <= Fraction(bound) ** 2 * (1 + Fraction(1, 10 ** 12))
+    gap = _h1_norm2_exact(t, clipped[0] - clipped[1])
+    assert gap <= _h1_norm2_exact(t, y[0] - y[1]) * (1 + Fraction(1, 10 ** 12)) + \
+        Fraction(bound) ** 2 / 10 ** 24
+
+
+def _weighted_norm2(masses, y):
+    """sum over pieces of a^2 m_00 + 2ab m_01 + b^2 m_11, exactly from the float masses."""
+    m0, m1, m2 = ([Fraction(float(v)) for v in row] for row in masses)
+    a, b = [Fraction(float(v)) for v in y[:-1]], [Fraction(float(v)) for v in y[1:]]
+    return sum(u * u * p + 2 * u * v * q + v * v * r for u, v, p, q, r in zip(a, b, m0, m1, m2))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(finite, finite), min_size=2, max_size=12), st.floats(1e-3, 1e3),
+       st.randoms(use_true_random=False))
+def test_weighted_curve_clip_is_non_expansive_in_l2w(pairs, bound, random):
+    """The 1-D L2(w) clip (Chebyshev weight) on a random grid reaching into the singular
+    ends: the clipped curve's norm (the module's masses, the form exact) <= B, and the clip
+    is non-expansive in it, to 1e-12."""
+    module = compiled("kind_chebyshev")
+    t = numpy.sort(numpy.array([2 * random.random() - 1 for _ in pairs]))
+    t[0], t[-1] = -1.0, math.nextafter(1.0, 0.0)
+    y = numpy.array(pairs).T
+    values, factors = module._clip_curves(t, y, bound, module._params({}))
+    clipped = values * factors[:, None]
+    masses = module._masses(t, module._params({}))
+    for row in clipped:
+        assert _weighted_norm2(masses, row) <= Fraction(bound) ** 2 * (1 + Fraction(1, 10 ** 12))
+    gap = _weighted_norm2(masses, clipped[0] - clipped[1])
+    assert gap <= _weighted_norm2(masses, y[0] - y[1]) * (1 + Fraction(1, 10 ** 12)) + \
+        Fraction(bound) ** 2 / 10 ** 24
+
+
+def _chebyshev_piece(a, b, ya, yb):
+    """(||q~||_w^2, ||q||_w^2) on the piece [a, b] for w = 1/sqrt(1 - t^2), 30 digits."""
+    with mpmath.workdps(30):
+        a, b, ya, yb = (mpmath.mpf(v) for v in (a, b, ya, yb))
+        line = lambda u, v: (lambda th: (u + (v - u) * (mpmath.cos(th) - a) / (b - a)) ** 2)  # noqa
+        span = [mpmath.acos(b), mpmath.acos(a)]
+        return (mpmath.quad(line(abs(ya), abs(yb)), span), mpmath.quad(line(ya, yb), span))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(-1.0, 1.0), st.floats(1e-12, 2.0), st.floats(-1.0, 1.0))
+def test_the_piece_ratio_bounds_the_interpolant_of_abs_q(start, width, other):
+    """||q~||_w^2 <= rho_w ||q||_w^2 for a linear q of any sign pattern on any piece of
+    [-1, 1] (q~ the interpolant of |q| at the piece's ends), w = 1/sqrt(1 - t^2), rho_w the
+    ratio the module's ETA uses (analysis.weights.piece_ratio); the worst sign pattern,
+    q(a) = -q(b) sqrt(m_11/m_00), is included when ``other`` is -1."""
+    t = sympy.Symbol("t")
+    ratio = piece_ratio(1 / sympy.sqrt(1 - t ** 2), t, (sympy.Integer(-1), sympy.Integer(1)))
+    a, b = start, min(1.0, start + width)
+    if b <= a:
+        return
+    tilde, plain = _chebyshev_piece(a, b, 1.0, other)
+    assert tilde <= ratio * plain
+
+
+def test_the_piece_ratio_of_simple_weights():
+    """Exact values the scan must find: 3 (a constant weight: (1 + 1/2)/(1 - 1/2)), and for
+    t^alpha at a singular end, (1 + kappa)/(1 - kappa) with kappa from Beta functions
+    (alpha = -1/2: kappa = 1/sqrt(6), 2.38 < 3, so tiny pieces decide: 3); each times the
+    margin 2."""
+    t = sympy.Symbol("t")
+    one = piece_ratio(sympy.Integer(1), t, (sympy.Integer(0), sympy.Integer(1)))
+    assert RATIO_MARGIN * 3 <= one <= RATIO_MARGIN * 3 * (1 + 1e-8)
+    chebyshev = piece_ratio(1 / sympy.sqrt(1 - t ** 2), t, (sympy.Integer(-1), sympy.Integer(1)))
+    assert RATIO_MARGIN * 3 <= chebyshev <= RATIO_MARGIN * 3 * (1 + 1e-6)
+    # the worst q on the end piece [-1, -1 + 2^-30], where w ~ (2 d)^(-1/2): masses
+    # m_00 = B(1/2, 3) = 16/15, m_01 = B(3/2, 2) = 4/15, m_11 = B(5/2, 1) = 6/15 (times a
+    # common factor), q(b)/q(a) = -sqrt(m_00/m_11), ratio (1 + kappa)/(1 - kappa)
+    tilde, plain = _chebyshev_piece(-1.0, -1.0 + 2.0 ** -30, 1.0, -math.sqrt(16 / 6))
+    kappa = 4 / math.sqrt(16 * 6)
+    assert float(tilde / plain) == pytest.approx((1 + kappa) / (1 - kappa), rel=1e-6)

@@ -268,8 +268,8 @@ def _bounded(function, box):
 
 
 RATIO_MARGIN = 2        # the scanned piece ratio is doubled (a numerical sup: docs/clipping.md)
-_RATIO_DIGITS = 60      # moments of pieces down to 2^-40 of the interval lose ~25 digits
-_RATIO_LEVELS = 40      # geometric points toward each end and the smallest weight
+_RATIO_DIGITS = 50      # moments of pieces down to 2^-24 of the interval lose ~15 digits
+_RATIO_LEVELS = 24      # geometric points toward each end and the smallest weight
 
 
 @functools.lru_cache(maxsize=64)
@@ -281,7 +281,7 @@ def piece_ratio(weight, t, interval):
     (3 for a constant weight). Numerical, like the weights' accuracy (slack.py): its largest
     value over every piece between two points of a grid (uniform; geometric toward each end,
     where w ~ d^alpha makes it scale-invariant, and toward the smallest weight), moments at
-    60 digits, times RATIO_MARGIN; at least 3 RATIO_MARGIN. ``weight`` an expression in
+    50 digits, times RATIO_MARGIN; at least 3 RATIO_MARGIN. ``weight`` an expression in
     ``t`` (parameters at their defaults), ``interval`` (lo, hi) finite."""
     lo, hi = (mpmath.mpf(sympy.Rational(e)) if e.is_Rational else mpmath.mpf(str(sympy.N(e, 70)))
               for e in interval)
@@ -313,10 +313,10 @@ def _safe(function):
 
 
 def _ratio_points(function, lo, hi):
-    """The grid of piece ends: 65 uniform points, and 2^-k of the interval from each end and
+    """The grid of piece ends: 33 uniform points, and 2^-k of the interval from each end and
     on either side of the smallest weight on a 1025-point grid, k = 1.._RATIO_LEVELS."""
     width = hi - lo
-    uniform = [lo + width * k / 64 for k in range(65)]
+    uniform = [lo + width * k / 32 for k in range(33)]
     fine = [lo + width * k / 1024 for k in range(1, 1024)]
     low = min(fine, key=function)
     steps = [width * mpmath.mpf(2) ** -k for k in range(1, _RATIO_LEVELS + 1)]
