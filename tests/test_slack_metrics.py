@@ -400,3 +400,39 @@ def test_the_piece_ratio_of_simple_weights():
     tilde, plain = _chebyshev_piece(-1.0, -1.0 + 2.0 ** -30, 1.0, -math.sqrt(16 / 6))
     kappa = 4 / math.sqrt(16 * 6)
     assert float(tilde / plain) == pytest.approx((1 + kappa) / (1 - kappa), rel=1e-6)
+
+
+# --- the stated facts: the condition, where the slack needs one, on every path ---------------
+
+def test_release_files_and_explain_state_the_slack_condition(cli, tmp_path):
+    """A weighted spec clipping its curves states no condition (release_facts, the file,
+    explain: "for every input"); the same spec holding its ends states its condition in
+    release_facts, in the release file (JSON and CSV) and in explain."""
+    weighted = ('[domain]\nintervals = [["-1", "1"]]\n[basis]\nfunctions = ["1", "t", "t**2"]\n'
+                '[metric]\nweight = "1/sqrt(1 - t**2)"\n')
+    data = tmp_path / "curves.csv"
+    data.write_text("curve,t,y\na,-0.5,1.0\na,0.0,2.0\na,0.5,-1.0\n")
+    for name, extra in (("clipped", ""), ("held", '[curve]\noutside = "hold"\n')):
+        spec = tmp_path / f"{name}.toml"
+        spec.write_text(f'name = "{name}"\n' + weighted + extra)
+        module = compiled_from(spec)
+        facts = module.release_facts(epsilon=1.0)
+        assert (module.SLACK_CONDITION is None) == (name == "clipped")
+        assert facts.get("slack_condition") == module.SLACK_CONDITION
+        for suffix in (".json", ".csv"):
+            out = tmp_path / f"{name}{suffix}"
+            status, _, err = cli("privatize", spec, data, "--epsilon", "1", "--seed", "2",
+                                 "-o", out)
+            assert status == 0, err
+            text = out.read_text()
+            assert ("slack_condition" in text) == (name == "held")
+            if name == "held":
+                assert "held curve" in text
+        status, explained, _ = cli("explain", spec)
+        assert status == 0
+        assert ("for every input" in explained) == (name == "clipped")
+
+
+def compiled_from(path):
+    from gpcompiler import load
+    return load(path)
