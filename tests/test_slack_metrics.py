@@ -436,3 +436,53 @@ def test_release_files_and_explain_state_the_slack_condition(cli, tmp_path):
 def compiled_from(path):
     from gpcompiler import load
     return load(path)
+
+
+H1_SPECS = {   # 1-D H^1 modules of each atom kind: Legendre, Fourier, expressions
+    "h1_fourier": '[domain]\nintervals = [["0", "2"]]\n[basis]\n'
+                  'family = { name = "fourier", order = 2 }\n[metric]\nsobolev = 1\n',
+    "h1_expression": '[domain]\nintervals = [["0", "1"]]\n[basis]\n'
+                     'functions = ["1", "t", "sin(3*t)", "exp(t)"]\n[metric]\nsobolev = 1\n',
+}
+
+
+@pytest.mark.parametrize("name", ["kind_sobolev"] + sorted(H1_SPECS))
+def test_h1_slope_functions_are_the_derivatives_of_the_basis(name, tmp_path):
+    """e' of every 1-D H^1 atom kind (the Legendre derivative recurrence, Fourier's, SymPy's)
+    against central differences of e at step 1e-5 (truncation ~1e-10 of e'''), to 1e-7 of
+    the largest |e'|."""
+    if name in H1_SPECS:
+        path = tmp_path / f"{name}.toml"
+        path.write_text(f'name = "{name}"\n' + H1_SPECS[name])
+        module = compiled_from(path)
+    else:
+        module = compiled(name)
+    p = module._params({})
+    lo, hi = module.curve_interval()
+    x, step = numpy.linspace(lo + 1e-3, hi - 1e-3, 41), 1e-5
+    slopes = module._orthonormal_slopes(x, p)
+    central = (module._orthonormal(x + step, p) - module._orthonormal(x - step, p)) / (2 * step)
+    assert numpy.abs(slopes - central).max() <= 1e-7 * numpy.abs(slopes).max()
+
+
+@pytest.mark.parametrize("name", ["kind_sobolev_box", "kind_sobolev_expression_box"])
+def test_box_h1_partials_are_the_derivatives_of_the_atoms(name):
+    """The box H^1 modules' atom derivatives (Legendre per axis, SymPy's partials for
+    expressions) against central differences of the atoms, to 1e-7."""
+    module = compiled(name)
+    p = module._params({})
+    (a, b), (c, d) = module.domain()
+    x = numpy.stack(numpy.meshgrid(numpy.linspace(a + 1e-3, b - 1e-3, 7),
+                                   numpy.linspace(c + 1e-3, d - 1e-3, 5), indexing="ij"), -1)
+    step = 1e-5
+    for axis in range(2):
+        shift = numpy.zeros(2)
+        shift[axis] = step
+        if hasattr(module, "_ATOM_PARTIALS"):
+            slopes = module._ATOM_PARTIALS[axis](x, p)
+            central = (module._atoms(x + shift, p) - module._atoms(x - shift, p)) / (2 * step)
+        else:
+            slopes = module._axis_slopes(x[..., axis], axis, p)
+            central = (module._axis_atoms(x[..., axis] + step, axis, p)
+                       - module._axis_atoms(x[..., axis] - step, axis, p)) / (2 * step)
+        assert numpy.abs(slopes - central).max() <= 1e-7 * numpy.abs(slopes).max()
