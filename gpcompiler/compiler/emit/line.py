@@ -96,8 +96,8 @@ def line_placeholders(ir):
     }
 
 
-_HELD_SLOPES = ("numpy.concatenate([out[1:t.size + 1], out[t.size + 3:2 * t.size + 2]])  "
-                "# H^1: the\n    # slopes of the held ends (differences 0) dropped")
+_HELD_SLOPES = ("numpy.concatenate([out[1:t.size + 1], out[t.size + 3:-1]])  # H^1: no slopes "
+                "of\n    # the held ends (their differences are 0)")
 
 
 _HELD_WEIGHTS = '''def _held_weights(t, p):
