@@ -1,7 +1,7 @@
-"""The curve clip of generated 1-D modules with the plain L2 and the Sobolev H^1 metrics
-(docs/clipping.md): each sampled curve is projected onto the ball of radius B of the
-spec's metric before its projection, so the float error of the projection is at most
-ETA B (gpcompiler/slack.py: the norm is a pairwise sum of non-negative terms, NORM_TERMS
+"""The curve clip of generated 1-D modules with the L2, weighted L2(w) and Sobolev H^1
+metrics (docs/clipping.md): each sampled curve is projected onto the ball of radius B of
+the spec's metric before its projection, so the float error of the projection is at most
+ETA B (gpcompiler/slack.py: the norm is a pairwise sum of terms >= 0 per piece, NORM_TERMS
 rounding steps, then a scaling)."""
 import math
 
