@@ -285,7 +285,7 @@ def test_weighted_eta_bounds_the_error_of_a_zigzag_at_the_singular_end(amplitude
     module = compiled("kind_chebyshev")
     bound = module.default_bound(epsilon=1.0)
     t, y = _singular_zigzag()
-    unit, norm = _chebyshev_cached(module, tuple(t), tuple(y))   # linear: scaled by the amplitude below
+    unit, norm = _chebyshev_cached(module, tuple(t), tuple(y))   # linear: times the amplitude
     with mpmath.workdps(40):
         factor = min(mpmath.mpf(1), mpmath.mpf(bound) / (norm * mpmath.mpf(amplitude)))
         exact = [e * factor * mpmath.mpf(amplitude) for e in unit]
@@ -363,9 +363,10 @@ def _chebyshev_piece(a, b, ya, yb):
     """(||q~||_w^2, ||q||_w^2) on the piece [a, b] for w = 1/sqrt(1 - t^2), 30 digits."""
     with mpmath.workdps(30):
         a, b, ya, yb = (mpmath.mpf(v) for v in (a, b, ya, yb))
-        line = lambda u, v: (lambda th: (u + (v - u) * (mpmath.cos(th) - a) / (b - a)) ** 2)  # noqa
+        def square(u, v):
+            return lambda th: (u + (v - u) * (mpmath.cos(th) - a) / (b - a)) ** 2
         span = [mpmath.acos(b), mpmath.acos(a)]
-        return (mpmath.quad(line(abs(ya), abs(yb)), span), mpmath.quad(line(ya, yb), span))
+        return (mpmath.quad(square(abs(ya), abs(yb)), span), mpmath.quad(square(ya, yb), span))
 
 
 @settings(max_examples=40, deadline=None)

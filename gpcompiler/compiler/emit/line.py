@@ -281,18 +281,21 @@ _SOBOLEV = {  # H^1: the slope part in difference form, sum_k (y_(k+1) - y_k) S_
                         "            out[run] = weights[:run.size]\n"
                         "            out[t.size + run[:-1]] = weights[run.size:]",
            "slopes_alloc": "    slopes = numpy.empty((piece.size, 1, math.prod(shape)))\n",
-           "slopes_block": "        de = _orthonormal_slopes(x[block], p).reshape(x[block].shape + "
-                           "(-1,))\n        numpy.matmul(wt[block][:, None], de, "
-                           "out=slopes[block])  # int e' per sub-piece\n",
-           "run_weights_end": '''    if piece.size > h.size:
+           "slopes_block": '''\
+        de = _orthonormal_slopes(x[block], p).reshape(x[block].shape + (-1,))
+        numpy.matmul(wt[block][:, None], de, out=slopes[block])  # int e' per sub-piece
+''',
+           "run_weights_end": '''\
+    if piece.size > h.size:
         slopes = numpy.add.reduceat(slopes, first, axis=0)
-    means = slopes[:, 0] / h[:, None]  # S_k: the mean of e' over piece k, to 1e-16 of its |e'|
+    means = slopes[:, 0] / h[:, None]  # S_k: the mean of e' over piece k
     return numpy.concatenate([out, means.reshape((h.size,) + shape)])
 ''',
            "public_weights": "_folded(_grid_weights(t, _params(params), cache), numpy.size(t))",
-           "weights_note": "\n    H^1: A_s = L_s + S_(s-1) - S_s, equal in exact arithmetic; project "
-                           "contracts\n    the samples and their differences with L and S "
-                           "instead (_samples: an error\n    bound independent of the sample count).",
+           "weights_note": '''
+    H^1: A_s = L_s + S_(s-1) - S_s, equal in exact arithmetic; project contracts the
+    samples and their differences with L and S instead (_samples: an error bound
+    independent of the sample count).''',
            "samples_function": '''def _samples(y):
     """The samples y (..., S[, n]) followed by their differences y_(k+1) - y_k: what the H^1
     weights (_weights) contract, so each slope weight S_k multiplies a difference and the
