@@ -487,3 +487,135 @@ def test_box_h1_partials_are_the_derivatives_of_the_atoms(name):
             central = (module._axis_atoms(x[..., axis] + step, axis, p)
                        - module._axis_atoms(x[..., axis] - step, axis, p)) / (2 * step)
         assert numpy.abs(slopes - central).max() <= 1e-7 * numpy.abs(slopes).max()
+
+
+# --- box modules: the stated ETA against 40-digit references --------------------------------
+
+def _legendre_mp(n, x, lo, hi):
+    """(L_n(x), L_n'(x)) of the normalized shifted Legendre polynomials on [lo, hi]."""
+    u = (2 * x - lo - hi) / (hi - lo)
+    values, slopes = [mpmath.mpf(1), u], [mpmath.mpf(0), mpmath.mpf(1)]
+    for k in range(1, n):
+        values.append(((2 * k + 1) * u * values[k] - k * values[k - 1]) / (k + 1))
+        slopes.append(u * slopes[k] + (k + 1) * values[k])
+    scale = mpmath.sqrt(mpmath.mpf(2 * n + 1) / (hi - lo))
+    return scale * values[n], scale * slopes[n] * 2 / (hi - lo)
+
+
+def _axis_integrals(grid, size, lo, hi):
+    """For one axis: int hat_s L_n, int hat_s' L_n' (S x size, 40 digits: 3-point Gauss is
+    exact for these polynomials of degree <= size) and the mass and stiffness matrices of
+    the hat functions (exact Fractions)."""
+    lo, hi = mpmath.mpf(lo), mpmath.mpf(hi)
+    rule = [(mpmath.mpf(x), mpmath.mpf(w)) for x, w in _GAUSS3]
+    value = [[mpmath.mpf(0)] * size for _ in grid]
+    slope = [[mpmath.mpf(0)] * size for _ in grid]
+    mass = [[Fraction(0)] * len(grid) for _ in grid]
+    stiff = [[Fraction(0)] * len(grid) for _ in grid]
+    for s in range(len(grid) - 1):
+        a, b = mpmath.mpf(float(grid[s])), mpmath.mpf(float(grid[s + 1]))
+        h = Fraction(float(grid[s + 1])) - Fraction(float(grid[s]))
+        for n in range(size):
+            for x, w in rule:
+                point, weight = a + (x + 1) * (b - a) / 2, w * (b - a) / 2
+                e, de = _legendre_mp(n, point, lo, hi)
+                value[s][n] += weight * e * (b - point) / (b - a)
+                value[s + 1][n] += weight * e * (point - a) / (b - a)
+                slope[s][n] -= weight * de / (b - a)
+                slope[s + 1][n] += weight * de / (b - a)
+        for i, j, m, k in ((s, s, 2, 1), (s, s + 1, 1, -1), (s + 1, s, 1, -1),
+                           (s + 1, s + 1, 2, 1)):
+            mass[i][j] += h * m / 6
+            stiff[i][j] += Fraction(k) / h
+    return value, slope, mass, stiff
+
+
+def test_box_h1_eta_bounds_the_error_of_a_clipped_checkerboard():
+    """kind_sobolev_box: a checkerboard of +-2^60 on a grid whose cells shrink to 2^-30 of
+    the axis next to x = 0, clipped in H^1: its float projection is within ETA B of the
+    exact projection of the exactly clipped field (40 digits; the norm in Fractions)."""
+    module = compiled("kind_sobolev_box")
+    bound = module.default_bound(rho=1.0)
+    (a, b), (c, d) = module.domain()
+    grids = [numpy.concatenate([[0.0], 2.0 ** -numpy.arange(30, 0, -1), [1.0]]),
+             numpy.linspace(c, d, 9)]
+    signs = numpy.where(numpy.add.outer(numpy.arange(grids[0].size),
+                                        numpy.arange(grids[1].size)) % 2 == 0, 1.0, -1.0)
+    values = 2.0 ** 60 * signs
+    with mpmath.workdps(40):
+        axes = [_axis_integrals(g, n, lo, hi) for g, n, (lo, hi)
+                in zip(grids, module._AXIS_SIZES, module.domain())]
+        (vx, sx, mx, kx), (vy, sy, my, ky) = axes
+        norm2 = Fraction(0)
+        for i in range(grids[0].size):
+            for j in range(grids[1].size):
+                for k in range(grids[0].size):
+                    if mx[i][k] == 0:
+                        continue
+                    for m in range(grids[1].size):
+                        form = mx[i][k] * my[j][m] + kx[i][k] * my[j][m] + mx[i][k] * ky[j][m]
+                        if form:
+                            norm2 += Fraction(signs[i, j] * signs[k, m]) * form
+        norm = mpmath.mpf(2) ** 60 * mpmath.sqrt(mpmath.mpf(norm2.numerator) / norm2.denominator)
+        factor = min(mpmath.mpf(1), mpmath.mpf(bound) / norm)
+        atoms = [sum(mpmath.mpf(float(values[i, j])) * (vx[i][p] * vy[j][q] + sx[i][p] * vy[j][q]
+                                                        + vx[i][p] * sy[j][q])
+                     for i in range(grids[0].size) for j in range(grids[1].size)) * factor
+                 for p, q in module._INDEX]
+        transform = module._transform(module._params({}))
+        exact = [sum(mpmath.mpf(float(transform[r, k])) * atoms[k] for k in range(len(atoms)))
+                 for r in range(module.BASIS_SIZE)]
+    computed = module._project_grid(grids, values, "linear", module._params({}), bound)
+    assert _error(computed, exact) <= module.ETA * bound
+
+
+def _chebyshev_axis(grid, size):
+    """For one axis of [-1, 1] with w = 1/sqrt(1 - x^2): int hat_s L_n w (S x size) and the
+    weighted mass matrix int hat_s hat_r w, at 40 digits (x = cos(theta) on each piece, then
+    48-point Gauss-Legendre: the integrands are trigonometric polynomials)."""
+    rule = GaussLegendre(mpmath.mp).calc_nodes(5, mpmath.mp.prec)
+    value = [[mpmath.mpf(0)] * size for _ in grid]
+    mass = [[mpmath.mpf(0)] * len(grid) for _ in grid]
+    for s in range(len(grid) - 1):
+        a, b = mpmath.mpf(float(grid[s])), mpmath.mpf(float(grid[s + 1]))
+        low, high = mpmath.acos(b), mpmath.acos(a)
+        for node, weight in rule:
+            x = mpmath.cos(low + (node + 1) * (high - low) / 2)
+            weight = weight * (high - low) / 2
+            hats = ((b - x) / (b - a), (x - a) / (b - a))
+            for n in range(size):
+                e = _legendre_mp(n, x, mpmath.mpf(-1), mpmath.mpf(1))[0]
+                value[s][n] += weight * e * hats[0]
+                value[s + 1][n] += weight * e * hats[1]
+            for i, p in enumerate(hats):
+                for j, q in enumerate(hats):
+                    mass[s + i][s + j] += weight * p * q
+    return value, mass
+
+
+def test_weighted_box_eta_bounds_the_error_of_a_clipped_checkerboard():
+    """chebyshev_box (w = 1/sqrt((1 - x^2)(1 - y^2))): a checkerboard of +-2^60 on grids whose
+    cells shrink to 2^-20 of the axis next to both singular ends, clipped in L2(w): its float
+    projection is within ETA B of the exact projection of the exactly clipped field (40
+    digits, the module's float K = R^(-1) taken exactly)."""
+    module = generated("chebyshev_box")
+    bound = module.default_bound(rho=1.0)
+    ends = 1 - 2.0 ** -numpy.arange(20, 0, -2)
+    grid = numpy.concatenate([-ends, [0.0], ends[::-1]])
+    grids = [grid, grid[::2]]
+    signs = numpy.where(numpy.add.outer(numpy.arange(grids[0].size),
+                                        numpy.arange(grids[1].size)) % 2 == 0, 1.0, -1.0)
+    with mpmath.workdps(40):
+        (vx, mx), (vy, my) = (_chebyshev_axis(g, n) for g, n in zip(grids, module._AXIS_SIZES))
+        rows, cols = range(grids[0].size), range(grids[1].size)
+        norm2 = sum(signs[i, j] * signs[k, m] * mx[i][k] * my[j][m] for i in rows for k in rows
+                    if mx[i][k] for j in cols for m in cols if my[j][m])
+        factor = min(mpmath.mpf(1), mpmath.mpf(bound) / (mpmath.mpf(2) ** 60 * mpmath.sqrt(norm2)))
+        atoms = [factor * mpmath.mpf(2) ** 60 * sum(signs[i, j] * vx[i][p] * vy[j][q]
+                                                    for i in rows for j in cols)
+                 for p, q in module._INDEX]
+        transform = module._transform(module._params({}))
+        exact = [sum(mpmath.mpf(float(transform[r, k])) * atoms[k] for k in range(len(atoms)))
+                 for r in range(module.BASIS_SIZE)]
+    computed = module._project_grid(grids, 2.0 ** 60 * signs, "linear", module._params({}), bound)
+    assert _error(computed, exact) <= module.ETA * bound
