@@ -240,7 +240,11 @@ def clips_samples(spec):
 def slack_condition(spec):
     """The condition under which the stated slack 2 ETA B holds, or None: it holds for
     every input (docs/clipping.md, "Weighted and Sobolev metrics")."""
+    weight = spec.metric.weight
     if clips_samples(spec):
+        if weight is not None and weight.free_symbols & {s for s, _ in spec.parameters}:
+            return ("the parameters are at their defaults (where the weight's piece ratio in "
+                    "ETA is computed)")
         return None
     if spec.metric.weight is not None and not weight_ratios(spec):
         return (f"the {'multi' if spec.dimension > 1 else ''}linear interpolant of |y| has "
