@@ -619,3 +619,18 @@ def test_weighted_box_eta_bounds_the_error_of_a_clipped_checkerboard():
                  for r in range(module.BASIS_SIZE)]
     computed = module._project_grid(grids, 2.0 ** 60 * signs, "linear", module._params({}), bound)
     assert _error(computed, exact) <= module.ETA * bound
+
+
+def test_a_weight_with_parameters_states_its_defaults_as_the_condition(tmp_path):
+    """rho_w is computed at the parameters' defaults: a module whose weight has parameters
+    clips its curves and states that condition; with a constant weight it states none."""
+    for weight, condition in (("exp(-k*t)", True), ("exp(-t)", False)):
+        path = tmp_path / f"w{int(condition)}.toml"
+        path.write_text(f'name = "w{int(condition)}"\n[domain]\nintervals = [["0", "1"]]\n'
+                        'parameters = { k = "2" }\n[basis]\nfunctions = ["1", "t*k"]\n'
+                        f'[metric]\nweight = "{weight}"\n')
+        module = compiled_from(path)
+        facts = module.release_facts(epsilon=1.0)
+        assert ("defaults" in (module.SLACK_CONDITION or "")) == condition
+        assert facts.get("slack_condition") == module.SLACK_CONDITION
+        assert module._clip_curves.__doc__.startswith("(values, factors)")
