@@ -627,7 +627,7 @@ def test_a_weight_with_parameters_states_its_defaults_as_the_condition(tmp_path)
     for weight, condition in (("exp(-k*t)", True), ("exp(-t)", False)):
         path = tmp_path / f"w{int(condition)}.toml"
         path.write_text(f'name = "w{int(condition)}"\n[domain]\nintervals = [["0", "1"]]\n'
-                        'parameters = { k = "2" }\n[basis]\nfunctions = ["1", "t*k"]\n'
+                        'parameters = { k = "2" }\n[basis]\nfunctions = ["1", "t"]\n'
                         f'[metric]\nweight = "{weight}"\n')
         module = compiled_from(path)
         facts = module.release_facts(epsilon=1.0)
