@@ -1444,7 +1444,7 @@ def _clip_scaled(c, bound):
 
 
 # ---- runtime/curveclip.py from gpcompiler 0.1.0
-# ---- sha256 e01f0711eac286b801248cacaceae31e619f7baede1abb1cbb9861cadec2e48f
+# ---- sha256 8b5e6df30bfe4c43913236daed64f22e0cccec2107d6199f4ade0bb8fcf8c26f
 
 _CLIP_ELEMENTS = 1 << 17  # values per block of curves: the block's temporaries stay in cache
 _SAFE = (2.0 ** -800, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
@@ -1543,7 +1543,7 @@ def _slope_exponent(z, h):
 
 def _squares(z, h, work, sobolev=False):
     """||q||^2 per curve of a block z (rows, S, n): the pairwise sum of the pieces'
-    h (a (a + b) + b^2) (+ 3 (b - a)^2/h for H^1 where h > 0), over 3, in the buffers
+    h (a (a + b) + b^2) (+ 3 ((b - a)/sqrt(h))^2 for H^1 where h > 0), over 3, in the buffers
     work; with masses m (h of shape (3, ...)), the sum of a (a m_00 + 2 b m_01) + b^2 m_11."""
     z0, z1 = z[:, :-1], z[:, 1:]
     if h.ndim == 4:
@@ -1557,11 +1557,12 @@ def _squares(z, h, work, sobolev=False):
     pieces *= z0
     pieces += numpy.multiply(z1, z1, out=work[1])
     pieces *= h
-    if sobolev:
+    if sobolev:  # ((b - a)/sqrt(h))^2: no underflow of (b - a)^2 when h is tiny
         slopes = numpy.subtract(z1, z0, out=work[1])
+        numpy.divide(slopes, numpy.sqrt(h), out=slopes,
+                     where=numpy.broadcast_to(h > 0, slopes.shape))
         slopes *= slopes
         slopes *= 3.0
-        numpy.divide(slopes, h, out=slopes, where=numpy.broadcast_to(h > 0, slopes.shape))
         pieces += numpy.where(h > 0, slopes, 0.0)
     return numpy.sum(pieces.reshape(z.shape[0], -1), axis=-1) / 3
 

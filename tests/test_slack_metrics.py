@@ -642,3 +642,16 @@ def test_a_weight_with_parameters_states_its_defaults_as_the_condition(tmp_path)
         assert ("defaults" in (module.SLACK_CONDITION or "")) == condition
         assert facts.get("slack_condition") == module.SLACK_CONDITION
         assert module._clip_curves.__doc__.startswith("(values, factors)")
+
+
+def test_h1_clip_of_a_piece_of_subnormal_width():
+    """A piece 4.9e-324 wide (found by the property test above): its slope term
+    (b - a)^2/h overflows, so the curve is summed again scaled by 2^-k; ((b - a)/sqrt(h))^2
+    keeps that term (squaring the scaled difference first underflowed to 0 and left the
+    curve unclipped, of H^1 norm 2^537)."""
+    module = compiled("kind_sobolev")
+    t = numpy.array([0.0, 0.0, 4.9e-324, 0.75])
+    y = numpy.array([0.0, 0.0, 0.5, 1.0])
+    values, factors = module._clip_curves(t, y, 1.0)
+    norm2 = _h1_norm2_exact(t, values * factors)
+    assert Fraction(1) * (1 - Fraction(1, 10 ** 12)) <= norm2 <= 1 + Fraction(1, 10 ** 12)

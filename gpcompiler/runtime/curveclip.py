@@ -104,7 +104,7 @@ def _slope_exponent(z, h):
 
 def _squares(z, h, work, sobolev=False):
     """||q||^2 per curve of a block z (rows, S, n): the pairwise sum of the pieces'
-    h (a (a + b) + b^2) (+ 3 (b - a)^2/h for H^1 where h > 0), over 3, in the buffers
+    h (a (a + b) + b^2) (+ 3 ((b - a)/sqrt(h))^2 for H^1 where h > 0), over 3, in the buffers
     work; with masses m (h of shape (3, ...)), the sum of a (a m_00 + 2 b m_01) + b^2 m_11."""
     z0, z1 = z[:, :-1], z[:, 1:]
     if h.ndim == 4:
@@ -118,10 +118,11 @@ def _squares(z, h, work, sobolev=False):
     pieces *= z0
     pieces += numpy.multiply(z1, z1, out=work[1])
     pieces *= h
-    if sobolev:
+    if sobolev:  # ((b - a)/sqrt(h))^2: no underflow of (b - a)^2 when h is tiny
         slopes = numpy.subtract(z1, z0, out=work[1])
+        numpy.divide(slopes, numpy.sqrt(h), out=slopes,
+                     where=numpy.broadcast_to(h > 0, slopes.shape))
         slopes *= slopes
         slopes *= 3.0
-        numpy.divide(slopes, h, out=slopes, where=numpy.broadcast_to(h > 0, slopes.shape))
         pieces += numpy.where(h > 0, slopes, 0.0)
     return numpy.sum(pieces.reshape(z.shape[0], -1), axis=-1) / 3
