@@ -437,6 +437,15 @@ NEW_CODE = [   # the code of issues 18-21: exact releases, clipping, grading, sp
              "found = _direct(x, lo, hi, epsilon, delta,",
              ("tests/test_cdf_degree.py::"
               "test_joint_auto_chooses_a_degree_per_column_and_charges_the_whole_epsilon",)),
+    Mutation("H^1 curve clip without the slope terms", "gpcompiler/runtime/curveclip.py",
+             "_squares", "        pieces += numpy.where(h > 0, slopes, 0.0)\n", "",
+             ("tests/test_slack_metrics.py::test_h1_curve_clip_is_non_expansive_in_h1",
+              "tests/test_slack_metrics.py::"
+              "test_h1_zigzag_of_any_size_is_clipped_to_within_eta_b")),
+    Mutation("weight piece ratio without its margin", "gpcompiler/compiler/analysis/weights.py",
+             "piece_ratio", "return float(largest) * RATIO_MARGIN * (1 + 1e-9)",
+             "return float(largest) * (1 + 1e-9)",
+             ("tests/test_slack_metrics.py::test_the_piece_ratio_of_simple_weights",)),
     Mutation("select split summing above 1 accepted", "gpcompiler/adaptive/select.py",
              "check_split", "if min(values) < 0 or sum(values) != 1:",
              "if min(values) < 0 or sum(values) < 1:",

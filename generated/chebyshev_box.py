@@ -76,9 +76,10 @@ CERTIFICATE = (
     'number; for y: every LDL^T pivot is a positive exact number'
 )
 CONDITION_NUMBER = 158.2478  # of the user-basis Gram matrix, at the defaults
-ETA = 2.5424865542718293e-10  # projection float error per unit of B (docs/clipping.md)
+ETA = 5.159767545169837e-10  # projection float error per unit of B (docs/clipping.md)
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
+SLACK_CONDITION = None  # None: the slack holds for every input; else when it holds
 
 _ATOMS_SIZE = 36
 _FREQUENCY = (0.5, 0.5)  # per variable: sub-pieces <= 8/frequency
@@ -537,10 +538,10 @@ def _graded_pieces(t, h, pieces, ends, grades):
     return piece[segment], start, width, toward[segment]
 
 
-def _axis_weights(t, axis, kind, p):
-    """(S, n) weights int h_s w_i L_a dx_i along one axis, h_s the hat function of node s
-    ("linear") or the indicator of cell s ("cells"), w_i the factor of the separable weight:
-    pieces are cut into sub-pieces of width <= 8/frequency with the Gauss-Legendre order
+def _axis_nodes(t, axis, p):
+    """(piece, s, x, wt): the Gauss nodes x along one axis, each with its piece, its
+    position s in [0, 1] in the piece and its weight times w_i, the factor of the separable
+    weight: pieces are cut into sub-pieces of width <= 8/frequency with the Gauss-Legendre order
     whose truncation term (frequency h/2)^(2n)/(2n)! is <= 1e-17, at least 24 where w_i is
     singular at an end of the axis; there pieces are graded by distance to that end as in
     1-D (_graded_pieces), w_i evaluated from the exact distance d to it."""
@@ -558,14 +559,34 @@ def _axis_weights(t, axis, kind, p):
     d = numpy.maximum(numpy.where(right, hi - t[piece + 1][:, None], t[piece][:, None] - lo)
                       + u * hs, 2.0 ** -1022)  # an underflowed distance is not 0
     wt = (h[piece] * width)[:, None] * w / 2.0 * _WEIGHTS[axis](x, d, toward, p)
+    return piece, s, x, wt
+
+
+def _axis_weights(t, axis, kind, p):
+    """(S, n) weights int h_s w_i L_a dx_i along one axis, h_s the hat function of node s
+    ("linear") or the indicator of cell s ("cells"), w_i the factor of the separable weight,
+    by the Gauss rules of _axis_nodes."""
+    piece, s, x, wt = _axis_nodes(t, axis, p)
     e = _axis_atoms(x, axis, p)
-    out = numpy.zeros((h.size if kind == "cells" else t.size, e.shape[-1]))
+    out = numpy.zeros((t.size - (kind == "cells"), e.shape[-1]))
     if kind == "cells":
         numpy.add.at(out, piece, numpy.einsum("pq,pqa->pa", wt, e))
     else:
         numpy.add.at(out, piece, numpy.einsum("pq,pqa->pa", wt * (1.0 - s), e))
         numpy.add.at(out, piece + 1, numpy.einsum("pq,pqa->pa", wt * s, e))
     return out, None
+
+
+def _axis_masses(t, axis, kind, p):
+    """Per piece of one axis: int w_i hat_a^2, int w_i hat_a hat_b, int w_i hat_b^2
+    ("linear", (3, S - 1)), or int w_i over the cell ("cells", (1, S - 1)), by the Gauss
+    rules of _axis_nodes: the weighted mass matrix of the field clip (runtime/fieldclip.py)."""
+    piece, s, _, wt = _axis_nodes(t, axis, p)
+    parts = [wt] if kind == "cells" else [wt * (1.0 - s) ** 2, wt * s * (1.0 - s), wt * s * s]
+    out = numpy.zeros((len(parts), t.size - 1))
+    for row, part in zip(out, parts):
+        numpy.add.at(row, piece, part.sum(axis=-1))
+    return out
 
 
 def _grid_weights(grids, kind, p):
@@ -604,7 +625,8 @@ def projection_weights(grids, *, kind="linear", **params):
     weights = _grid_weights(grids, kind, p)
     out = _node_atoms([nodes for _, nodes in weights], p)
     for axis, (w, _) in enumerate(weights):
-        out = numpy.moveaxis(numpy.tensordot(w, out, axes=([1], [axis])), 0, axis)
+        out = numpy.moveaxis(numpy.tensordot(w, out, axes=([1], [axis])), 0,
+                             axis)
     return _from_atoms(out, p)
 
 
@@ -627,7 +649,7 @@ def project_grid(grids, values, *, kind="linear", **params):
 def _project_grid(grids, values, kind, p, bound=None):
     """project_grid, each field first clipped to the bound, if given (docs/clipping.md)."""
     weights = _grid_weights(grids, kind, p)
-    shape = tuple(w.shape[0] for w, _ in weights)
+    shape = tuple(numpy.size(t) - (kind == "cells") for t in grids)
     y = numpy.asarray(values, dtype=float)
     if not len(shape) <= y.ndim <= len(shape) + 1 or y.shape[y.ndim - len(shape):] != shape:
         raise ValueError(f"values have shape {y.shape}; expected {shape} (or (B,) + {shape} "
@@ -635,7 +657,7 @@ def _project_grid(grids, values, kind, p, bound=None):
     if not numpy.isfinite(y).all():
         raise _nonfinite(y, "values", "values", y.ndim > len(shape))
     if bound is not None:
-        y = _clip_fields([numpy.asarray(t, dtype=float) for t in grids], y, kind, bound)
+        y = _clip_fields([numpy.asarray(t, dtype=float) for t in grids], y, kind, bound, p)
     batch = y.ndim - len(shape)
     for w, _ in weights:  # contract the first remaining grid axis; its index goes last
         y = numpy.tensordot(y, w, axes=([batch], [0]))
@@ -643,10 +665,11 @@ def _project_grid(grids, values, kind, p, bound=None):
     return c
 
 
-def _clip_fields(grids, y, kind, bound):
-    """The fields as they are: the norm of this metric is not computed on grids, so only
-    the coefficients are clipped (docs/clipping.md: no stated slack for this metric)."""
-    return y
+def _clip_fields(grids, y, kind, bound, p):
+    """Each field clipped to the L2(w) ball of radius B (runtime/fieldclip.py, with the
+    axes' weighted masses: w = w_1 ... w_k separates)."""
+    masses = [_axis_masses(t, axis, kind, p) for axis, t in enumerate(grids)]
+    return clip_fields(grids, y, kind, bound, 0, masses)
 
 
 def _finite(x):
@@ -1664,3 +1687,73 @@ def _clip_scaled(c, bound):
     return numpy.where(outside[..., None], scaled, c)
 
 # ---- end of runtime/clip.py
+
+
+# ---- runtime/fieldclip.py from gpcompiler 0.1.0
+# ---- sha256 00974d2f758725a7cd7dc3e75b732d1f18c5127c013263cbde78b7922fa15e2f
+
+def clip_fields(grids, y, kind, bound, value_rank, masses=None, sobolev=False):
+    """Each field f scaled by min(1, B/||f||): the projection onto the L2 ball of radius B
+    (of L2(w) for a separable weight w = w_1 ... w_k with the axes' ``masses``: per piece
+    int w_i hat_a^2, int w_i hat_a hat_b, int w_i hat_b^2, or int w_i over a cell),
+    non-expansive (docs/clipping.md). ||f||^2 = y . (M_1 (x) ... (x) M_k) y with M_i the
+    mass matrix of axis i (hat functions for "linear", cell widths for "cells"). H^1
+    (``sobolev``, "linear"): ||f||^2 + sum_i ||d_i f||^2, ||d_i f||^2 the same form of the
+    differences along axis i over sqrt(h), with the identity in place of M_i. The form is
+    computed after scaling y by a power of two 2^-k (exact) that brings the largest |y| and,
+    for H^1, the largest such difference below 1 (no overflow); a field beyond the ball is
+    (y 2^-k) B/||y 2^-k|| (B/2^k never formed), a field inside it is kept exactly."""
+    first = y.ndim - len(grids) - value_rank
+    batch = y.shape[:first]
+    spread = (1,) * (y.ndim - first)
+    big = numpy.max(numpy.abs(y.reshape(batch + (-1,))), axis=-1, initial=0.0)
+    exponent = numpy.frexp(big)[1]
+    z = numpy.ldexp(y, -exponent.reshape(batch + spread))
+    if sobolev:
+        steep = numpy.max([numpy.max(numpy.abs(d).reshape(batch + (-1,)), axis=-1, initial=0.0)
+                           for d in (_slopes(t, z, first + i) for i, t in enumerate(grids))],
+                          axis=0)
+        exponent = exponent + numpy.maximum(numpy.frexp(steep)[1], 0)
+        z = numpy.ldexp(y, -exponent.reshape(batch + spread))
+    squares = _form(grids, z, first, kind, masses, batch)
+    if sobolev:
+        for axis, t in enumerate(grids):
+            squares = squares + _form(grids, _slopes(t, z, first + axis), first, kind, masses,
+                                      batch, skip=axis)
+    inner = bound / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
+    outside = (squares > 0) & (numpy.ldexp(inner, -exponent) < 1.0)
+    return numpy.where(outside.reshape(batch + spread), z * inner.reshape(batch + spread), y)
+
+
+def _form(grids, z, first, kind, masses, batch, skip=None):
+    """z . (M_1 (x) ... (x) M_k) z per field, the identity in place of M_skip."""
+    mass = z
+    for axis, t in enumerate(grids):
+        if axis != skip:
+            mass = _mass(t, mass, first + axis, kind, None if masses is None else masses[axis])
+    return numpy.sum((z * mass).reshape(batch + (-1,)), axis=-1)
+
+
+def _slopes(t, v, axis):
+    """The differences of v along one axis over the square root of the piece widths."""
+    w = numpy.moveaxis(v, axis, -1)
+    return numpy.moveaxis(numpy.diff(w, axis=-1) / numpy.sqrt(numpy.diff(t)), -1, axis)
+
+
+def _mass(t, v, axis, kind, masses=None):
+    """The 1-D mass matrix of the grid t (weighted: from its ``masses``) applied along one
+    axis of v."""
+    w = numpy.moveaxis(v, axis, -1)
+    h = numpy.diff(t)
+    if kind == "cells":
+        return numpy.moveaxis(w * (h if masses is None else masses[0]), -1, axis)
+    out = numpy.zeros_like(w)
+    if masses is None:
+        out[..., :-1] += h * (2 * w[..., :-1] + w[..., 1:]) / 6
+        out[..., 1:] += h * (w[..., :-1] + 2 * w[..., 1:]) / 6
+    else:
+        out[..., :-1] += masses[0] * w[..., :-1] + masses[1] * w[..., 1:]
+        out[..., 1:] += masses[1] * w[..., :-1] + masses[2] * w[..., 1:]
+    return numpy.moveaxis(out, -1, axis)
+
+# ---- end of runtime/fieldclip.py

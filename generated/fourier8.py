@@ -55,6 +55,7 @@ CONDITION_NUMBER = 2.0  # of the user-basis Gram matrix, at the defaults
 ETA = 1.5818320794232497e-12  # projection float error per unit of B (docs/clipping.md)
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
+SLACK_CONDITION = None  # None: the slack holds for every input; else when it holds
 
 _ATOMS_SIZE = 17
 _FREQUENCY = 8.0
@@ -390,7 +391,7 @@ def _partial(y, weights, block):
     return y[..., block] @ weights[block]
 
 
-def _clip_curves(t, y, bound):
+def _clip_curves(t, y, bound, p=None):
     """(values, factors): each curve clipped to the L2 ball of radius B (runtime/
     curveclip.py), its factor applied to its coefficients, so the float error of its
     projection is at most ETA B (docs/clipping.md)."""
@@ -425,7 +426,8 @@ def _project(t, y, p, cache, bound=None):
     y = _check_values(y, (t.shape[0],) if rows else (), t.shape[1] if rows else t.size)
     times, values = t, y
     weights = None if rows else _grid_weights(times, p, cache)
-    values, factors = (values, None) if bound is None else _clip_curves(times, values, bound)
+    values, factors = (values, None) if bound is None else _clip_curves(times, values, bound, p)
+    values = values
     c = _project_rows(times, values, p, cache) if rows else _contract(values, weights)
     return _clip_factors(c, factors), y
 
@@ -1485,57 +1487,66 @@ def _clip_scaled(c, bound):
 
 
 # ---- runtime/curveclip.py from gpcompiler 0.1.0
-# ---- sha256 c18f717e1ded0300edf3932ecb6ca919764c576e05bb870fc33be8924d54407b
+# ---- sha256 8b5e6df30bfe4c43913236daed64f22e0cccec2107d6199f4ade0bb8fcf8c26f
 
 _CLIP_ELEMENTS = 1 << 17  # values per block of curves: the block's temporaries stay in cache
 _SAFE = (2.0 ** -800, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
 
-def clip_curves(t, y, bound, value_dim):
+def clip_curves(t, y, bound, value_dim, sobolev=False, masses=None):
     """The curves q (samples y (..., S) or (..., S, n) at the times t (..., S)) projected
-    onto the L2 ball of radius B, q -> min(1, B/||q||) q, as (values, factors): the factor
+    onto the ball of radius B of L2 (of H^1 if ``sobolev``: ||q||^2 + ||q'||^2, the
+    derivative taken on each run between jumps; of L2(w) if ``masses`` (3, ..., S - 1) are
+    given: per piece int w hat_a^2, int w hat_a hat_b, int w hat_b^2, and ||q||_w^2 the sum
+    of a^2 m_00 + 2ab m_01 + b^2 m_11, each >= 0 in exact arithmetic), q -> min(1, B/||q||) q,
+    as (values, factors): the factor
     of every curve (y's batch shape) multiplies its coefficients after the contraction (the
     projection is linear; one rounding per coefficient instead of one per sample), except
     for extreme curves (their sum of squares leaves _SAFE: an overflow, or terms that
     underflowed, below 2^-900 of the floor; or a factor below 2^-960), whose values are
     scaled here (in a copy) and whose factor is then 1. ||q||^2 = sum over pieces of
-    h (a (a + b) + b^2)/3, every term >= 0, summed pairwise per curve (NumPy's sum over a
-    contiguous row); an extreme curve is summed again with its values scaled by its largest
-    |y|. Curves inside the ball have the factor 1 (kept exactly); the work does not depend
-    on how many are. Blocks of curves keep the temporaries in cache."""
+    h (a (a + b) + b^2)/3 (+ (b - a)^2/h for H^1, pieces of width h > 0), every term >= 0,
+    summed pairwise per curve (NumPy's sum over a contiguous row); an extreme curve is
+    summed again with its values scaled by a power of two 2^k (exact), k from its largest
+    |y| and, for H^1, its largest |b - a|/sqrt(h). Curves inside the ball have the factor 1
+    (kept exactly); the work does not depend on how many are. Blocks of curves keep the
+    temporaries in cache."""
     samples = t.shape[-1]
     batch = y.shape[:y.ndim - (1 if value_dim == 1 else 2)]
     count = math.prod(batch)
     rows = y.reshape((count, samples, value_dim))
     h = numpy.diff(t, axis=-1)
     h = h.reshape((math.prod(h.shape[:-1]), h.shape[-1], 1))
-    factors, big, inner = numpy.ones(count), numpy.zeros(count), numpy.zeros(count)
+    if masses is not None:  # the widths' place: (3, rows or 1, pieces, 1)
+        h = numpy.reshape(masses, (3,) + h.shape)
+    factors, exponent, inner = numpy.ones(count), numpy.zeros(count, int), numpy.zeros(count)
     step = max(1, _CLIP_ELEMENTS // max(1, samples * value_dim))
     work = numpy.empty((2, min(step, count), max(samples - 1, 0), value_dim))
     for start in range(0, count, step):
         part = slice(start, start + step)
-        factors[part], big[part], inner[part] = _curve_factors(
-            rows[part], h[part] if h.shape[0] > 1 else h, bound, work[:, :rows[part].shape[0]])
-    outside = numpy.flatnonzero((big > 0) & (inner < big))  # extreme curves beyond B
+        factors[part], exponent[part], inner[part] = _curve_factors(
+            rows[part], _rows(h, part), bound, work[:, :rows[part].shape[0]], sobolev)
+    outside = numpy.flatnonzero((inner > 0) & (numpy.ldexp(inner, -exponent) < 1.0))
     if outside.size:  # a copy of the batch (the cost of an extreme curve: docs/threat-model.md)
         rows = rows.copy()
-        rows[outside] = rows[outside] / big[outside, None, None] * inner[outside, None, None]
+        rows[outside] = (numpy.ldexp(rows[outside], -exponent[outside, None, None])
+                         * inner[outside, None, None])
     return rows.reshape(y.shape), factors.reshape(batch)
 
 
-def _curve_factors(v, h, bound, work):
-    """(factors, big, inner) for each curve of a block v (rows, S, n), h the piece widths,
-    work two buffers of the pieces' shape: min(1, B/||q||); for an extreme curve (its sum
-    of squares leaves _SAFE, or that factor would be below 2^-960) a factor of 1, its
-    largest |y| big and inner = B/||q/big|| instead: it is outside the ball when
-    inner < big, and (q/big) inner is then its clip (B/big is never formed); big = 0 for
-    the others (and for a zero or NaN curve)."""
+def _curve_factors(v, h, bound, work, sobolev):
+    """(factors, exponent, inner) for each curve of a block v (rows, S, n), h the piece
+    widths, work two buffers of the pieces' shape: min(1, B/||q||); for an extreme curve
+    (its sum of squares leaves _SAFE, or that factor would be below 2^-960) a factor of 1,
+    a power of two 2^k bounding its terms (k its exponent) and inner = B/||q 2^-k||
+    instead: it is outside the ball when inner < 2^k, and (q 2^-k) inner is then its clip
+    (B/2^k is never formed); inner = 0 for the others (and for a zero or NaN curve)."""
     count = v.shape[0]
-    factors, big, inner = numpy.ones(count), numpy.zeros(count), numpy.zeros(count)
+    factors, exponent, inner = numpy.ones(count), numpy.zeros(count, int), numpy.zeros(count)
     if v.shape[1] < 2:  # the zero function
-        return factors, big, inner
+        return factors, exponent, inner
     with numpy.errstate(over="ignore", invalid="ignore"):  # such curves are summed again
-        squares = _squares(v, h, work)
+        squares = _squares(v, h, work, sobolev)
         ratio = bound / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
     factors = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)
     extreme = ~((squares >= _SAFE[0]) & (squares <= _SAFE[1])) | (factors < 2.0 ** -960)
@@ -1545,21 +1556,57 @@ def _curve_factors(v, h, bound, work):
         keep = (largest > 0) & (largest < math.inf)  # not zero, NaN or inf (refused later)
         rows, largest = rows[keep], largest[keep]
         if rows.size:
-            scaled = _squares(v[rows] / largest[:, None, None],
-                              h if h.shape[0] == 1 else h[rows], work[:, :rows.size])
-            factors[rows], big[rows] = 1.0, largest
+            widths = _rows(h, rows)
+            power = numpy.frexp(largest)[1]
+            if sobolev:
+                power = power + _slope_exponent(numpy.ldexp(v[rows], -power[:, None, None]),
+                                                widths)
+            scaled = _squares(numpy.ldexp(v[rows], -power[:, None, None]), widths,
+                              work[:, :rows.size], sobolev)
+            factors[rows], exponent[rows] = 1.0, power
             inner[rows] = bound / numpy.sqrt(numpy.where(scaled > 0, scaled, 1.0))
-    return factors, big, inner
+    return factors, exponent, inner
 
 
-def _squares(z, h, work):
+def _rows(h, rows):
+    """The piece widths (or masses: a leading axis of 3) of some curves: all when shared."""
+    shared = h.shape[-3] == 1
+    return h if shared else (h[rows] if h.ndim == 3 else h[:, rows])
+
+
+def _slope_exponent(z, h):
+    """Per curve of z (rows, S, n), |z| <= 1: the exponent k >= 0 of the smallest power of
+    two 2^k >= max |b - a|/sqrt(h) over its pieces of width h > 0 (so every H^1 term of
+    z 2^-k is at most 4: no overflow)."""
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        slopes = numpy.abs(numpy.diff(z, axis=1)) / numpy.sqrt(h)
+    largest = numpy.max(numpy.where(h > 0, slopes, 0.0), axis=(1, 2))
+    return numpy.maximum(numpy.frexp(largest)[1], 0)
+
+
+def _squares(z, h, work, sobolev=False):
     """||q||^2 per curve of a block z (rows, S, n): the pairwise sum of the pieces'
-    h (a (a + b) + b^2), over 3, in the buffers work."""
+    h (a (a + b) + b^2) (+ 3 ((b - a)/sqrt(h))^2 for H^1 where h > 0), over 3, in the buffers
+    work; with masses m (h of shape (3, ...)), the sum of a (a m_00 + 2 b m_01) + b^2 m_11."""
     z0, z1 = z[:, :-1], z[:, 1:]
+    if h.ndim == 4:
+        pieces = numpy.multiply(z1, h[1], out=work[0])
+        pieces *= 2.0
+        pieces += numpy.multiply(z0, h[0], out=work[1])
+        pieces *= z0
+        pieces += z1 * z1 * h[2]
+        return numpy.sum(pieces.reshape(z.shape[0], -1), axis=-1)
     pieces = numpy.add(z0, z1, out=work[0])
     pieces *= z0
     pieces += numpy.multiply(z1, z1, out=work[1])
     pieces *= h
+    if sobolev:  # ((b - a)/sqrt(h))^2: no underflow of (b - a)^2 when h is tiny
+        slopes = numpy.subtract(z1, z0, out=work[1])
+        numpy.divide(slopes, numpy.sqrt(h), out=slopes,
+                     where=numpy.broadcast_to(h > 0, slopes.shape))
+        slopes *= slopes
+        slopes *= 3.0
+        pieces += numpy.where(h > 0, slopes, 0.0)
     return numpy.sum(pieces.reshape(z.shape[0], -1), axis=-1) / 3
 
 # ---- end of runtime/curveclip.py

@@ -149,6 +149,10 @@ KIND_SPECS = {
     "kind_sobolev_box": '[domain]\nvariables = ["x", "y"]\nintervals = [["0", "1"], ["0", "2"]]\n'
                         '[basis]\nfamily = { name = "legendre", degree = [1, 1] }\n'
                         '[metric]\nsobolev = 1\n',
+    "kind_sobolev_expression_box": '[domain]\nvariables = ["x", "y"]\n'
+                                   'intervals = [["0", "1"], ["0", "2"]]\n[basis]\n'
+                                   'functions = ["1", "x", "sin(y)", "x*cos(y)"]\n'
+                                   '[metric]\nsobolev = 1\n',
     "kind_hold": '[domain]\nintervals = [["0", "10"]]\n[basis]\n'
                  'family = { name = "legendre", degree = 4 }\n[curve]\noutside = "hold"\n',
 }

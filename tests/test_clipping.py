@@ -102,7 +102,7 @@ def test_fields_are_clipped_not_refused(name):
     big = module.project_and_privatize(grids, values * 1e300, rho=1.0, rng=2)
     c = module.project_grid(grids, values)
     # the L2 norm of the field, from the mass matrices, is at least that of its projection
-    scale = module._clip_fields(grids, values * 1e300, "linear", bound)[0, 0] / values[0, 0]
+    scale = module._clip_fields(grids, values * 1e300, "linear", bound, None)[0, 0] / values[0, 0]
     assert scale * numpy.linalg.norm(c) <= bound * (1 + 1e-12)
     same = module.project_and_privatize(grids, values * scale, rho=1.0, rng=2)
     numpy.testing.assert_allclose(big, same, rtol=1e-9, atol=1e-9 * bound)

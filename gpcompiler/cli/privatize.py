@@ -161,6 +161,11 @@ def _was_clipped(module, args, params, t, y, bound):
         curve = make_curve(t, y, domain, module.OUTSIDE)
         points = curve(numpy.linspace(*domain, args.k))
         return bool(numpy.any(numpy.sqrt((points ** 2).sum(axis=-1)) > bound))
+    if args.method == "project" and module.SLACK_CONDITION is None and module.METRIC != "L2":
+        values, factors = module._clip_curves(numpy.asarray(t, dtype=float),  # in its metric
+                                              numpy.asarray(y, dtype=float), bound,
+                                              module._params(params))
+        return bool(factors < 1) or bool(numpy.any(values != y))
     if args.method == "project" and not (module.METRIC == "L2" and module.OUTSIDE == "zero"):
         return float(numpy.linalg.norm(module.project(t, y, **params))) > bound  # c clipped
     return make_curve(t, y, domain, module.OUTSIDE).norm() > bound
@@ -374,7 +379,8 @@ def _privatize_fields(args, module, params):
                                              bound=bound, **budget))
             continue
         grids = [numpy.asarray(g, dtype=float) for g in field.grids]
-        clipped += bool(numpy.any(module._clip_fields(grids, field.values, kind, bound)
+        clipped += bool(numpy.any(module._clip_fields(grids, field.values, kind, bound,
+                                                      module._params(params))
                                   != field.values))
     tell_clipped(args, clipped, len(fields), "fields", bound)
     if invalid and not args.quiet:

@@ -90,11 +90,13 @@ def exact_number(value):
 
 
 def facts_metadata(ids, facts):
-    """The bound B and slack (public, one value), and the lattice step gamma: one value, or
-    one per curve where the final noise scale differs (seg: what ReduceSeg left)."""
+    """The bound B and slack (public, one value; with its condition if the module states
+    one), and the lattice step gamma: one value, or one per curve where the final noise
+    scale differs (seg: what ReduceSeg left)."""
     steps = {key: f["lattice"] for key, f in zip(ids, facts)}
     first = facts[0] if facts else {"bound": None, "slack": None}
-    return {"bound": first["bound"], "slack": first["slack"],
+    condition = {"slack_condition": first["slack_condition"]} if "slack_condition" in first else {}
+    return {"bound": first["bound"], "slack": first["slack"], **condition,
             "lattice": steps[ids[0]] if len(set(steps.values())) == 1 else steps}
 
 

@@ -6,7 +6,7 @@ import sympy
 
 from ..cdf.estimators import expected_l2_errors
 from ..cdf.tables import moment_sensitivity_sup
-from .ir import condition_text, eta as projection_eta
+from .ir import condition_text, eta as projection_eta, slack_condition
 from ..runtime.rounding import ceil_float, ceil_sqrt
 from .slack import facts
 from .spec import box_factors
@@ -259,7 +259,8 @@ def _clipping(analysis, budgets=(0.1, 1.0, 10.0, 100.0)):
              f"$c \\mapsto c \\min(1, B/\\|c\\|)$; by default B is {rule} (`bound=` or "
              "`--bound` overrides it). The float projection of a clipped curve is within "
              f"$\\eta B$ of the exact one, $\\eta$ = {eta!r}, so the loss is at most "
-             "$\\varepsilon (d(q, q') + 2\\eta B)$ (likewise CGP)." + _HELD[spec.outside], "",
+             "$\\varepsilon (d(q, q') + 2\\eta B)$ (likewise CGP)" + _condition(spec)
+             + _HELD[spec.outside], "",
              "| budget | noise scale | B | slack $2\\eta B$ | lattice $\\gamma$ |",
              "|---|---|---|---|---|"]
     for model, budget in [("epsilon", b) for b in budgets] + [("rho", b) for b in budgets]:
@@ -268,6 +269,16 @@ def _clipping(analysis, budgets=(0.1, 1.0, 10.0, 100.0)):
         bound, slack, step = facts(eta, scale, spec.bound)
         lines.append(f"| {model} = {budget:g} | {scale!r} | {bound!r} | {slack!r} | {step!r} |")
     return "\n".join(lines)
+
+
+def _condition(spec):
+    """When the slack holds: for every input (the samples are clipped in the spec's
+    metric), or under the module's SLACK_CONDITION (docs/clipping.md)."""
+    condition = slack_condition(spec)
+    if condition is None:
+        return (", for every input: the samples are clipped in the spec's metric before "
+                "the projection.")
+    return f", when {condition}."
 
 
 def explain_cdf(spec, tables, example=(1000, 1.0, 1e-5)):

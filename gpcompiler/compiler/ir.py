@@ -16,6 +16,7 @@ from sympy.printing.str import StrPrinter
 from .. import __version__
 from . import slack
 from .analysis.factor import EIGENSOLVER_LIMIT
+from .analysis.weights import piece_ratio, weight_factors, weight_singularities
 from .emit.literals import python_literal
 from ..errors import SpecError
 from .symbolic import is_identity, to_float
@@ -75,6 +76,7 @@ class ModuleIR:
     sinc_shifts: tuple
     atom_codes: tuple          # per atom: tuple of component codes (expression atoms)
     basis_codes: tuple         # per user function: tuple of component codes
+    atom_slope_codes: tuple    # per variable, per atom: codes of its partial derivative (H^1)
     weight_code: str
     sobolev: bool
     gram: MatrixIR
@@ -95,6 +97,8 @@ class ModuleIR:
     eta: str = "None"          # float error of the projection per unit of B (slack.py)
     bound: str = "None"        # the spec's [privacy] bound B, or None (the default bound)
     outside: str = "zero"      # [curve] outside: "zero" or "hold"
+    clips: bool = False        # the samples are clipped in the spec's metric (clips_samples)
+    slack_condition: str = None  # when the stated slack needs one (slack_condition), else None
 
 
 @dataclass(frozen=True)
@@ -155,9 +159,12 @@ def lower(analysis):
     lower_value = _value_lowering(printer, spec.defaults)
     m = spec.basis_size
     coef_shape = (m,) if spec.vector_basis or spec.value_dim == 1 else (m, spec.value_dim)
-    atom_codes = ()
+    atom_codes = atom_slope_codes = ()
     if analysis.atoms.kind == "expression":
         atom_codes = tuple(tuple(_code(printer, c) for c in f) for f in spec.functions)
+        if spec.metric.sobolev:
+            atom_slope_codes = tuple(tuple(tuple(_code(printer, sympy.diff(c, v)) for c in f)
+                                           for f in spec.functions) for v in spec.variables)
     family = spec.family.name if spec.family else None
     basis_codes = ()
     if analysis.atoms.kind == "legendre" and family is None:
@@ -178,6 +185,7 @@ def lower(analysis):
         coef_shape=coef_shape, vector_basis=spec.vector_basis,
         family=family, atoms_kind=analysis.atoms.kind, atoms_size=analysis.atoms.size,
         sinc_shifts=analysis.atoms.shifts, atom_codes=atom_codes, basis_codes=basis_codes,
+        atom_slope_codes=atom_slope_codes,
         weight_code=_code(printer, weight) if weight is not None else None,
         sobolev=bool(spec.metric.sobolev),
         gram=None if analysis.factors else _matrix("gram", analysis.gram, lower_value, True,
@@ -203,30 +211,94 @@ def lower(analysis):
                       if "cholesky" in formulas else
                       "Lower-triangular R with G = R R^T (R = L D^(1/2) from the exact LDL^T)"),
         box=_box(analysis, lower_value) if box else None,
-        eta=repr(eta(analysis)), bound=repr(spec.bound))
+        eta=repr(eta(analysis)), bound=repr(spec.bound), clips=clips_samples(spec),
+        slack_condition=slack_condition(spec))
 
 
 def eta(analysis):
     """The float error of the module's projection per unit of the clip bound B
     (slack.py, docs/clipping.md), from public values only."""
     spec = analysis.spec
+    ratios = weight_ratios(spec)
     if spec.dimension == 1:
         return slack.curve_eta(spec.basis_size, spec.value_dim, spec.vector_basis,
-                               spec.coef_dim)
+                               spec.coef_dim, bool(spec.metric.sobolev),
+                               ratios[0] if ratios else 3)
+    differences = bool(spec.metric.sobolev)
     return slack.box_eta(analysis.atoms.size, spec.dimension, _transform_norm(analysis),
-                         spec.coef_dim)
+                         spec.coef_dim, ratios, differences)
+
+
+def clips_samples(spec):
+    """Whether the module clips its sampled curves (fields) in the spec's metric before the
+    projection (runtime/curveclip.py, fieldclip.py; docs/clipping.md): L2 and H^1, and a
+    weight with piece ratios (weight_ratios); a held curve is clipped as the curve zero
+    outside its samples with the ends added (runtime/hold.py)."""
+    return spec.metric.kind in ("L2", "sobolev") or bool(weight_ratios(spec))
+
+
+def slack_condition(spec):
+    """The condition under which the stated slack 2 ETA B holds, or None: it holds for
+    every input (docs/clipping.md, "Weighted and Sobolev metrics")."""
+    weight = spec.metric.weight
+    if clips_samples(spec):
+        if weight is not None and weight.free_symbols & {s for s, _ in spec.parameters}:
+            return ("the parameters are at their defaults (where the weight's piece ratio in "
+                    "ETA is computed)")
+        return None
+    return (f"the {'multi' if spec.dimension > 1 else ''}linear interpolant of |y| has "
+            f"L2(w) norm at most {'3^(k/2)' if spec.dimension > 1 else 'sqrt(3)'} B (the "
+            "samples are not clipped, only the coefficients)")
+
+
+def weight_ratios(spec):
+    """The piece ratio rho_i of the weight (1-D, on the curve interval) or of each factor
+    of a separable box weight singular on the boundary (analysis.weights.piece_ratio, at
+    the defaults; such modules contract one axis at a time, with the factors' Gauss rules);
+    None without a weight, or for another box weight (the cubature's: no field clip)."""
+    if spec.metric.weight is None:
+        return None
+    if spec.dimension == 1:
+        factors, intervals = (spec.metric.weight,), (spec.curve_interval or spec.interval,)
+    else:
+        factors, intervals = weight_factors(spec), spec.intervals
+        if not any(weight_singularities(spec)):
+            return None
+    intervals = [tuple(e.subs(spec.defaults) for e in i) for i in intervals]
+    if factors is None or not all(e.is_finite for i in intervals for e in i):
+        return None
+    return tuple(piece_ratio(f.subs(spec.defaults), t, i)
+                 for f, t, i in zip(factors, spec.variables, intervals))
 
 
 def _transform_norm(analysis):
-    """||K||_2 of the change from atoms to the orthonormal basis at the defaults, rounded
-    up (1 for the identity)."""
+    """||K D||_2 of the change K from atoms to the orthonormal basis at the defaults, D the
+    diagonal of the atoms' norms in the spec's metric (1 but for H^1 tensor Legendre atoms:
+    _h1_atom_norms), rounded up (1 for the identity)."""
     matrix = analysis.transform
-    if is_identity(matrix):
+    spec = analysis.spec
+    norms = _h1_atom_norms(analysis) if spec.metric.sobolev else numpy.ones(matrix.shape[1])
+    if is_identity(matrix) and not spec.metric.sobolev:
         return 1.0
-    dense = numpy.zeros(matrix.shape)
-    for i, j in matrix.keys():
-        dense[i, j] = float(sympy.N(sympy.sympify(matrix[i, j]).subs(analysis.spec.defaults)))
-    return float(numpy.linalg.norm(dense, 2)) * (1 + 1e-9)
+    dense = numpy.eye(matrix.shape[0]) if is_identity(matrix) else numpy.zeros(matrix.shape)
+    for i, j in ({} if is_identity(matrix) else matrix).keys():
+        dense[i, j] = float(sympy.N(sympy.sympify(matrix[i, j]).subs(spec.defaults)))
+    return float(numpy.linalg.norm(dense * norms, 2)) * (1 + 1e-9)
+
+
+def _h1_atom_norms(analysis):
+    """||psi_a||_H1 of the atoms at the defaults: the square roots of the H^1 Gram matrix's
+    diagonal for expression atoms (the user's functions); for tensor Legendre atoms
+    psi_a = prod_i L_(a_i)(x_i) (each of L2 norm 1), ||psi_a||^2 = 1 + sum_i ||L_(a_i)'||^2,
+    ||L_n'||^2 = 2 n (n + 1) (2n + 1)/(b_i - a_i)^2 (int P_n'^2 = n (n + 1) on [-1, 1])."""
+    if analysis.atoms.kind == "expression":
+        return numpy.array([math.sqrt(float(sympy.N(sympy.sympify(analysis.gram[a, a])
+                                                    .subs(analysis.spec.defaults))))
+                            for a in range(analysis.atoms.size)])
+    widths = [float((hi - lo).subs(analysis.spec.defaults)) for lo, hi in analysis.spec.intervals]
+    return numpy.array([math.sqrt(1 + sum(2 * n * (n + 1) * (2 * n + 1) / w ** 2
+                                          for n, w in zip(index, widths)))
+                        for index in analysis.atoms.index])
 
 
 def _check_box_module(analysis):

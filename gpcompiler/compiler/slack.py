@@ -38,32 +38,62 @@ def contraction_error(terms_per_block, blocks):
     return (1 + WEIGHT_ACCURACY) * (blocked + (1 + blocked) * gamma(depth)) + WEIGHT_ACCURACY
 
 
-def curve_eta(basis_size, value_dim, vector_basis, coefficients):
-    """ETA of a 1-D module (plain L2): ||c~ - P clip_B(q)|| <= ETA B for every curve q.
+def curve_eta(basis_size, value_dim, vector_basis, coefficients, sobolev=False, ratio=3):
+    """ETA of a 1-D module (plain L2, or H^1 if ``sobolev``): ||c~ - P clip_B(q)|| <= ETA B
+    for every curve q.
 
     Model: with q~ the interpolant of |y|, sum_s |y_s| |A_sj| <= int q~ |e_j| <= ||q~||
     <= sqrt(3) ||q|| (a^2 + |ab| + b^2 <= 3 (a^2 - |ab| + b^2) on each piece), per
     coefficient j; over the m coefficients (m n for vector values) the Euclidean norm gains
-    sqrt(m). The clip of the curve (its norm pairwise summed: NORM_TERMS steps) and of the
-    ``coefficients`` (their norm a sum of that many squares in any order, then a scaling: 3
-    roundings) add their relative errors of B."""
+    sqrt(m). H^1 contracts the samples and their differences (2 MAX_SAMPLES terms): the
+    slopes' part is sum_k |y_(k+1) - y_k| |S_kj| <= int |q'| |e_j'| <= ||q'|| ||e_j'|| with
+    S_kj the mean of e_j' over piece k (computed from a Gauss rule of e_j', relative error
+    delta_w; the difference and the division by h: 2 roundings), so per coefficient
+    sqrt(3) ||q|| ||e_j|| + ||q'|| ||e_j'|| <= sqrt(3) ||q||_H1 times the per-unit error,
+    whatever the sample count. A weighted metric replaces 3 by the weight's piece ratio
+    rho_w >= ||q~||_w^2/||q||_w^2 (``ratio``, analysis.weights.piece_ratio), in the
+    projection and in its norm (a sum of a^2 m_00 + 2ab m_01 + b^2 m_11 per piece, masses
+    with relative error delta_w: error rho_w (gamma_NORM_TERMS + delta_w) of ||q||_w^2).
+    The clip of the curve (its norm pairwise summed: NORM_TERMS steps, one more for H^1)
+    and of the ``coefficients`` (their norm a sum of that many squares in any order, then a
+    scaling: 3 roundings) add their relative errors of B."""
     terms = BLOCK * (value_dim if vector_basis else 1)
-    per_unit = contraction_error(terms, MAX_SAMPLES // BLOCK)
-    projection = ceil_sqrt(3 * basis_size) * per_unit
-    clip = gamma(max(NORM_TERMS, coefficients)) + 3 * UNIT
+    per_unit = contraction_error(terms, (2 if sobolev else 1) * MAX_SAMPLES // BLOCK)
+    if sobolev:
+        per_unit = per_unit * (1 + 2 * UNIT) + 2 * UNIT
+    projection = ceil_sqrt(Fraction(ratio) * basis_size) * per_unit
+    clip = gamma(max(NORM_TERMS + (1 if sobolev else 0), coefficients)) + 3 * UNIT
+    if ratio != 3:
+        clip += Fraction(ratio) * (gamma(NORM_TERMS) + WEIGHT_ACCURACY)
     return ceil_float((projection + clip) * (1 + clip))
 
 
-def box_eta(atoms_size, dimension, transform_norm, coefficients):
-    """ETA of a module over a box of k = ``dimension`` variables (plain L2 fields): each
-    axis is contracted by a tensordot of at most MAX_AXIS_NODES nodes, the multilinear
-    interpolant of |y| has ||q~|| <= 3^(k/2) ||q||, and the change from atoms to the
-    orthonormal basis (a matrix of 2-norm ``transform_norm``, 1 when it is the identity)
-    multiplies the atom coordinates' error and adds gamma_A of them."""
-    axis_error = dimension * gamma(MAX_AXIS_NODES) + WEIGHT_ACCURACY
-    atoms = Fraction(transform_norm) * (axis_error + gamma(atoms_size))
-    projection = ceil_sqrt(3 ** dimension * atoms_size) * atoms
+def box_eta(atoms_size, dimension, transform_norm, coefficients, ratios=None,
+            differences=False):
+    """ETA of a module over a box of k = ``dimension`` variables (L2 fields, or weighted by
+    a separable weight): each axis is contracted by a tensordot of at most MAX_AXIS_NODES
+    nodes, the multilinear interpolant of |y| has ||q~|| <= 3^(k/2) ||q|| (a separable
+    weight: (rho_1 ... rho_k)^(1/2) ||q||_w with ``ratios`` the factors' piece ratios: the
+    cell's mass matrix is the Kronecker product of the axes', and the ratio of a Kronecker
+    product of normalized 2 x 2 matrices is at most the product of their condition numbers),
+    and the change from atoms to the orthonormal basis (a matrix of 2-norm
+    ``transform_norm``, 1 when it is the identity) multiplies the atom coordinates' error
+    and adds gamma_A of them. A weighted norm's masses add rho (gamma + delta_w) to the
+    clip's relative error, as in 1-D. H^1 with tensor Legendre atoms (``differences``):
+    each axis contracts the values and their differences (2 MAX_AXIS_NODES terms, one more
+    rounding), the slope part against the mean of L_n' over each piece, so an atom
+    coordinate errs by at most 3^(k/2) ||f||_H1 ||psi_a||_H1 per unit (as in 1-D, axis by
+    axis), its k + 1 blocks add gamma_(k+1), and ``transform_norm`` is ||K D||_2 with D the
+    atoms' H^1 norms."""
+    ratio = math.prod(Fraction(r) for r in ratios) if ratios else Fraction(3) ** dimension
+    nodes = (2 if differences else 1) * MAX_AXIS_NODES
+    axis_error = dimension * (gamma(nodes) + (2 * UNIT if differences else 0)) + WEIGHT_ACCURACY
+    atoms = Fraction(transform_norm) * (axis_error + gamma(atoms_size + (dimension + 1
+                                                                         if differences else 0)))
+    projection = ceil_sqrt(ratio * atoms_size) * atoms
     clip = gamma(max(NORM_TERMS + 4 * dimension, coefficients)) + 3 * UNIT
+    if ratios:
+        clip += ratio * (gamma(NORM_TERMS + 4 * dimension) + dimension * WEIGHT_ACCURACY)
     return ceil_float((projection + clip) * (1 + clip))
 
 

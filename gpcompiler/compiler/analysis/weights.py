@@ -1,6 +1,7 @@
 """The weight of a metric: positive and integrable on the interval or box,
 its singular ends (|t - end|^alpha), and a box weight's separable factors."""
 import dataclasses
+import functools
 import itertools
 
 import mpmath
@@ -264,3 +265,74 @@ def _bounded(function, box):
         return False
     return isinstance(value, mpmath.ctx_iv.ivmpf) and mpmath.isfinite(value.b) or (
         not isinstance(value, mpmath.ctx_iv.ivmpf) and mpmath.isfinite(value))
+
+
+RATIO_MARGIN = 2        # the scanned piece ratio is doubled (a numerical sup: docs/clipping.md)
+_RATIO_DIGITS = 50      # moments of pieces down to 2^-24 of the interval lose ~15 digits
+_RATIO_LEVELS = 24      # geometric points toward each end and the smallest weight
+
+
+@functools.lru_cache(maxsize=64)
+def piece_ratio(weight, t, interval):
+    """rho_w >= ||q~||_w^2 / ||q||_w^2 for every linear q on every piece [a, b] of the
+    interval, q~ the linear interpolant of |q(a)|, |q(b)| (docs/clipping.md, "Weighted
+    metrics"): on a piece, with m_00, m_01, m_11 the weighted masses of its two hat
+    functions and kappa = m_01/sqrt(m_00 m_11), the ratio is at most (1 + kappa)/(1 - kappa)
+    (3 for a constant weight). Numerical, like the weights' accuracy (slack.py): its largest
+    value over every piece between two points of a grid (uniform; geometric toward each end,
+    where w ~ d^alpha makes it scale-invariant, and toward the smallest weight), moments at
+    50 digits, times RATIO_MARGIN; at least 3 RATIO_MARGIN. ``weight`` an expression in
+    ``t`` (parameters at their defaults), ``interval`` (lo, hi) finite."""
+    lo, hi = (mpmath.mpf(sympy.Rational(e)) if e.is_Rational else mpmath.mpf(str(sympy.N(e, 70)))
+              for e in interval)
+    with mpmath.workdps(_RATIO_DIGITS):
+        function = _safe(sympy.lambdify(t, weight, "mpmath"))
+        points = _ratio_points(function, lo, hi)
+        middle = (lo + hi) / 2
+        moments = [[mpmath.mpf(0)] * 3]
+        for a, b in zip(points[:-1], points[1:]):
+            moments.append([m + mpmath.quad(lambda x: (x - middle) ** k * function(x),
+                                            [a, b]) for k, m in enumerate(moments[-1])])
+        largest = mpmath.mpf(3)
+        for i, a in enumerate(points):
+            for j in range(i + 1, len(points)):
+                largest = max(largest, _ratio(moments[i], moments[j], a - middle,
+                                              points[j] - middle))
+    return float(largest) * RATIO_MARGIN * (1 + 1e-9)
+
+
+def _safe(function):
+    """The real part of w at x; 0 where it cannot be evaluated (a node that rounded onto a
+    singular end: its quadrature weight is below the working precision)."""
+    def value(x):
+        try:
+            return mpmath.re(function(x))
+        except (ZeroDivisionError, ValueError):
+            return mpmath.mpf(0)
+    return value
+
+
+def _ratio_points(function, lo, hi):
+    """The grid of piece ends: 33 uniform points, and 2^-k of the interval from each end and
+    on either side of the smallest weight on a 1025-point grid, k = 1.._RATIO_LEVELS."""
+    width = hi - lo
+    uniform = [lo + width * k / 32 for k in range(33)]
+    fine = [lo + width * k / 1024 for k in range(1, 1024)]
+    low = min(fine, key=function)
+    steps = [width * mpmath.mpf(2) ** -k for k in range(1, _RATIO_LEVELS + 1)]
+    points = uniform + [lo + d for d in steps] + [hi - d for d in steps]
+    points += [low + d for d in steps if low + d < hi] + [low - d for d in steps if low - d > lo]
+    return sorted(set(points + [low]))
+
+
+def _ratio(first, second, a, b):
+    """(1 + kappa)/(1 - kappa) of the piece [a, b] from the cumulative moments int x^k w
+    (k = 0, 1, 2; x from the interval's middle) at its ends."""
+    f0, f1, f2 = (s - f for f, s in zip(first, second))
+    m00 = b * b * f0 - 2 * b * f1 + f2
+    m11 = a * a * f0 - 2 * a * f1 + f2
+    m01 = (a + b) * f1 - a * b * f0 - f2
+    if m00 <= 0 or m11 <= 0:
+        return mpmath.mpf(3)
+    kappa = m01 / mpmath.sqrt(m00 * m11)
+    return (1 + kappa) / (1 - kappa)

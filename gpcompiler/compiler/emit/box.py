@@ -3,18 +3,28 @@ cubature projections, Kronecker matrices, and the sections of module_box.py.tmpl
 import textwrap
 
 from ..analysis.quadrature import gauss_order
+from .runtime import clips_fields
 from .common import (GRADED_PIECES, GRADED_POSITIONS, expression_body, grades_of, inlined_source,
                      matrix_body, values_kind)
 from .literals import python_identifier, python_literal, python_text
 
 
 _CLIP_FIELDS = {
-    True: '''def _clip_fields(grids, y, kind, bound):
+    "L2": '''def _clip_fields(grids, y, kind, bound, p):
     """Each field clipped to the L2 ball of radius B (runtime/fieldclip.py)."""
     return clip_fields(grids, y, kind, bound, VALUE_RANK)''',
-    False: '''def _clip_fields(grids, y, kind, bound):
+    "weighted": '''def _clip_fields(grids, y, kind, bound, p):
+    """Each field clipped to the L2(w) ball of radius B (runtime/fieldclip.py, with the
+    axes' weighted masses: w = w_1 ... w_k separates)."""
+    masses = [_axis_masses(t, axis, kind, p) for axis, t in enumerate(grids)]
+    return clip_fields(grids, y, kind, bound, VALUE_RANK, masses)''',
+    "sobolev": '''def _clip_fields(grids, y, kind, bound, p):
+    """Each field clipped to the H^1 ball of radius B (runtime/fieldclip.py)."""
+    return clip_fields(grids, y, kind, bound, VALUE_RANK, sobolev=True)''',
+    None: '''def _clip_fields(grids, y, kind, bound, p):
     """The fields as they are: the norm of this metric is not computed on grids, so only
-    the coefficients are clipped (docs/clipping.md: no stated slack for this metric)."""
+    the coefficients are clipped (docs/clipping.md: the slack is stated with its
+    condition, SLACK_CONDITION)."""
     return y''',
 }
 
@@ -101,10 +111,10 @@ def _to_atoms(y, nodes, p):
 }
 
 
-_GRADED_AXIS_WEIGHTS = '''def _axis_weights(t, axis, kind, p):
-    """(S, n) weights int h_s w_i L_a dx_i along one axis, h_s the hat function of node s
-    ("linear") or the indicator of cell s ("cells"), w_i the factor of the separable weight:
-    pieces are cut into sub-pieces of width <= 8/frequency with the Gauss-Legendre order
+_GRADED_AXIS_WEIGHTS = '''def _axis_nodes(t, axis, p):
+    """(piece, s, x, wt): the Gauss nodes x along one axis, each with its piece, its
+    position s in [0, 1] in the piece and its weight times w_i, the factor of the separable
+    weight: pieces are cut into sub-pieces of width <= 8/frequency with the Gauss-Legendre order
     whose truncation term (frequency h/2)^(2n)/(2n)! is <= 1e-17, at least 24 where w_i is
     singular at an end of the axis; there pieces are graded by distance to that end as in
     1-D (_graded_pieces), w_i evaluated from the exact distance d to it."""
@@ -118,22 +128,42 @@ _GRADED_AXIS_WEIGHTS = '''def _axis_weights(t, axis, kind, p):
     d = numpy.maximum(numpy.where(right, hi - t[piece + 1][:, None], t[piece][:, None] - lo)
                       + u * hs, 2.0 ** -1022)  # an underflowed distance is not 0
     wt = (h[piece] * width)[:, None] * w / 2.0 * _WEIGHTS[axis](x, d, toward, p)
+    return piece, s, x, wt
+
+
+def _axis_weights(t, axis, kind, p):
+    """(S, n) weights int h_s w_i L_a dx_i along one axis, h_s the hat function of node s
+    ("linear") or the indicator of cell s ("cells"), w_i the factor of the separable weight,
+    by the Gauss rules of _axis_nodes."""
+    piece, s, x, wt = _axis_nodes(t, axis, p)
     e = _axis_atoms(x, axis, p)
-    out = numpy.zeros((h.size if kind == "cells" else t.size, e.shape[-1]))
+    out = numpy.zeros((t.size - (kind == "cells"), e.shape[-1]))
     if kind == "cells":
         numpy.add.at(out, piece, numpy.einsum("pq,pqa->pa", wt, e))
     else:
         numpy.add.at(out, piece, numpy.einsum("pq,pqa->pa", wt * (1.0 - s), e))
         numpy.add.at(out, piece + 1, numpy.einsum("pq,pqa->pa", wt * s, e))
-    return out, None'''
+    return out, None
+
+
+def _axis_masses(t, axis, kind, p):
+    """Per piece of one axis: int w_i hat_a^2, int w_i hat_a hat_b, int w_i hat_b^2
+    ("linear", (3, S - 1)), or int w_i over the cell ("cells", (1, S - 1)), by the Gauss
+    rules of _axis_nodes: the weighted mass matrix of the field clip (runtime/fieldclip.py)."""
+    piece, s, _, wt = _axis_nodes(t, axis, p)
+    parts = [wt] if kind == "cells" else [wt * (1.0 - s) ** 2, wt * s * (1.0 - s), wt * s * s]
+    out = numpy.zeros((len(parts), t.size - 1))
+    for row, part in zip(out, parts):
+        numpy.add.at(row, piece, part.sum(axis=-1))
+    return out'''
 
 
 _QUADRATURE = {
-    "axis_weights": '''def _axis_weights(t, axis, kind, p):
-    """(S, N) weights of the N Gauss nodes along one axis, and the nodes: pieces are cut into
-    sub-pieces of width <= 8/frequency, with the Gauss-Legendre order whose truncation term
-    (frequency h/2)^(2n)/(2n)! is <= 1e-17; a node's weight goes to the hat functions of
-    the piece's two ends ("linear") or to its cell ("cells")."""
+    "axis_weights": '''def _axis_nodes(t, axis, p):
+    """(piece, s, nodes, wt): the Gauss nodes along one axis, each with its piece, its
+    position s in [0, 1] in the piece and its weight: pieces are cut into sub-pieces of
+    width <= 8/frequency, with the Gauss-Legendre order whose truncation term
+    (frequency h/2)^(2n)/(2n)! is <= 1e-17."""
     h = numpy.diff(t)
     pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY[axis] / 8.0), 1).astype(int)
     order = gauss_order(float(numpy.max(h / pieces)) * _FREQUENCY[axis] / 2.0, _MIN_NODES[axis])
@@ -143,8 +173,16 @@ _QUADRATURE = {
     s = (sub[:, None] + (xi + 1.0) / 2.0) / pieces[piece][:, None]
     nodes = t[piece][:, None] + s * h[piece][:, None]
     wt = (h[piece] / pieces[piece])[:, None] * w / 2.0
+    return piece, s, nodes, wt
+
+
+def _axis_weights(t, axis, kind, p):
+    """(S, N) weights of the N Gauss nodes along one axis (_axis_nodes), and the nodes: a
+    node's weight goes to the hat functions of the piece's two ends ("linear") or to its
+    cell ("cells")."""
+    piece, s, nodes, wt = _axis_nodes(t, axis, p)
     columns = numpy.arange(nodes.size).reshape(nodes.shape)
-    out = numpy.zeros((h.size if kind == "cells" else t.size, nodes.size))
+    out = numpy.zeros((t.size - (kind == "cells"), nodes.size))
     if kind == "cells":
         out[piece[:, None], columns] = wt
     else:
@@ -211,24 +249,69 @@ _WEIGHTED_NODE_ATOMS = '''def _node_atoms(nodes, p):
     return _atoms(x, p) * _weight(x, p)[..., None]'''
 
 
+_DIFFERENCES = '''
+
+
+def _samples(y, axis):
+    """The values y followed, along ``axis``, by their differences y_(s+1) - y_s: what the
+    H^1 weights of that axis contract (_axis_weights)."""
+    return numpy.concatenate([y, numpy.diff(y, axis=axis)], axis=axis)
+
+
+def _folded(weights):
+    """(S, 2n) weights of the nodal values from the H^1 weights (2S - 1, 2n): the
+    difference rows folded onto the nodes (A_s += S_(s-1) - S_s), equal in exact
+    arithmetic (projection_weights; project_grid contracts the differences instead)."""
+    size = (weights.shape[0] + 1) // 2
+    out = weights[:size].copy()
+    out[:-1] -= weights[size:]
+    out[1:] += weights[size:]
+    return out'''
+
+
 _SOBOLEV = {
     "axis_weights": _SEPARABLE["axis_weights"].replace("def _axis_weights(", "def _value_weights(")
     + '''
 
 
 def _axis_weights(t, axis, kind, p):
-    """(S, 2n) H^1 weights along one axis: _value_weights, then int h_s' L_a' dx_i, which
-    is exactly the difference of L_a over each piece next to node s divided by its width.
-    The piecewise-constant field of cells has no weak gradient: no H^1 projection."""
+    """(2S - 1, 2n) H^1 weights along one axis, for the nodal values followed by their
+    differences y_(s+1) - y_s (_samples): _value_weights in the value rows and columns; in
+    the difference rows and derivative columns the mean of L_a' over each piece (Gauss-
+    Legendre of the exact derivative), so int h_s' L_a' contracts differences, with an
+    error bound independent of the grid (docs/clipping.md). The piecewise-constant field of
+    cells has no weak gradient: no H^1 projection."""
     if kind == "cells":
         raise ValueError("kind='cells' has no H^1 projection (a piecewise-constant field "
                          "jumps across cells, so it has no weak gradient); use kind='linear'")
     value, _ = _value_weights(t, axis, kind, p)
-    slopes = numpy.diff(_axis_atoms(t, axis, p), axis=0) / numpy.diff(t)[:, None]
-    derivative = numpy.zeros(value.shape)
-    derivative[:-1] -= slopes
-    derivative[1:] += slopes
-    return numpy.concatenate([value, derivative], axis=1), None''',
+    xi, w = _leggauss(_EXACT_NODES[axis])
+    h = numpy.diff(t)[:, None]
+    means = numpy.einsum("q,pqa->pa", w / 2.0,
+                         _axis_slopes(t[:-1, None] + h * (xi + 1.0) / 2.0, axis, p))
+    size = value.shape[1]
+    out = numpy.zeros((2 * t.size - 1, 2 * size))
+    out[:t.size, :size] = value
+    out[t.size:, size:] = means
+    return out, None
+
+
+def _axis_slopes(x, axis, p):
+    """Derivatives L_n'(x_i) = sqrt((2n+1)/(b_i-a_i)) P_n'(u_i) 2/(b_i-a_i), by the recurrence
+    P_(n+1)' = u P_n' + (n+1) P_n beside the atoms' own: shape x.shape + (n,)."""
+    lo, hi = _domain(p)[axis]
+    size = _AXIS_SIZES[axis]
+    u = (2.0 * x - lo - hi) / (hi - lo)
+    value, out = numpy.ones((size,) + u.shape), numpy.zeros((size,) + u.shape)
+    if size > 1:
+        value[1], out[1] = u, 1.0
+    for n in range(1, size - 1):
+        value[n + 1] = ((2 * n + 1) * u * value[n] - n * value[n - 1]) / (n + 1)
+        out[n + 1] = u * out[n] + (n + 1) * value[n]
+    scale = numpy.sqrt((2.0 * numpy.arange(size) + 1.0) / (hi - lo)) * 2.0 / (hi - lo)
+    out *= scale.reshape((-1,) + u.ndim * (1,))
+    return numpy.moveaxis(out, 0, -1)
+''',
     "node_atoms": '''def _node_atoms(nodes, p):
     """<., psi_a>_H1 as a table over per-axis (value | derivative) Legendre indices: one-hot
     at the value index and at each axis's derivative index, (2 n_1, ..., 2 n_k, A)."""
@@ -255,55 +338,79 @@ _H1_QUADRATURE = {
 
 
 def _axis_weights(t, axis, kind, p):
-    """(S, N + S) H^1 weights along one axis and their nodes (N Gauss nodes, S grid nodes):
-    _value_weights, then int h_s' g dx_i = sum over the pieces q next to node s of
-    h_s'|_q (g(t_(q+1)) - g(t_q)), exact for any g (h_s' is constant on each piece). The
-    piecewise-constant field of cells has no weak gradient: no H^1 projection."""
+    """(2S - 1, 2N) H^1 weights along one axis for the nodal values followed by their
+    differences y_(s+1) - y_s (_samples), and the nodes (the N Gauss nodes, for the values
+    and for the derivative): _value_weights in the value rows and columns; in the difference
+    rows and derivative columns each node's Gauss weight over its piece's width h_q, so
+    sum_n (w_n/h_q) d_i g(x_n) is the mean of d_i g over the piece and int h_s' d_i g
+    contracts differences, with an error bound independent of the grid (docs/clipping.md).
+    The piecewise-constant field of cells has no weak gradient: no H^1 projection."""
     if kind == "cells":
         raise ValueError("kind='cells' has no H^1 projection (a piecewise-constant field "
                          "jumps across cells, so it has no weak gradient); use kind='linear'")
     value, nodes = _value_weights(t, axis, kind, p)
-    slope, q = 1.0 / numpy.diff(t), numpy.arange(t.size - 1)
-    derivative = numpy.zeros((t.size, t.size))
-    numpy.add.at(derivative, (q, q), slope)
-    numpy.add.at(derivative, (q, q + 1), -slope)
-    numpy.add.at(derivative, (q + 1, q), -slope)
-    numpy.add.at(derivative, (q + 1, q + 1), slope)
-    return numpy.concatenate([value, derivative], axis=1), (nodes, t)''',
+    piece, _, _, wt = _axis_nodes(t, axis, p)
+    means = numpy.zeros((t.size - 1, nodes.size))
+    columns = numpy.arange(nodes.size).reshape(wt.shape)
+    means[piece[:, None], columns] = wt / numpy.diff(t)[piece][:, None]
+    out = numpy.zeros((2 * t.size - 1, 2 * nodes.size))
+    out[:t.size, :nodes.size] = value
+    out[t.size:, nodes.size:] = means
+    return out, (nodes, nodes)''',
     "node_atoms": _QUADRATURE["node_atoms"].replace("def _node_atoms(", "def _grid_atoms(")
     .replace("def _to_atoms(", "def _block_to_atoms(").replace(
         "atoms = _node_atoms(", "atoms = _grid_atoms(") + '''
 
 
+def _grid_partials(nodes, axis, p):
+    """The atoms' partial derivatives along x_axis on the tensor grid of the nodes."""
+    return _ATOM_PARTIALS[axis](numpy.stack(numpy.meshgrid(*nodes, indexing="ij"), axis=-1), p)
+
+
+def _block_partials(y, nodes, axis, p):
+    """_block_to_atoms with the atoms' partial derivatives along x_axis (the Gauss nodes
+    (..., N_1, ..., N_k), in blocks of the first axis so the atoms on the node grid stay
+    within _CHUNK values)."""
+    step = max(1, _CHUNK // (math.prod(n.size for n in nodes[1:]) * _ATOMS_SIZE))
+    out = 0.0
+    for start in range(0, nodes[0].size, step):
+        block = (Ellipsis, slice(start, start + step)) + (slice(None),) * (DIMENSION - 1)
+        atoms = _grid_partials([nodes[0][start:start + step]] + list(nodes[1:]), axis, p)
+        out = out + numpy.tensordot(y[block], atoms, axes=DIMENSION)
+    return out
+
+
 def _h1_blocks(nodes):
-    """(block, nodes) of <f, e>_H1: the Gauss nodes of every axis (the values), then for
-    each axis i its grid nodes and the Gauss nodes of the others (the derivative along x_i)."""
+    """(block, nodes, axis) of <f, e>_H1: the values at the Gauss nodes of every axis (axis
+    None), then for each axis i the mean slope along x_i (its derivative columns) with the
+    values along the others (at the same Gauss nodes)."""
     gauss = [g for g, _ in nodes]
-    yield tuple(slice(0, g.size) for g in gauss), gauss
-    for axis, (g, t) in enumerate(nodes):
-        block = tuple(slice(g.size, None) if i == axis else slice(0, n.size)
-                      for i, n in enumerate(gauss))
-        yield block, gauss[:axis] + [t] + gauss[axis + 1:]
+    yield tuple(slice(0, g.size) for g in gauss), gauss, None
+    for axis, g in enumerate(gauss):
+        yield (tuple(slice(g.size, None) if i == axis else slice(0, n.size)
+                     for i, n in enumerate(gauss)), gauss, axis)
 
 
 def _node_atoms(nodes, p):
-    """The atoms on each H^1 block of the node grids (N_1 + S_1, ..., N_k + S_k, A); zero
-    where no block is."""
-    out = numpy.zeros(tuple(g.size + t.size for g, t in nodes) + (_ATOMS_SIZE,))
-    for block, grid in _h1_blocks(nodes):
-        out[block] = _grid_atoms(grid, p)
+    """The atoms, and their partial derivatives, on each H^1 block of the node grids
+    (2 N_1, ..., 2 N_k, A); zero where no block is."""
+    out = numpy.zeros(tuple(2 * g.size for g, _ in nodes) + (_ATOMS_SIZE,))
+    for block, grid, axis in _h1_blocks(nodes):
+        out[block] = _grid_atoms(grid, p) if axis is None else _grid_partials(grid, axis, p)
     return out
 
 
 def _to_atoms(y, nodes, p):
     """<f, psi_a>_H1 = int f psi_a + sum_i int d_i f d_i psi_a: each block of the weighted
-    values (..., N_1 + S_1, ..., N_k + S_k) contracted with the atoms at its nodes."""
-    return sum(_block_to_atoms(y[(Ellipsis,) + block], grid, p)
-               for block, grid in _h1_blocks(nodes))''',
+    values (..., 2 N_1, ..., 2 N_k) contracted with the atoms (their partial derivatives
+    along x_i) at its nodes."""
+    return sum(_block_to_atoms(y[(Ellipsis,) + block], grid, p) if axis is None
+               else _block_partials(y[(Ellipsis,) + block], grid, axis, p)
+               for block, grid, axis in _h1_blocks(nodes))''',
     "integrals_doc": "The H^1 inner products <f, e_j> + sum_i <d_i f, d_i e_j>\n    "
-                     "use tensor Gauss rules per (sub-)cell for the values, accurate to about "
-                     "1e-16\n    relative, and exact differences of e_j across each cell for "
-                     "the derivatives;\n    kind=\"linear\" only.",
+                     "use tensor Gauss rules per (sub-)cell, accurate to about 1e-16 "
+                     "relative, for the\n    values and for the mean slopes of e_j "
+                     "(exact derivatives); kind=\"linear\" only.",
 }
 
 
@@ -311,6 +418,7 @@ def box_placeholders(ir):
     """Placeholders of a module over a box (module_box.py.tmpl, paper Sec. 3.2)."""
     box = ir.box
     separable = box.exact_nodes is not None
+    differences = ir.sobolev
     projection = ({True: _SOBOLEV, False: _H1_QUADRATURE} if ir.sobolev else
                   {True: _SEPARABLE, False: _QUADRATURE})[separable]
     if box.weight_factors:
@@ -325,6 +433,7 @@ def box_placeholders(ir):
         projection = {**projection, "node_atoms": _vector_to_atoms(projection["node_atoms"])}
     return {
         **projection, **_VALUES_BOX[values_kind(ir)],
+        "axis_weights": projection["axis_weights"] + (_DIFFERENCES if ir.sobolev else ""),
         "dimension": str(len(box.variables)), "variables_repr": python_literal(box.variables),
         "domain_exact": ", ".join(python_literal(tuple(e for _, e in pair))
                                   for pair in ir.domain),
@@ -336,12 +445,30 @@ def box_placeholders(ir):
             "_atoms", "The user's basis functions, evaluated as written.", ir.atom_codes,
             (ir.atoms_size, ir.value_dim) if ir.vector_basis else (ir.atoms_size,),
             "x.shape[:-1]"),
-        "basis_function": _box_basis_function(ir) + _box_weight_function(ir),
-        "clip_fields": _CLIP_FIELDS[ir.metric == "L2"].replace(
+        "basis_function": (_box_basis_function(ir) + _box_weight_function(ir)
+                           + _partials_functions(ir)),
+        "clip_fields": _CLIP_FIELDS[ir.metric if clips_fields(ir) else None].replace(
             "VALUE_RANK", "0" if ir.value_dim == 1 else "1"),
+        "axis_values": "_samples(y, batch)" if differences else "y",
+        "public_axis_weights": "_folded(w)" if differences else "w",
         "from_atoms": ("coefficients" if ir.transform.identity
                        else "coefficients @ _transform(p).T"),
     }
+
+
+def _partials_functions(ir):
+    """One function per variable for the partial derivatives of expression atoms (H^1:
+    SymPy's exact derivatives), and the tuple _ATOM_PARTIALS of them."""
+    if not (ir.sobolev and ir.atoms_kind == "expression"):
+        return ""
+    shape = (ir.atoms_size, ir.value_dim) if ir.vector_basis else (ir.atoms_size,)
+    parts = [expression_body(f"_atom_partials_{name}", f"d/d{name} of the user's basis "
+                             "functions (SymPy's exact derivatives).", codes, shape,
+                             "x.shape[:-1]")
+             for name, codes in zip(ir.box.variables, ir.atom_slope_codes)]
+    return ("\n\n\n" + "\n\n\n".join(parts) + "\n\n\n_ATOM_PARTIALS = ("
+            + ", ".join(f"_atom_partials_{name}" for name in ir.box.variables)
+            + ")  # per variable")
 
 
 def _box_weight_function(ir):

@@ -78,6 +78,11 @@ def common_placeholders(ir):
         "fixed_parameter_check": _FIXED_PARAMETER_CHECK if ir.parameters_fixed else "",
         "value_axes": " + (VALUE_DIM,)" if ir.value_dim > 1 else "",
         "eta": ir.eta, "bound": ir.bound,
+        "slack_condition": python_literal(ir.slack_condition, 99 - len("SLACK_CONDITION = ")),
+        "condition_doc": (",\n    and when the slack holds (SLACK_CONDITION)" if ir.slack_condition
+                          else ""),
+        "condition_fact": ',\n            "slack_condition": SLACK_CONDITION' if ir.slack_condition
+                          else "",
         "default_bound_body": _DEFAULT_BOUND[ir.bound == "None"],
     }
 

@@ -4,6 +4,7 @@ from ..analysis.quadrature import gauss_order
 from .common import (GRADED_PIECES, GRADED_POSITIONS, common_placeholders, expression_body,
                      grades_of, inlined_source, matrix_body, values_kind)
 from .literals import python_literal
+from .runtime import clips_curves
 
 
 _ATOMS = {
@@ -85,12 +86,13 @@ def line_placeholders(ir):
         "gram_body": matrix_body(ir.gram),
         "cholesky_body": matrix_body(ir.cholesky),
         "atoms_function": _atoms_function(ir),
-        "basis_function": _basis_function(ir) + _weight_function(ir),
+        "basis_function": _basis_function(ir) + _weight_function(ir) + _slopes_function(ir),
         "nodes_lines": _nodes_lines(ir),
-        "sobolev_lines": _SOBOLEV_LINES if ir.sobolev else "",
-        "clip_curves": _CLIP_CURVES[ir.metric == "L2"],
+        **_SOBOLEV[ir.sobolev],
+        "clip_curves": _clip_curves(ir),
         **_VALUES_1D[values_kind(ir)],
         **_OUTSIDE[ir.outside],
+        "public_weights": _public_weights(ir),
     }
 
 
@@ -107,7 +109,7 @@ _HELD = '''def _held(t, y, p):
     return held_samples(t, y, (lo, hi), VALUE_DIM > 1)
 
 
-def _folded(weights):
+def _fold_ends(weights):
     """The weights of a held grid (S + 2) with the first and last (the added ends) folded
     onto the samples they repeat: (S, ...) weights A with y @ A the held curve's projection."""
     if weights.shape[0] == 0:
@@ -121,30 +123,79 @@ def _folded(weights):
 '''
 
 
+def _public_weights(ir):
+    """projection_weights' (S, ...) weights: H^1's difference rows folded onto the samples,
+    and a held grid's two added rows onto its first and last samples."""
+    weights = ("_fold_differences(_grid_weights(t, p, cache), numpy.size(t))" if ir.sobolev
+               else "_grid_weights(t, p, cache)")
+    return f"_fold_ends({weights})" if ir.outside == "hold" else weights
+
+
 _OUTSIDE = {  # [curve] outside: what the curve is before its first and after its last sample
     "zero": {"outside_repr": python_literal("zero"), "held_functions": "", "curve_samples": "t, y",
-             "grid_weights": "_grid_weights(t, p, cache)",
+             "held_grid": "",
              "outside_doc": "zero outside its samples"},
     "hold": {"outside_repr": python_literal("hold"), "held_functions": _HELD,
              "curve_samples": "_held(t, y, p)",
-             "grid_weights": "_folded(_grid_weights(held_times(_check_times(t, p), "
-                             "_curve_interval(p)), p, cache))",
+             "held_grid": "\n    t = held_times(_check_times(t, p), _curve_interval(p))",
              "outside_doc": "holding its first and last values out to the curve interval's ends"},
 }
 
 
 _CLIP_CURVES = {
-    True: '''def _clip_curves(t, y, bound):
-    """(values, factors): each curve clipped to the L2 ball of radius B (runtime/
+    True: '''def _clip_curves(t, y, bound, p=None):
+    """(values, factors): each curve clipped to the {metric} ball of radius B (runtime/
     curveclip.py), its factor applied to its coefficients, so the float error of its
     projection is at most ETA B (docs/clipping.md)."""
-    return clip_curves(t, y, bound, VALUE_DIM)''',
-    False: '''def _clip_curves(t, y, bound):
+    return clip_curves(t, y, bound, VALUE_DIM{extra})''',
+    False: '''def _clip_curves(t, y, bound, p=None):
     """(the curves as they are, None): the norm of this metric is not computed on samples,
-    so only the coefficients are clipped (docs/clipping.md: no stated slack for this metric).
-    """
+    so only the coefficients are clipped (docs/clipping.md: the slack is stated with its
+    condition, SLACK_CONDITION)."""
     return y, None''',
 }
+
+
+_MASSES = '''
+
+
+def _masses(t, p):
+    """(3, S - 1) per piece of the grid t: int w hat_a^2, int w hat_a hat_b, int w hat_b^2
+    (hat_a, hat_b its two hat functions) by the projection's own Gauss rules; 0 across a
+    jump. ||q||_w^2 = sum over pieces of a^2 m_00 + 2ab m_01 + b^2 m_11 (curveclip)."""
+    out = numpy.zeros((3, max(t.size - 1, 0)))
+    for run in numpy.split(numpy.arange(t.size), numpy.flatnonzero(numpy.diff(t) == 0) + 1):
+        if run.size >= 2:
+            out[:, run[:-1]] = _run_masses(t[run], p)
+    return out
+
+
+def _run_masses(t, p):
+    """The masses of one run of strictly increasing sample times."""
+    h = numpy.diff(t)
+{nodes}    sums = numpy.stack([wt * (1.0 - s) ** 2, wt * s * (1.0 - s), wt * s * s]).sum(axis=-1)
+    if piece.size > h.size:
+        sums = numpy.add.reduceat(sums, first, axis=1)
+    return sums
+
+
+def _grid_masses(t, p):
+    """The masses of a shared grid (S,) or of each row of t (B, S): (3, [B,] S - 1)."""
+    if t.ndim == 1:
+        return _masses(_check_times(t, p), p)
+    return numpy.stack([_masses(_check_times(row, p), p) for row in t], axis=1)'''
+
+
+def _clip_curves(ir):
+    if not clips_curves(ir):
+        return _CLIP_CURVES[False]
+    if ir.metric == "weighted":
+        return (_CLIP_CURVES[True].replace("def _clip_curves(t, y, bound, p=None):",
+                                           "def _clip_curves(t, y, bound, p):").format(
+            metric="L2(w)", extra=", masses=_grid_masses(t, p)")
+            + _MASSES.replace("{nodes}", _nodes_lines(ir)))
+    return _CLIP_CURVES[True].format(metric="H^1" if ir.sobolev else "L2",
+                                     extra=", sobolev=True" if ir.sobolev else "")
 
 
 _VALUES_1D = {
@@ -229,11 +280,104 @@ _END_WEIGHT = """\
 """
 
 
-_SOBOLEV_LINES = """\
-    slope_weights = numpy.diff(_orthonormal(t, p), axis=0) / h.reshape((-1,) + (1,) * len(shape))
-    out[:-1] -= slope_weights
-    out[1:] += slope_weights
-"""
+_SOBOLEV = {  # H^1: the slope part in difference form, sum_k (y_(k+1) - y_k) S_k (finding 4)
+    False: {"weights_doc": "(S, m) [(S, m, n) for a vector-valued basis] projection weights "
+                           "A: c = sum_s y_s A_s.",
+            "weight_rows": "t.size", "store_run": "            out[run] = _run_weights(t[run], p)",
+            "slopes_alloc": "", "slopes_block": "", "run_weights_end": "    return out\n",
+            "weights_note": "",
+            "samples_function": "", "samples_call": "values"},
+    True: {"weights_doc": "(2S - 1, m) [(2S - 1, m, n) for a vector-valued basis] weights W "
+                          "of the samples and\n    their differences: c = sum_s y_s L_s + "
+                          "sum_k (y_(k+1) - y_k) S_k (_samples), L_s = <hat_s, e>\n    "
+                          "(rows :S), S_k the mean of e' over piece k (rows S:; 0 across a jump).",
+           "weight_rows": "t.size + max(t.size - 1, 0)",
+           "store_run": "            weights = _run_weights(t[run], p)\n"
+                        "            out[run] = weights[:run.size]\n"
+                        "            out[t.size + run[:-1]] = weights[run.size:]",
+           "slopes_alloc": "    slopes = numpy.empty((piece.size, 1, math.prod(shape)))\n",
+           "slopes_block": '''\
+        de = _orthonormal_slopes(x[block], p).reshape(x[block].shape + (-1,))
+        numpy.matmul(wt[block][:, None], de, out=slopes[block])  # int e' per sub-piece
+''',
+           "run_weights_end": '''\
+    if piece.size > h.size:
+        slopes = numpy.add.reduceat(slopes, first, axis=0)
+    means = slopes[:, 0] / h[:, None]  # S_k: the mean of e' over piece k
+    return numpy.concatenate([out, means.reshape((h.size,) + shape)])
+''',
+           "weights_note": '''
+    H^1: A_s = L_s + S_(s-1) - S_s, equal in exact arithmetic; project contracts the
+    samples and their differences with L and S instead (_samples: an error bound
+    independent of the sample count).''',
+           "samples_function": '''def _samples(y):
+    """The samples y (..., S[, n]) followed by their differences y_(k+1) - y_k: what the H^1
+    weights (_weights) contract, so each slope weight S_k multiplies a difference and the
+    error is gamma ||q'|| ||e'|| whatever the count (docs/clipping.md)."""
+    axis = y.ndim - (2 if VALUE_DIM > 1 else 1)
+    return numpy.concatenate([y, numpy.diff(y, axis=axis)], axis=axis)
+
+
+def _fold_differences(weights, samples):
+    """A (S, m...) from the H^1 weights (2S - 1, m...): A_s = L_s + S_(s-1) - S_s."""
+    out = weights[:samples].copy()
+    slopes = weights[samples:]
+    out[:-1] -= slopes
+    out[1:] += slopes
+    return out
+
+
+''',
+           "samples_call": "_samples(values)"},
+}
+
+
+_SLOPES = {
+    "legendre": '''def _atom_slopes(x, p):
+    """Derivatives of the atoms, L_k' = sqrt((2k+1)/(b-a)) P_k'(u) 2/(b-a), by the recurrence
+    P_(k+1)' = u P_k' + (k+1) P_k beside the atoms' own: shape (..., _ATOMS_SIZE)."""
+    lo, hi = _domain(p)
+    u = (2.0 * x - lo - hi) / (hi - lo)
+    value, out = numpy.ones((_ATOMS_SIZE,) + x.shape), numpy.zeros((_ATOMS_SIZE,) + x.shape)
+    if _ATOMS_SIZE > 1:
+        value[1], out[1] = u, 1.0
+    for k in range(1, _ATOMS_SIZE - 1):
+        value[k + 1] = ((2 * k + 1) * u * value[k] - k * value[k - 1]) / (k + 1)
+        out[k + 1] = u * out[k] + (k + 1) * value[k]
+    scale = numpy.sqrt((2.0 * numpy.arange(_ATOMS_SIZE) + 1.0) / (hi - lo)) * 2.0 / (hi - lo)
+    out *= scale.reshape((-1,) + u.ndim * (1,))
+    return numpy.moveaxis(out, 0, -1)''',
+    "fourier": '''def _atom_slopes(x, p):
+    """Derivatives of the atoms: 0, -k w sin(k w t), k w cos(k w t): shape (..., _ATOMS_SIZE)."""
+    lo, hi = _domain(p)
+    rate = (2.0 * numpy.pi / (hi - lo)) * numpy.arange(1, _ATOMS_SIZE // 2 + 1)
+    angle = x[..., None] * rate
+    out = numpy.empty(x.shape + (_ATOMS_SIZE,))
+    out[..., 0] = 0.0
+    out[..., 1::2] = -rate * numpy.sin(angle)
+    out[..., 2::2] = rate * numpy.cos(angle)
+    return out''',
+}
+
+
+def _slopes_function(ir):
+    """_atom_slopes and _orthonormal_slopes (e' = K . atoms') of an H^1 module."""
+    if not ir.sobolev:
+        return ""
+    if ir.atoms_kind == "expression":
+        shape = (ir.atoms_size, ir.value_dim) if ir.vector_basis else (ir.atoms_size,)
+        atoms = expression_body("_atom_slopes", "Derivatives of the user's basis functions "
+                                "(SymPy's exact derivatives).", ir.atom_slope_codes[0], shape)
+    else:
+        atoms = _SLOPES[ir.atoms_kind]
+    if ir.transform.identity:
+        product = "_atom_slopes(x, p)"
+    else:
+        product = ("numpy.einsum(\"...kr,jk->...jr\", _atom_slopes(x, p), _transform(p))"
+                   if ir.vector_basis else "_atom_slopes(x, p) @ _transform(p).T")
+    return (f"\n\n\n{atoms}\n\n\ndef _orthonormal_slopes(x, p):\n"
+            f'    """Derivatives of the orthonormal basis: e\' = K . atoms\'."""\n'
+            f"    return {product}")
 
 
 def _sub_pieces_function(ir):

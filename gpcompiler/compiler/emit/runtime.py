@@ -36,11 +36,21 @@ def runtime_parts(ir):
     map of held curves for [curve] outside = "hold" (the comparisons of runtime/compare.py,
     with the Gumbel sampler, are the package's only)."""
     if ir.box is None:
-        samples = [curveclip] if ir.metric == "L2" else []
+        samples = [curveclip] if clips_curves(ir) else []
         samples += [hold] if ir.outside == "hold" else []
     else:
-        samples = [fieldclip] if ir.metric == "L2" else []
+        samples = [fieldclip] if clips_fields(ir) else []
     return (entropy, exact, clip, *samples)
+
+
+def clips_curves(ir):
+    """Whether a 1-D module clips its sampled curves (runtime/curveclip.py): ir.clips."""
+    return ir.box is None and ir.clips
+
+
+def clips_fields(ir):
+    """Whether a box module clips its gridded fields (runtime/fieldclip.py): ir.clips."""
+    return ir.box is not None and ir.clips
 
 
 def runtime_source(*modules):
