@@ -1,5 +1,7 @@
 """The code of a module over an interval: atoms, quadrature rules (graded at
 singular ends), Sobolev norms and the placeholders of module.py.tmpl."""
+import textwrap
+
 from ..analysis.quadrature import gauss_order
 from .common import (GRADED_PIECES, GRADED_POSITIONS, common_placeholders, expression_body,
                      grades_of, inlined_source, matrix_body, values_kind)
@@ -159,29 +161,27 @@ _GAUSS_RULE = {
 
 
 _SUB_PIECES = '''def _sub_pieces(t, h, p):
-    """Sub-pieces of the linear pieces: (piece, start, width) in s in [0, 1], Gauss order."""
+    """Blocks of consecutive sub-pieces of the linear pieces (_numbered): (piece, start,
+    width) in s in [0, 1], and the Gauss order."""
     pieces, order = _gauss_rule(h)
-    piece = numpy.repeat(numpy.arange(h.size), pieces)
-    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
-    return piece, sub / pieces[piece], 1.0 / pieces[piece], order'''
+    for piece, sub in _numbered(pieces, order):
+        yield piece, sub / pieces[piece], 1.0 / pieces[piece], order'''
 
 
 _NODES = """\
-    piece, start, width, order = _sub_pieces(t, h, p)
-    xi, w = _leggauss(order)
-    first = numpy.searchsorted(piece, numpy.arange(h.size))
-    s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
-    x = t[piece][:, None] + s * h[piece][:, None]
-    wt = (h[piece] * width)[:, None] * w / 2.0
+    for piece, start, width, order in _sub_pieces(t, h, p):
+        xi, w = _leggauss(order)
+        s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
+        x = t[piece][:, None] + s * h[piece][:, None]
+        wt = (h[piece] * width)[:, None] * w / 2.0
 """
 
 
 _GRADED_NODES = """\
-    piece, start, width, toward, order = _sub_pieces(t, h, p)
-    xi, w = _leggauss(order)
-    first = numpy.searchsorted(piece, numpy.arange(h.size))
-""" + GRADED_POSITIONS + """\
-    wt = (h[piece] * width)[:, None] * w / 2.0 * _graded_weight(x, u, hs, piece, toward, t, p)
+    for piece, start, width, toward, order in _sub_pieces(t, h, p):
+        xi, w = _leggauss(order)
+""" + textwrap.indent(GRADED_POSITIONS, "    ") + """\
+        wt = (h[piece] * width)[:, None] * w / 2.0 * _graded_weight(x, u, hs, piece, toward, t, p)
 """
 
 
@@ -192,11 +192,13 @@ _GRADED_SUB_PIECES = '''_GRADES = {grades}  # per domain end: geometric cuts (0:
 
 
 def _sub_pieces(t, h, p):
-    """Sub-pieces (piece, start, width, toward) of the linear pieces, graded by distance to
-    a singular end of the weight, and a Gauss order (at least 24: the weight is singular at
-    an end of the domain)."""
+    """Blocks of consecutive sub-pieces (piece, start, width, toward) of the linear pieces
+    (_numbered), graded by distance to a singular end of the weight, and a Gauss order (at
+    least 24: the weight is singular at an end of the domain)."""
     pieces, order = _gauss_rule(h)
-    return _graded_pieces(t, h, pieces, _domain(p), _GRADES) + (max(order, 24),)
+    pieces, order = _graded_counts(t, h, pieces, _domain(p), _GRADES), max(order, 24)
+    for piece, sub in _numbered(pieces, order * (1 + max(_GRADES))):
+        yield _graded_pieces(t, h, pieces, piece, sub, _domain(p), _GRADES) + (order,)
 
 
 def _graded_weight(x, u, hs, piece, toward, t, p):
@@ -235,7 +237,7 @@ def _sub_pieces_function(ir):
 def _nodes_lines(ir):
     if ir.singular:
         return _GRADED_NODES
-    return _NODES + ("    wt = wt * _weight(x, p)\n" if ir.weight_code else "")
+    return _NODES + ("        wt = wt * _weight(x, p)\n" if ir.weight_code else "")
 
 
 def _quadrature_constants(ir):
