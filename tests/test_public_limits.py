@@ -70,3 +70,80 @@ def test_a_curve_spanning_the_domain_does_not_stop_the_other_curves_release(wave
             if line and not line.startswith("#")]
     assert {"alice", "bob"} <= set(rows), rows
     assert "not a valid function" not in done.stderr, done.stderr
+
+
+def _peak_mib(function):
+    """The tracemalloc peak of a call, in MiB (NumPy's arrays are traced)."""
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        function()
+        return tracemalloc.get_traced_memory()[1] / 2 ** 20
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_weights_memory_does_not_grow_with_the_span_of_the_times(wave):
+    """Two samples 250 apart on sin(8000 t): 250,000 sub-pieces. Their nodes were all held at
+    once (peak about 115 MiB, growing with the span); now in blocks of _CHUNK atom values,
+    the same few MiB as two samples 1 apart."""
+    module = load(wave)
+    narrow, wide = (_peak_mib(lambda: module.projection_weights(numpy.array([0.0, span]),
+                                                               cache=False))
+                    for span in (1.0, 250.0))
+    assert wide < 8 and narrow < 8, (narrow, wide)
+
+
+def _wave_hat_integrals(t, omega):
+    """X[s, a] = int hat_s phi_a for phi = (1, sin(omega t), cos(omega t)), in closed form
+    (mpmath, 50 digits): int_a^b (b - x)/h f and int_a^b (x - a)/h f by parts."""
+    import mpmath
+    with mpmath.workdps(50):
+        t, w = [mpmath.mpf(float(v)) for v in t], mpmath.mpf(omega)
+        out = [[mpmath.mpf(0)] * 3 for _ in t]
+        for i in range(len(t) - 1):
+            a, b = t[i], t[i + 1]
+            h = b - a
+            ca, sa, cb, sb = mpmath.cos(w * a), mpmath.sin(w * a), mpmath.cos(w * b), mpmath.sin(w * b)
+            left = [h / 2, (h * ca / w - (sb - sa) / w ** 2) / h,
+                    (-h * sa / w + (ca - cb) / w ** 2) / h]   # int (b - x)/h {1, sin, cos}
+            right = [h / 2, (-h * cb / w + (sb - sa) / w ** 2) / h,
+                     (h * sb / w + (cb - ca) / w ** 2) / h]  # int (x - a)/h {1, sin, cos}
+            for j in range(3):
+                out[i][j] += left[j]
+                out[i + 1][j] += right[j]
+        return numpy.array([[float(v) for v in row] for row in out])
+
+
+@pytest.mark.parametrize("chunk", [None, 17 * 3 * 7])
+def test_blocked_weights_match_the_closed_form(wave, monkeypatch, chunk):
+    """Pieces of 700 to 6,700 sub-pieces, in one block each (the module's _CHUNK) or in
+    blocks of 7 sub-pieces (a piece's partial sums added by the binary counter): the weights
+    in the user basis, A R^T, match the closed-form integrals to 1e-13 of each node's hat
+    integral (numerical; a block's partial sum dropped or added twice is off by about
+    1e-3)."""
+    module = load(wave)
+    if chunk is not None:
+        monkeypatch.setattr(module, "_CHUNK", chunk)
+    t = numpy.array([0.0, 0.7, 3.3, 10.0])
+    weights = module.projection_weights(t, cache=False) @ module._cholesky({}).T
+    reference = _wave_hat_integrals(t, 8000)
+    scale = numpy.abs(reference[:, :1])   # int hat_s, >= int hat_s |phi_a|
+    assert numpy.all(numpy.abs(weights - reference) <= 1e-13 * scale)
+
+
+def test_graded_weights_in_small_blocks_are_the_same_weights():
+    """The graded sub-pieces of a weight singular at both ends (1/sqrt(1 - t^2)), numbered
+    in blocks of one uniform part (up to G + 1 graded sub-pieces) or all in one block: the
+    same weights to 1e-14 of each row (numerical: the sums are grouped differently)."""
+    from conftest import compiled
+    module = compiled("kind_chebyshev")
+    grid = numpy.array([-1.0, -1 + 1e-9, -0.3, 0.5, 1 - 1e-12, 1.0])
+    whole = module.projection_weights(grid, cache=False)
+    module._CHUNK, default = 1, module._CHUNK
+    try:
+        blocked = module.projection_weights(grid, cache=False)
+    finally:
+        module._CHUNK = default
+    scale = numpy.abs(whole).max(axis=1, keepdims=True)
+    assert numpy.all(numpy.abs(blocked - whole) <= 1e-14 * scale)
