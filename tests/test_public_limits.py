@@ -147,3 +147,130 @@ def test_graded_weights_in_small_blocks_are_the_same_weights():
         module._CHUNK = default
     scale = numpy.abs(whole).max(axis=1, keepdims=True)
     assert numpy.all(numpy.abs(blocked - whole) <= 1e-14 * scale)
+
+
+CURVES = "curve,t,y\nalice,0,0.5\nalice,0.5,1\nalice,1,0.25\nbob,0,2\nbob,0.4,-1\nbob,1,3\n"
+ZERO_BOB = "curve,t,y\nalice,0,0.5\nalice,0.5,1\nalice,1,0.25\nbob,0.4,-1\n"  # 1 sample: 0
+
+
+def _release_curves(cli, tmp_path, name, text):
+    data, out = tmp_path / f"{name}.csv", tmp_path / f"{name}.json"
+    data.write_text(text)
+    status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1", "--seed",
+                         "5", "-o", out)
+    return status, err, out
+
+
+@pytest.mark.parametrize("failure", [MemoryError("Unable to allocate 8 TiB"),
+                                     OverflowError("int too large to convert")])
+def test_a_curve_whose_projection_fails_is_released_as_the_zero_function(
+        cli, tmp_path, monkeypatch, failure):
+    """bob's projection runs out of memory (or overflows): bob alone is released as the zero
+    function, named on standard error ("not private"), and alice's release is the one she
+    gets when bob's curve is the zero function (same seed: the same bits). Before, the
+    whole file aborted with an internal error (exit 3)."""
+    import json
+    module = load(ROOT / "specs" / "linear.toml")
+    original = module.project_and_privatize
+
+    def failing(t, y, **kwargs):
+        if len(t) == 3 and y[0] == 2:
+            raise failure
+        return original(t, y, **kwargs)
+    expected_status, _, expected = _release_curves(cli, tmp_path, "zero", ZERO_BOB)
+    monkeypatch.setattr(module, "project_and_privatize", failing)
+    status, err, out = _release_curves(cli, tmp_path, "failing", CURVES)
+    assert status == expected_status == 0, err
+    assert "not private" in err and "bob (" in err and "alice (" not in err, err
+    assert ("bob (out of memory" in err) == isinstance(failure, MemoryError), err
+    assert json.loads(out.read_text())["curves"] == json.loads(expected.read_text())["curves"]
+
+
+def test_a_bug_in_one_curves_release_still_surfaces(cli, tmp_path, monkeypatch):
+    """An exception that is not a curve's own failure (CURVE_ERRORS) is a bug: exit 3 and
+    no file, as before; it is not hidden by releasing the zero function."""
+    module = load(ROOT / "specs" / "linear.toml")
+    original = module.project_and_privatize
+
+    def buggy(t, y, **kwargs):
+        if len(t) == 3 and y[0] == 2:
+            raise AssertionError("a bug")
+        return original(t, y, **kwargs)
+    monkeypatch.setattr(module, "project_and_privatize", buggy)
+    status, err, out = _release_curves(cli, tmp_path, "buggy", CURVES)
+    assert status == 3 and "internal error: AssertionError" in err and not out.exists(), err
+
+
+def test_a_field_whose_projection_fails_is_released_as_the_zero_field(cli, tmp_path,
+                                                                       monkeypatch):
+    """Fields too: the second field's projection runs out of memory; it is released as the
+    zero field (same seed: the bits of a batch whose second field is 0), the first as ever."""
+    import json
+    module = load(ROOT / "specs" / "legendre_box.toml")
+    original = module.project_and_privatize
+    values = numpy.stack([numpy.ones((4, 3)), numpy.full((4, 3), 7.0)])
+
+    def failing(grids, y, **kwargs):
+        if numpy.max(y) == 7:
+            raise MemoryError("Unable to allocate 8 TiB")
+        return original(grids, y, **kwargs)
+    releases = []
+    for name, batch in (("zero", values * [[[1]], [[0]]]), ("failing", values)):
+        if name == "failing":
+            monkeypatch.setattr(module, "project_and_privatize", failing)
+        numpy.save(tmp_path / f"{name}.npy", batch)
+        status, _, err = cli("privatize", "specs/legendre_box.toml", tmp_path / f"{name}.npy",
+                             "--epsilon", "1", "--seed", "5", "-o", tmp_path / f"{name}.json")
+        assert status == 0, err
+        releases.append(json.loads((tmp_path / f"{name}.json").read_text())["fields"])
+    assert "not private" in err and "Unable to allocate" in err, err
+    assert releases[0] == releases[1]
+
+
+def test_the_scheduler_returns_a_curves_memory_error_as_its_result():
+    """--scheduler: a worker's projection that runs out of memory is that curve's result
+    (raised when the client reaches the curve, so released as the zero function there),
+    not an error that stops the whole batch."""
+    pytest.importorskip("distributed")
+    from gpcompiler.engines import dask as engine
+
+    class Module:
+        @staticmethod
+        def project(t, y, **kwargs):
+            raise MemoryError("Unable to allocate 8 TiB")
+    error = engine._projection(Module, numpy.zeros(2), numpy.zeros(2), {}, 1.0, True)
+    assert isinstance(error, MemoryError)
+
+
+LIMITED = [  # (spec body, the key named, what the message says)
+    ('[domain]\nintervals = [["0", "1"]]\n[basis]\nfunctions = ["1", "sin(1e9*t)"]\n',
+     "basis.functions", "1.25e+08 sub-pieces"),
+    ('[domain]\nintervals = [["-oo", "oo"]]\n[basis]\nfamily = { name = "hermite", '
+     'degree = 3 }\n', "domain.curve_interval", "needs a finite curve interval"),
+    ('[domain]\nintervals = [["-oo", "oo"]]\ncurve_interval = ["0", "1e7"]\n[basis]\n'
+     'family = { name = "sinc", count = 4 }\n', "domain.curve_interval", "3.927e+06 sub-pieces"),
+    ('[domain]\nintervals = [["0", "1"]]\n[basis]\nfamily = { name = "legendre", degree = 2 }\n'
+     '[metric]\nweight = "2 + sin(1e8*t)"\n', "metric.weight", "1.25e+07 sub-pieces"),
+    ('[domain]\nvariables = ["x", "y"]\nintervals = [["0", "1"], ["0", "1"]]\n[basis]\n'
+     'functions = ["1", "sin(1e6*x)*y"]\n', "basis.functions", "1.25e+05 sub-cells"),
+]
+
+
+@pytest.mark.parametrize("body, key, says", LIMITED)
+def test_a_spec_beyond_the_public_work_limit_is_one_line_spec_error(cli, tmp_path, body, key,
+                                                                     says):
+    """sin(10^9 t) compiled with no warning (finding 5); now a spec whose quadrature needs
+    more than 2^20 sub-pieces of width 8/frequency across its curve interval (2^16 sub-cells
+    over a box), or a basis on R without a finite curve interval, is refused when it is
+    compiled: one line naming the file, the key and the limit."""
+    path = tmp_path / "fast.toml"
+    path.write_text('name = "fast"\n' + body)
+    status, _, err = cli("explain", path)
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert "fast.toml" in err and f"{key}: " in err and says in err, err
+    assert ("2^16 = 65536" if "sub-cells" in says else "2^20 = 1048576") in err, err
+
+
+def test_a_spec_within_the_limit_compiles(wave):
+    """sin(8000 t) on [0, 1000]: 10^6 sub-pieces, just within 2^20."""
+    assert load(wave)._FREQUENCY * 1000 / 8 == 10 ** 6
