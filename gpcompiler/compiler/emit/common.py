@@ -110,15 +110,7 @@ GRADED_POSITIONS = """\
 """
 
 
-GRADED_PIECES = '''def _graded_counts(t, h, pieces, ends, grades):
-    """The number of equal parts of each piece for _graded_pieces: ``pieces``, two at least
-    where a piece is within its width of both singular ends (lo, hi) = ``ends``."""
-    lo, hi = ends
-    both = (grades[0] > 0) & (grades[1] > 0) & (t[:-1] - lo < h) & (hi - t[1:] < h)
-    return numpy.where(both, numpy.maximum(pieces, 2), pieces)
-
-
-def _graded_pieces(t, h, pieces, piece, sub, ends, grades):
+GRADED_PIECES = '''def _graded_pieces(t, h, pieces, piece, sub, ends, grades):
     """Sub-pieces (piece, start, width, toward) of the parts numbered ``sub`` of the linear
     pieces ``piece`` (each piece cut into ``pieces`` equal parts: _graded_counts), graded
     by distance to the singular ends (lo, hi) = ``ends`` of the weight (w ~ d^alpha at
@@ -155,7 +147,15 @@ def _graded_pieces(t, h, pieces, piece, sub, ends, grades):
     with numpy.errstate(invalid="ignore"):
         start = numpy.where(cut, offset[segment] + (lower - delta[segment]), offset[segment])
         width = numpy.where(cut, upper - lower, 1.0 / count[segment])
-    return piece[segment], start, width, toward[segment]'''
+    return piece[segment], start, width, toward[segment]
+
+
+def _graded_counts(t, h, pieces, ends, grades):
+    """The number of equal parts of each piece for _graded_pieces: ``pieces``, two at least
+    where a piece is within its width of both singular ends (lo, hi) = ``ends``."""
+    lo, hi = ends
+    both = (grades[0] > 0) & (grades[1] > 0) & (t[:-1] - lo < h) & (hi - t[1:] < h)
+    return numpy.where(both, numpy.maximum(pieces, 2), pieces)'''
 
 
 def grade_levels(alpha):
