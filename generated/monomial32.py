@@ -1386,14 +1386,18 @@ def _numbered(pieces, order):
 
 def _piece_sums(blocks, size, width):
     """(size, 2, width) sums per linear piece of the Gauss sums of ``blocks`` ((piece,
-    sums), in order: _gauss_sums): within a block by numpy.add.reduceat, the partial sums
-    of a piece cut into several blocks by a binary counter (as _contract), so the
-    summation depth of a weight does not grow with the span of the times."""
-    out = numpy.zeros((size, 2, width))
+    sums), in order: _gauss_sums; a block's pieces are consecutive): within a block by
+    numpy.add.reduceat (none for pieces of one sub-piece), the partial sums of a piece cut
+    into several blocks by a binary counter (as _contract), so the summation depth of a
+    weight does not grow with the span of the times."""
+    out = numpy.empty((size, 2, width))
     counter, last = [], -1  # the partial sums of piece ``last``, which may go on
     for piece, part in blocks:
-        starts = numpy.flatnonzero(numpy.diff(piece, prepend=-1))
-        out[piece[starts]] = numpy.add.reduceat(part, starts, axis=0)
+        if piece[-1] - piece[0] + 1 == piece.size:  # one sub-piece each
+            out[piece[0]:piece[-1] + 1] = part
+        else:
+            starts = numpy.flatnonzero(numpy.diff(piece, prepend=-1))
+            out[piece[0]:piece[-1] + 1] = numpy.add.reduceat(part, starts, axis=0)
         if piece[0] == last:
             _push(counter, out[last].copy())
             out[last] = _total(counter)
