@@ -256,7 +256,8 @@ LIMITED = [  # (spec body, the key named, what the message says)
 ]
 
 
-@pytest.mark.parametrize("body, key, says", LIMITED)
+@pytest.mark.parametrize("body, key, says", LIMITED,
+                         ids=["sin-1e9", "hermite-on-R", "sinc-wide", "weight", "box"])
 def test_a_spec_beyond_the_public_work_limit_is_one_line_spec_error(cli, tmp_path, body, key,
                                                                      says):
     """sin(10^9 t) compiled with no warning (finding 5); now a spec whose quadrature needs
