@@ -104,7 +104,8 @@ def _wave_hat_integrals(t, omega):
         for i in range(len(t) - 1):
             a, b = t[i], t[i + 1]
             h = b - a
-            ca, sa, cb, sb = mpmath.cos(w * a), mpmath.sin(w * a), mpmath.cos(w * b), mpmath.sin(w * b)
+            ca, sa = mpmath.cos(w * a), mpmath.sin(w * a)
+            cb, sb = mpmath.cos(w * b), mpmath.sin(w * b)
             left = [h / 2, (h * ca / w - (sb - sa) / w ** 2) / h,
                     (-h * sa / w + (ca - cb) / w ** 2) / h]   # int (b - x)/h {1, sin, cos}
             right = [h / 2, (-h * cb / w + (sb - sa) / w ** 2) / h,
