@@ -32,7 +32,9 @@ def original_weights(module, t, p):
 
 def _run_weights(module, t, p):
     h = numpy.diff(t)
-    piece, start, width, order = module._sub_pieces(t, h, p)
+    blocks = list(module._sub_pieces(t, h, p))  # the blocks of sub-pieces, all at once
+    piece, start, width = (numpy.concatenate([block[i] for block in blocks]) for i in range(3))
+    order = blocks[0][3]
     xi, w = numpy.polynomial.legendre.leggauss(order)
     first = numpy.searchsorted(piece, numpy.arange(h.size))
     s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0

@@ -67,7 +67,7 @@ SLACK_CONDITION = None  # None: the slack holds for every input; else when it ho
 _ATOMS_SIZE = 3
 _FREQUENCY = 1.0
 _MIN_NODES = 2
-_CHUNK = 1 << 18  # atoms per block of nodes: the block stays in cache
+_CHUNK = 1 << 15  # atom values per block of Gauss nodes: the block stays in cache
 _BLOCK = 1024  # samples per block of the contraction (its error bound is independent of S)
 
 
@@ -224,11 +224,11 @@ def _leggauss(order):
 
 
 def _sub_pieces(t, h, p):
-    """Sub-pieces of the linear pieces: (piece, start, width) in s in [0, 1], Gauss order."""
+    """Blocks of consecutive sub-pieces of the linear pieces (_numbered): (piece, start,
+    width) in s in [0, 1], and the Gauss order."""
     pieces, order = _gauss_rule(h)
-    piece = numpy.repeat(numpy.arange(h.size), pieces)
-    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
-    return piece, sub / pieces[piece], 1.0 / pieces[piece], order
+    for piece, sub in _numbered(pieces, order):
+        yield piece, sub / pieces[piece], 1.0 / pieces[piece], order
 
 
 def _weights(t, p):
@@ -246,26 +246,86 @@ def _weights(t, p):
 def _run_weights(t, p):
     """Projection weights of one run of strictly increasing sample times."""
     h = numpy.diff(t)
-    piece, start, width, order = _sub_pieces(t, h, p)
-    xi, w = _leggauss(order)
-    first = numpy.searchsorted(piece, numpy.arange(h.size))
-    s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
-    x = t[piece][:, None] + s * h[piece][:, None]
-    wt = (h[piece] * width)[:, None] * w / 2.0
     shape = (BASIS_SIZE,)
-    sums = numpy.empty((piece.size, 2, math.prod(shape)))
-    rows = max(1, _CHUNK // (order * _ATOMS_SIZE * VALUE_DIM))
-    for start in range(0, piece.size, rows):
-        block = slice(start, start + rows)
-        e = _orthonormal(x[block], p).reshape(x[block].shape + (-1,))
-        ws = wt[block] * s[block]
-        numpy.matmul(numpy.stack([wt[block] - ws, ws], axis=1), e, out=sums[block])
-    if piece.size > h.size:
-        sums = numpy.add.reduceat(sums, first, axis=0)
+    sums = _piece_sums(_gauss_sums(t, h, p), (h.size, 2, math.prod(shape)))
     out = numpy.zeros((t.size,) + shape)
     out[:-1] += sums[:, 0].reshape((h.size,) + shape)
     out[1:] += sums[:, 1].reshape((h.size,) + shape)
     return out
+
+
+def _gauss_sums(t, h, p):
+    """(piece, sums) per block of consecutive sub-pieces (_numbered): each sub-piece's Gauss
+    sums of (1 - s) e and s e, s in [0, 1] along its linear piece."""
+    for piece, start, width, order in _sub_pieces(t, h, p):
+        xi, w = _leggauss(order)
+        s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
+        x = t[piece][:, None] + s * h[piece][:, None]
+        wt = (h[piece] * width)[:, None] * w / 2.0
+        e = _orthonormal(x, p).reshape(x.shape + (-1,))
+        ws = wt * s
+        sums = numpy.matmul(numpy.stack([wt - ws, ws], axis=1), e)
+        yield piece, sums
+
+
+def _numbered(pieces, order):
+    """(piece, sub): the consecutive sub-pieces of the linear pieces (piece i cut into
+    pieces[i] parts, numbered sub = 0, 1, ...) in blocks of at most 2 rows, rows x order
+    nodes holding _CHUNK atom values: whole pieces while they fit, a longer piece in parts
+    of rows from its start. The memory of a block is a public constant, whatever the span
+    of the private sample times (docs/threat-model.md, "Public limits"), and how a piece is
+    cut depends on that piece alone."""
+    ends = numpy.cumsum(pieces)
+    rows = max(1, _CHUNK // (order * _ATOMS_SIZE * VALUE_DIM))
+    first = 0
+    while first < ends[-1]:
+        fits = numpy.searchsorted(ends, first + rows, side="right")
+        last = int(ends[fits - 1]) if fits and ends[fits - 1] > first else first + rows
+        k = numpy.arange(first, last)
+        piece = numpy.searchsorted(ends, k, side="right")
+        yield piece, k - (ends[piece] - pieces[piece])
+        first = last
+
+
+def _piece_sums(blocks, shape):
+    """(size, k, width) sums per linear piece of the Gauss sums of ``blocks`` ((piece,
+    sums), in order: _gauss_sums; a block's pieces are consecutive): within a block by
+    numpy.add.reduceat (none for pieces of one sub-piece), the partial sums of a piece cut
+    into several blocks by a binary counter (as _contract), so the summation depth of a
+    weight does not grow with the span of the times."""
+    out = numpy.empty(shape)
+    counter, last = [], -1  # the partial sums of piece ``last``, which may go on
+    for piece, part in blocks:
+        if piece[-1] - piece[0] + 1 == piece.size:  # one sub-piece each
+            out[piece[0]:piece[-1] + 1] = part
+        else:
+            starts = numpy.flatnonzero(numpy.diff(piece, prepend=-1))
+            out[piece[0]:piece[-1] + 1] = numpy.add.reduceat(part, starts, axis=0)
+        if piece[0] == last:
+            _push(counter, out[last].copy())
+            out[last] = _total(counter)
+        if piece[-1] != last:
+            counter, last = [(0, out[piece[-1]].copy())], piece[-1]
+    return out
+
+
+def _push(stack, part):
+    """Add ``part`` (consumed) to a binary counter: a stack of (level, the sum of 2^level
+    consecutive parts), equal levels added as they meet, so each part takes part in at most
+    2 log2(parts) + 1 additions (with _total)."""
+    level = 0
+    while stack and stack[-1][0] == level:
+        part += stack.pop()[1]
+        level += 1
+    stack.append((level, part))
+
+
+def _total(stack):
+    """The sum of a binary counter's parts (_push)."""
+    total = stack[-1][1].copy()
+    for _, part in stack[-2::-1]:
+        total += part
+    return total
 
 
 _GRIDS = []
@@ -336,17 +396,10 @@ def _contract(y, weights):
     sums added pairwise (a binary counter: each block sum takes part in at most
     2 log2(blocks) + 1 additions), so the error bound, and ETA, do not grow with the private
     sample count beyond that depth (docs/clipping.md)."""
-    stack = []  # (level, the sum of 2^level consecutive blocks)
+    stack = []
     for start in range(0, max(weights.shape[0], 1), _BLOCK):
-        part, level = _partial(y, weights, slice(start, start + _BLOCK)), 0
-        while stack and stack[-1][0] == level:
-            part += stack.pop()[1]
-            level += 1
-        stack.append((level, part))
-    total = stack.pop()[1]
-    while stack:
-        total += stack.pop()[1]
-    return total
+        _push(stack, _partial(y, weights, slice(start, start + _BLOCK)))
+    return _total(stack)
 
 
 def _partial(y, weights, block):

@@ -40,3 +40,11 @@ class SymbolicLimitError(UserError, RuntimeError):
     def __init__(self, message, limit=None):
         super().__init__(message)
         self.limit = limit
+
+
+# How one curve's (or field's) own computation can fail on its values or times: it is not
+# a valid function (ValueError, TypeError), or its projection does not fit in memory or
+# overflows (MemoryError, ArithmeticError). Each stops that curve only: the command line
+# releases the zero function in its place and names it, "not private" (docs/threat-model.md,
+# "Public limits"). Any other exception is a bug in gpcompiler and surfaces.
+CURVE_ERRORS = (ValueError, TypeError, ArithmeticError, MemoryError)

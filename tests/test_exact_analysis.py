@@ -205,7 +205,7 @@ def test_half_line_basis_gram_orthonormality_and_projection(tmp_path, monkeypatc
     """exp(-2t)/(1+t) on [0, oo): no closed form, mpmath quadrature with a variable change."""
     from gpcompiler.compiler.analysis import gram as analysis_module
     monkeypatch.setattr(analysis_module, "INTEGRATION_SECONDS", 2)
-    body = ('[domain]\nintervals = [["0", "oo"]]\n'
+    body = ('[domain]\nintervals = [["0", "oo"]]\ncurve_interval = ["0", "40"]\n'
             '[basis]\nfunctions = ["exp(-2*t)/(1+t)", "exp(-3*t)", "t*exp(-2*t)"]\n')
     analysis, module = _analyzed_module(tmp_path, "half", body)
     assert analysis.certificate.startswith("numerical, to 50 digits")
@@ -307,7 +307,8 @@ def _check_chebyshev(module, analysis, t, y):
 def test_sinc_family_with_a_width_parameter(tmp_path):
     """sinc(t/h - k) on R: G = h I in closed form (checked by mpmath.quadosc), projection
     against mpmath, for the default h = 1/2."""
-    body = ('[domain]\nintervals = [["-oo", "oo"]]\nparameters = { h = "1/2" }\n[basis]\n'
+    body = ('[domain]\nintervals = [["-oo", "oo"]]\ncurve_interval = ["-8", "8"]\n'
+            'parameters = { h = "1/2" }\n[basis]\n'
             'functions = ["sinc(t/h - 1)", "sinc(t/h - 2)", "sinc(t/h - 3)", "sinc(t/h - 4)"]\n')
     analysis, module = _analyzed_module(tmp_path, "sincw", body)
     h = sympy.Symbol("h", positive=True)

@@ -227,6 +227,7 @@ def test_hermite_family_is_orthonormal_and_projects(tmp_path):
     from gpcompiler import load
     path = tmp_path / "hermite6.toml"
     path.write_text('name = "hermite6"\n[domain]\nintervals = [["-oo", "oo"]]\n'
+                    'curve_interval = ["-8", "8"]\n'
                     '[basis]\nfamily = { name = "hermite", degree = 6 }\n')
     module = load(path, cache=tmp_path / "cache")
     nodes, weights = numpy.polynomial.legendre.leggauss(400)

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy
 
-from ..errors import DataError, UserError
+from ..errors import CURVE_ERRORS, DataError, UserError
 from .common import (MAX_FIELD_GRID, args_budget, named_error, not_private, plural,
                      progress_bar, say, scheduler_engine)
 from .figures import check_plot, field_figure, png, release_figure
@@ -150,8 +150,31 @@ def _release_bound(module, args):
         raise UserError(f"{where}: {error}") from None
 
 
-def _was_clipped(module, args, params, t, y, bound):
-    """Whether the curve exceeds the bound and was clipped (told to the data owner only)."""
+def _own_release(module, args, params, key, t, y, rng, bound, projection, invalid):
+    """The curve's release (_release), or None if its own computation failed in a way
+    CURVE_ERRORS lists (the reason added to ``invalid``): one curve never stops another's
+    release (docs/threat-model.md, "Public limits")."""
+    try:
+        return _release(module, args, params, t, y, rng, bound, projection)
+    except CURVE_ERRORS as error:  # e.g. times outside the curve interval
+        reason = f"out of memory: {error}" if isinstance(error, MemoryError) else str(error)
+        invalid.append(f"{key} ({reason or type(error).__name__}"
+                       f"{_domain_hint(module, args.method, params, error)})")
+    return None
+
+
+def _was_clipped(module, args, params, key, t, y, bound):
+    """Whether the curve exceeds the bound and was clipped (told to the data owner only;
+    if that cannot be computed, it says so and counts the curve as not clipped)."""
+    try:
+        return _exceeds(module, args, params, t, y, bound)
+    except CURVE_ERRORS as error:
+        not_private(f"{key}: whether it was clipped is unknown ({type(error).__name__})")
+        return False
+
+
+def _exceeds(module, args, params, t, y, bound):
+    """Whether the curve's norm exceeds the bound (what its clip is computed from)."""
     from ..adaptive.curve import make_curve
     if len(t) < 2 and module.OUTSIDE == "zero":
         return False  # the zero function
@@ -292,14 +315,12 @@ def cmd_privatize(args):
         _grid(args, module.curve_interval(**params))  # public --at times, before any noise
     used = []
     for key, t, y, projection in zip(curves.ids, curves.times, curves.values, projections):
-        try:
-            release = _release(module, args, params, t, y, rng, bound, projection)
-        except (ValueError, TypeError) as error:  # e.g. times outside the curve interval
-            invalid.append(f"{key} ({error}{_domain_hint(module, args.method, params, error)})")
+        release = _own_release(module, args, params, key, t, y, rng, bound, projection, invalid)
+        if release is None:  # the zero function in its place (its error freed first)
             t, y = t[:0], y[:0]
             release = _release(module, args, params, t, y, rng, bound)
         grid = _grid(args, release.support)
-        clipped += _was_clipped(module, args, params, t, y, bound)
+        clipped += _was_clipped(module, args, params, key, t, y, bound)
         used.append((t, y))
         releases.append(release)
         grids.append(grid)
@@ -310,8 +331,9 @@ def cmd_privatize(args):
         verb = "was not a valid function" if len(invalid) == 1 else "were not valid functions"
         not_private(f"{len(invalid)} of {plural(len(curves.ids), 'curve')} {verb} (a value "
                     "that is not a finite number, a line with the wrong number of fields, "
-                    "decreasing times, or times outside the curve interval); each was released "
-                    "as the zero function: " + "; ".join(map(str, invalid)))
+                    "decreasing times, times outside the curve interval, or a projection "
+                    "that ran out of memory or overflowed); each was released as the zero "
+                    "function: " + "; ".join(map(str, invalid)))
     for key, release in zip(curves.ids, releases):
         say(args, f"{key}: {args.method}: {release.summary}")
     if args.compare:
@@ -370,18 +392,17 @@ def _privatize_fields(args, module, params):
     released, clipped, invalid = [], 0, []
     for field in fields:
         try:
-            released.append(module.project_and_privatize(field.grids, field.values, kind=kind,
-                                                         rng=rng, bound=bound, **budget,
-                                                         **params))
-        except ValueError as error:     # its own values or grids: released as the zero field
-            invalid.append(f"{field.id} ({error})")
+            c = module.project_and_privatize(field.grids, field.values, kind=kind, rng=rng,
+                                             bound=bound, **budget, **params)
+        except CURVE_ERRORS as error:  # its own values or grids: released as the zero field
+            invalid.append(f"{field.id} ({error or type(error).__name__})")
+            c = None
+        if c is None:  # drawn in order, after the error is freed
             released.append(module.privatize(numpy.zeros(module.COEF_SHAPE), rng=rng,
                                              bound=bound, **budget))
             continue
-        grids = [numpy.asarray(g, dtype=float) for g in field.grids]
-        clipped += bool(numpy.any(module._clip_fields(grids, field.values, kind, bound,
-                                                      module._params(params))
-                                  != field.values))
+        released.append(c)
+        clipped += _field_clipped(module, field, kind, bound, params)
     tell_clipped(args, clipped, len(fields), "fields", bound)
     if invalid and not args.quiet:
         not_private(f"{len(invalid)} of {len(fields)} fields were not valid (each was released "
@@ -426,6 +447,18 @@ def _privatize_fields(args, module, params):
                                                    _title(module, args, params)))))
     write_files(args, files)
     return 0
+
+
+def _field_clipped(module, field, kind, bound, params):
+    """Whether the field exceeds the bound and was clipped (told to the data owner only;
+    if that cannot be computed, it says so and counts the field as not clipped)."""
+    grids = [numpy.asarray(g, dtype=float) for g in field.grids]
+    try:
+        return bool(numpy.any(module._clip_fields(grids, field.values, kind, bound,
+                                                  module._params(params)) != field.values))
+    except CURVE_ERRORS as error:
+        not_private(f"{field.id}: whether it was clipped is unknown ({type(error).__name__})")
+        return False
 
 
 def _title(module, args, params):

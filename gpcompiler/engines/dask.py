@@ -36,7 +36,7 @@ from numpy.random import SeedSequence
 from ..adaptive.select import load_module
 from ..cdf.streaming import CHUNK
 from ..compiler.build import import_module_file
-from ..errors import DataError, UserError
+from ..errors import CURVE_ERRORS, DataError, UserError
 from ..io.curves import read_file_column
 
 
@@ -178,7 +178,7 @@ def _module_from_source(name, source):
 def _projection(module, t, y, params, bound, cache):
     try:
         return module.project(t, y, bound=bound, cache=cache, **params)
-    except (ValueError, TypeError) as error:
+    except CURVE_ERRORS as error:
         return error
 
 

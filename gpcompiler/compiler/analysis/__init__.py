@@ -18,6 +18,7 @@ legendre: polynomial spaces through Legendre atoms), none of which imports eithe
 """
 from .box import analyze_box
 from .line import analyze_line
+from .quadrature import check_sub_pieces
 
 
 def analyze(spec, stage=None):
@@ -28,6 +29,6 @@ def analyze(spec, stage=None):
 
 def _analyze(spec, stage):
     stage("Gram matrix")
-    if spec.dimension > 1:
-        return analyze_box(spec, stage)
-    return analyze_line(spec, stage)
+    analysis = analyze_box(spec, stage) if spec.dimension > 1 else analyze_line(spec, stage)
+    check_sub_pieces(analysis)
+    return analysis

@@ -14,6 +14,51 @@ from .core import Quadrature
 from .weights import interval_weight_singularities, weight_factors, weight_singularities
 
 
+MAX_SUB_PIECES = 2 ** 20  # public limit: Gauss sub-pieces across a curve interval
+MAX_SUB_CELLS = 2 ** 16   # public limit over a box: the product of each axis's sub-pieces
+
+
+def check_sub_pieces(analysis):
+    """Refuse a spec whose quadrature cuts its curve interval into more than MAX_SUB_PIECES
+    sub-pieces of width 8/frequency (a box into more than MAX_SUB_CELLS sub-cells), at the
+    default parameters: projecting a curve then takes at most that many sub-pieces plus one
+    per sample, whatever its private sample times (docs/reference/spec.md, "Public
+    limits")."""
+    spec, frequency = analysis.spec, analysis.quadrature.frequency
+    if frequency is None:
+        return
+    box = spec.dimension > 1
+    intervals = spec.intervals if box else [spec.curve_interval or spec.interval]
+    ends = [tuple(float(sympy.N(e.subs(spec.defaults))) for e in i) for i in intervals]
+    rates = frequency if box else (frequency,)
+    pieces = [rate * (hi - lo) / 8 for rate, (lo, hi) in zip(rates, ends)]
+    total = math.prod(max(p, 1.0) for p in pieces)
+    if not total <= (MAX_SUB_CELLS if box else MAX_SUB_PIECES):
+        raise SpecError([_too_many_sub_pieces(spec, analysis.atoms, ends, rates, total)],
+                        spec.path)
+
+
+def _too_many_sub_pieces(spec, atoms, ends, rates, total):
+    """(key, message) of a spec refused by check_sub_pieces."""
+    family = spec.family.name if spec.family else None
+    limit = ("the public limit of " + (f"2^16 = {MAX_SUB_CELLS} sub-cells over a box"
+                                       if len(ends) > 1 else
+                                       f"2^20 = {MAX_SUB_PIECES} sub-pieces per curve interval")
+             + ' bounds the work of projecting any curve or field (docs/reference/spec.md, '
+             '"Public limits")')
+    if not math.isfinite(total):
+        return ("domain.curve_interval", "a basis on the whole line needs a finite curve "
+                "interval where curves live: the quadrature's work grows with the span of a "
+                f"curve's samples, which is private; {limit}")
+    key = ("domain.curve_interval" if family in ("sinc", "hermite") else
+           "basis.family" if family == "fourier" else
+           "metric.weight" if atoms.kind == "legendre" else "basis.functions")
+    where = ", ".join(f"[{lo:g}, {hi:g}] in {v} at frequency {rate:.6g}"
+                      for v, (lo, hi), rate in zip(spec.variables, ends, rates))
+    return (key, f"the quadrature cuts {where} into sub-pieces of width 8/frequency: "
+                 f"{total:.4g} sub-{'cells' if len(ends) > 1 else 'pieces'}; {limit}")
+
+
 def choose_quadrature(spec, atoms):
     if spec.dimension > 1:
         return box_quadrature(spec, atoms)

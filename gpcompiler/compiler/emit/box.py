@@ -122,7 +122,11 @@ _GRADED_AXIS_WEIGHTS = '''def _axis_nodes(t, axis, p):
     pieces = numpy.maximum(numpy.ceil(h * _FREQUENCY[axis] / 8.0), 1).astype(int)
     order = gauss_order(float(numpy.max(h / pieces)) * _FREQUENCY[axis] / 2.0, _MIN_NODES[axis])
     lo, hi = _domain(p)[axis]
-    piece, start, width, toward = _graded_pieces(t, h, pieces, (lo, hi), _GRADES[axis])
+    pieces = _graded_counts(t, h, pieces, (lo, hi), _GRADES[axis])
+    piece = numpy.repeat(numpy.arange(h.size), pieces)
+    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
+    piece, start, width, toward = _graded_pieces(t, h, pieces, piece, sub, (lo, hi),
+                                                 _GRADES[axis])
     xi, w = _leggauss(max(order, 24) if any(_GRADES[axis]) else order)
 ''' + GRADED_POSITIONS + '''\
     d = numpy.maximum(numpy.where(right, hi - t[piece + 1][:, None], t[piece][:, None] - lo)

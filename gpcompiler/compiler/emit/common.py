@@ -129,28 +129,23 @@ GRADED_POSITIONS = """\
 """
 
 
-GRADED_PIECES = '''def _graded_pieces(t, h, pieces, ends, grades):
-    """Sub-pieces (piece, start, width, toward) of the linear pieces, graded by distance to
-    the singular ends (lo, hi) = ``ends`` of the weight (w ~ d^alpha at distance d; ``grades``:
-    geometric cuts G per end, 0 where the weight is regular). Each piece is cut into
-    ``pieces`` equal parts (two at least if it is within its width of both singular ends).
-    A part nearer a singular end than the other end is measured from that end (toward = +1
-    lo, -1 hi: start and width in [0, 1] from the piece's end on that side); if its own
-    width h is at least the distance d of its near end, it is cut at the distances
-    (d + h) 2^-k from the singular end, k = 1, 2, ..., that exceed d, at most G of them:
-    every sub-piece but the last then lies at least its width from the singularity, and
-    the last (from d, when G cuts are made) holds a share <= 2^-G(1 + alpha) <= 1e-17. The
-    cuts depend on distances only, never on a node's index: the accuracy is the same on
-    every grid (docs/design.md, "Singular weights")."""
+GRADED_PIECES = '''def _graded_pieces(t, h, pieces, piece, sub, ends, grades):
+    """Sub-pieces (piece, start, width, toward) of the parts numbered ``sub`` of the linear
+    pieces ``piece`` (each piece cut into ``pieces`` equal parts: _graded_counts), graded
+    by distance to the singular ends (lo, hi) = ``ends`` of the weight (w ~ d^alpha at
+    distance d; ``grades``: geometric cuts G per end, 0 where the weight is regular), at
+    most G + 1 per part. A part nearer a singular end than the other end is measured from
+    that end (toward = +1 lo, -1 hi: start and width in [0, 1] from the piece's end on that
+    side); if its own width h is at least the distance d of its near end, it is cut at the
+    distances (d + h) 2^-k from the singular end, k = 1, 2, ..., that exceed d, at most G
+    of them: every sub-piece but the last then lies at least its width from the
+    singularity, and the last (from d, when G cuts are made) holds a share
+    <= 2^-G(1 + alpha) <= 1e-17. The cuts depend on distances only, never on a node's
+    index: the accuracy is the same on every grid (docs/design.md, "Singular weights")."""
     lo, hi = ends
-    gap = (t[:-1] - lo, hi - t[1:])
-    both = (grades[0] > 0) & (grades[1] > 0) & (gap[0] < h) & (gap[1] < h)
-    pieces = numpy.where(both, numpy.maximum(pieces, 2), pieces)
-    piece = numpy.repeat(numpy.arange(h.size), pieces)
     count = pieces[piece]
-    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
-    near = (gap[0][piece] + sub / count * h[piece],
-            gap[1][piece] + (count - 1 - sub) / count * h[piece])
+    near = (t[piece] - lo + sub / count * h[piece],
+            hi - t[piece + 1] + (count - 1 - sub) / count * h[piece])
     toward = numpy.where((grades[0] > 0) & (near[0] <= near[1]), 1,
                          numpy.where((grades[1] > 0) & (near[1] < near[0]), -1, 0))
     d = numpy.where(toward < 0, near[1], near[0])
@@ -171,7 +166,15 @@ GRADED_PIECES = '''def _graded_pieces(t, h, pieces, ends, grades):
     with numpy.errstate(invalid="ignore"):
         start = numpy.where(cut, offset[segment] + (lower - delta[segment]), offset[segment])
         width = numpy.where(cut, upper - lower, 1.0 / count[segment])
-    return piece[segment], start, width, toward[segment]'''
+    return piece[segment], start, width, toward[segment]
+
+
+def _graded_counts(t, h, pieces, ends, grades):
+    """The number of equal parts of each piece for _graded_pieces: ``pieces``, two at least
+    where a piece is within its width of both singular ends (lo, hi) = ``ends``."""
+    lo, hi = ends
+    both = (grades[0] > 0) & (grades[1] > 0) & (t[:-1] - lo < h) & (hi - t[1:] < h)
+    return numpy.where(both, numpy.maximum(pieces, 2), pieces)'''
 
 
 def grade_levels(alpha):

@@ -1,5 +1,7 @@
 """The code of a module over an interval: atoms, quadrature rules (graded at
 singular ends), Sobolev norms and the placeholders of module.py.tmpl."""
+import textwrap
+
 from ..analysis.quadrature import gauss_order
 from .common import (GRADED_PIECES, GRADED_POSITIONS, common_placeholders, expression_body,
                      grades_of, inlined_source, matrix_body, values_kind)
@@ -173,10 +175,14 @@ def _masses(t, p):
 def _run_masses(t, p):
     """The masses of one run of strictly increasing sample times."""
     h = numpy.diff(t)
-{nodes}    sums = numpy.stack([wt * (1.0 - s) ** 2, wt * s * (1.0 - s), wt * s * s]).sum(axis=-1)
-    if piece.size > h.size:
-        sums = numpy.add.reduceat(sums, first, axis=1)
-    return sums
+    return _piece_sums(_mass_sums(t, h, p), (h.size, 3, 1))[..., 0].T
+
+
+def _mass_sums(t, h, p):
+    """(piece, sums) per block of sub-pieces (as _gauss_sums): each sub-piece's Gauss sums
+    of w (1 - s)^2, w s (1 - s) and w s^2."""
+{nodes}        masses = numpy.stack([wt * (1.0 - s) ** 2, wt * s * (1.0 - s), wt * s * s], axis=1)
+        yield piece, masses.sum(axis=-1)[..., None]
 
 
 def _grid_masses(t, p):
@@ -224,29 +230,27 @@ _GAUSS_RULE = {
 
 
 _SUB_PIECES = '''def _sub_pieces(t, h, p):
-    """Sub-pieces of the linear pieces: (piece, start, width) in s in [0, 1], Gauss order."""
+    """Blocks of consecutive sub-pieces of the linear pieces (_numbered): (piece, start,
+    width) in s in [0, 1], and the Gauss order."""
     pieces, order = _gauss_rule(h)
-    piece = numpy.repeat(numpy.arange(h.size), pieces)
-    sub = numpy.arange(piece.size) - (numpy.cumsum(pieces) - pieces)[piece]
-    return piece, sub / pieces[piece], 1.0 / pieces[piece], order'''
+    for piece, sub in _numbered(pieces, order):
+        yield piece, sub / pieces[piece], 1.0 / pieces[piece], order'''
 
 
 _NODES = """\
-    piece, start, width, order = _sub_pieces(t, h, p)
-    xi, w = _leggauss(order)
-    first = numpy.searchsorted(piece, numpy.arange(h.size))
-    s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
-    x = t[piece][:, None] + s * h[piece][:, None]
-    wt = (h[piece] * width)[:, None] * w / 2.0
+    for piece, start, width, order in _sub_pieces(t, h, p):
+        xi, w = _leggauss(order)
+        s = start[:, None] + width[:, None] * (xi + 1.0) / 2.0
+        x = t[piece][:, None] + s * h[piece][:, None]
+        wt = (h[piece] * width)[:, None] * w / 2.0
 """
 
 
 _GRADED_NODES = """\
-    piece, start, width, toward, order = _sub_pieces(t, h, p)
-    xi, w = _leggauss(order)
-    first = numpy.searchsorted(piece, numpy.arange(h.size))
-""" + GRADED_POSITIONS + """\
-    wt = (h[piece] * width)[:, None] * w / 2.0 * _graded_weight(x, u, hs, piece, toward, t, p)
+    for piece, start, width, toward, order in _sub_pieces(t, h, p):
+        xi, w = _leggauss(order)
+""" + textwrap.indent(GRADED_POSITIONS, "    ") + """\
+        wt = (h[piece] * width)[:, None] * w / 2.0 * _graded_weight(x, u, hs, piece, toward, t, p)
 """
 
 
@@ -257,11 +261,13 @@ _GRADED_SUB_PIECES = '''_GRADES = {grades}  # per domain end: geometric cuts (0:
 
 
 def _sub_pieces(t, h, p):
-    """Sub-pieces (piece, start, width, toward) of the linear pieces, graded by distance to
-    a singular end of the weight, and a Gauss order (at least 24: the weight is singular at
-    an end of the domain)."""
+    """Blocks of consecutive sub-pieces (piece, start, width, toward) of the linear pieces
+    (_numbered), graded by distance to a singular end of the weight, and a Gauss order (at
+    least 24: the weight is singular at an end of the domain)."""
     pieces, order = _gauss_rule(h)
-    return _graded_pieces(t, h, pieces, _domain(p), _GRADES) + (max(order, 24),)
+    pieces, order = _graded_counts(t, h, pieces, _domain(p), _GRADES), max(order, 24)
+    for piece, sub in _numbered(pieces, order * (1 + max(_GRADES))):
+        yield _graded_pieces(t, h, pieces, piece, sub, _domain(p), _GRADES) + (order,)
 
 
 def _graded_weight(x, u, hs, piece, toward, t, p):
@@ -284,7 +290,7 @@ _SOBOLEV = {  # H^1: the slope part in difference form, sum_k (y_(k+1) - y_k) S_
     False: {"weights_doc": "(S, m) [(S, m, n) for a vector-valued basis] projection weights "
                            "A: c = sum_s y_s A_s.",
             "weight_rows": "t.size", "store_run": "            out[run] = _run_weights(t[run], p)",
-            "slopes_alloc": "", "slopes_block": "", "run_weights_end": "    return out\n",
+            "sum_rows": "2", "slopes_block": "", "run_weights_end": "    return out\n",
             "weights_note": "",
             "samples_function": "", "samples_call": "values"},
     True: {"weights_doc": "(2S - 1, m) [(2S - 1, m, n) for a vector-valued basis] weights W "
@@ -295,15 +301,13 @@ _SOBOLEV = {  # H^1: the slope part in difference form, sum_k (y_(k+1) - y_k) S_
            "store_run": "            weights = _run_weights(t[run], p)\n"
                         "            out[run] = weights[:run.size]\n"
                         "            out[t.size + run[:-1]] = weights[run.size:]",
-           "slopes_alloc": "    slopes = numpy.empty((piece.size, 1, math.prod(shape)))\n",
+           "sum_rows": "3",
            "slopes_block": '''\
-        de = _orthonormal_slopes(x[block], p).reshape(x[block].shape + (-1,))
-        numpy.matmul(wt[block][:, None], de, out=slopes[block])  # int e' per sub-piece
+        de = _orthonormal_slopes(x, p).reshape(x.shape + (-1,))
+        sums = numpy.concatenate([sums, numpy.matmul(wt[:, None], de)], axis=1)  # int e'
 ''',
            "run_weights_end": '''\
-    if piece.size > h.size:
-        slopes = numpy.add.reduceat(slopes, first, axis=0)
-    means = slopes[:, 0] / h[:, None]  # S_k: the mean of e' over piece k
+    means = sums[:, 2] / h[:, None]  # S_k: the mean of e' over piece k
     return numpy.concatenate([out, means.reshape((h.size,) + shape)])
 ''',
            "weights_note": '''
@@ -393,7 +397,7 @@ def _sub_pieces_function(ir):
 def _nodes_lines(ir):
     if ir.singular:
         return _GRADED_NODES
-    return _NODES + ("    wt = wt * _weight(x, p)\n" if ir.weight_code else "")
+    return _NODES + ("        wt = wt * _weight(x, p)\n" if ir.weight_code else "")
 
 
 def _quadrature_constants(ir):
