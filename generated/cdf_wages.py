@@ -268,7 +268,7 @@ def default_generator(rng):
 
 
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 2d7ce08f25aab9b03490a0f8fad987c33ffa4535342689a7113b5d08ab7410bf
+# ---- sha256 0ac26671dcb5c6a509fc23571d377c3e11f1637e0909828606659ed5b41a872f
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -592,7 +592,7 @@ def _gamma_tail(words, a, rng):
     attempts = numpy.array(words, dtype=numpy.uint64)
     mid, rad = numpy.empty(attempts.shape[0]), numpy.empty(attempts.shape[0])
     refined, todo = {}, numpy.arange(attempts.shape[0])
-    while todo.size:
+    while todo.size:  # a row is accepted w.p. >= 0.95 (a >= 1), on random bits only
         ball, accepted, rejected = _mt_balls(attempts[todo], a)
         mid[todo[accepted]], rad[todo[accepted]] = ball[0][accepted], ball[1][accepted]
         for i in numpy.flatnonzero(~(accepted | rejected)):  # rare: interval arithmetic

@@ -104,7 +104,7 @@ def test_a_time_limit_swallowed_by_a_gc_callback_fires_again():
 
     Robust to load (issue 30): the callback spins until the limit interrupts it, and
     "shortly" is this thread's CPU time from the end of the collection to the raise, which
-    the 0.05 s re-arm (a wall-clock timer) bounds however little of the wall time the
+    the 0.05 s re-arm (of process CPU time) bounds however little of the machine the
     thread gets; the 20 s wall guards only end the loops should the limit never fire."""
     import gc
     import time

@@ -1,8 +1,10 @@
 """Robustness (issue 30, item 7): monomial specs under the H^1 and weighted metrics compile
 (a new user's spec shape), and the suite's guards against load and hangs."""
 import math
+import sys
 from fractions import Fraction
 
+import mpmath
 import numpy
 import pytest
 
@@ -108,3 +110,157 @@ def test_the_h1_monomial_module_is_orthonormal_in_h1(cli, tmp_path):
     coefficients = numpy.linalg.solve(module.basis(x), module.orthonormal_basis(x)).T
     gram = numpy.array(_sobolev_gram(0, 1, 4), dtype=float)
     assert numpy.abs(coefficients @ gram @ coefficients.T - numpy.eye(4)).max() < 1e-11
+
+
+def _delta_mp(sigma, epsilon):
+    """delta(sigma) of the analytic Gaussian mechanism at sensitivity 1 (Balle & Wang
+    2018), at 60 digits: Phi(1/(2s) - e s) - exp(e) Phi(-1/(2s) - e s)."""
+    with mpmath.workdps(60):
+        s, e = mpmath.mpf(sigma), mpmath.mpf(epsilon)
+        return mpmath.ncdf(1 / (2 * s) - e * s) - mpmath.exp(e) * mpmath.ncdf(-1 / (2 * s) - e * s)
+
+
+@pytest.fixture
+def fresh_sigma():
+    """The analytic Gaussian search with an empty cache, before and after the test."""
+    from gpcompiler.cdf import gaussian
+    gaussian._sigma.cache_clear()
+    yield gaussian
+    gaussian._sigma.cache_clear()
+
+
+def test_a_float_delta_off_by_one_percent_is_an_error_not_a_hang(fresh_sigma, monkeypatch):
+    """The 50-digit refinement widened a wrong float bracket by 1e-12 of sigma a step: a
+    bracket 1% off took 1e10 steps (a mutant was "killed" only by that hang). It widens by
+    1e-12 2^k, k < WIDENINGS, and then refuses in one line."""
+    correct = fresh_sigma.delta_of_sigma
+    monkeypatch.setattr(fresh_sigma, "delta_of_sigma",
+                        lambda sigma, epsilon: correct(sigma * 1.01, epsilon))
+    with pytest.raises(ArithmeticError, match="disagree by more than 5e-4 of sigma"):
+        fresh_sigma.analytic_gaussian_sigma(1.0, 1e-6)
+
+
+def test_a_float_delta_slightly_off_still_gives_the_exact_sigma(fresh_sigma, monkeypatch):
+    """A float bracket 1e-9 off (1,000 of the old 1e-12 steps) is widened in a few doubling
+    steps, and the answer is still the smallest float sigma with delta(sigma) <= delta at
+    60 digits, checked here independently, and the one the correct search gives."""
+    expected = fresh_sigma.analytic_gaussian_sigma(0.5, 1e-5)
+    fresh_sigma._sigma.cache_clear()
+    correct = fresh_sigma.delta_of_sigma
+    for factor in (1 + 1e-9, 1 - 1e-9):
+        monkeypatch.setattr(fresh_sigma, "delta_of_sigma",
+                            lambda sigma, epsilon, f=factor: correct(sigma * f, epsilon))
+        sigma = fresh_sigma.analytic_gaussian_sigma(0.5, 1e-5)
+        fresh_sigma._sigma.cache_clear()
+        assert sigma == expected
+        assert _delta_mp(sigma, 0.5) <= 1e-5 < _delta_mp(math.nextafter(sigma, 0), 0.5)
+
+
+def test_a_float_delta_that_never_falls_is_an_error_not_a_hang(fresh_sigma, monkeypatch):
+    """The upper bracket doubled sigma without a limit (to inf, forever, should delta(sigma)
+    never fall below delta); it stops at 2^DOUBLINGS."""
+    monkeypatch.setattr(fresh_sigma, "delta_of_sigma", lambda sigma, epsilon: 1.0)
+    with pytest.raises(ArithmeticError, match=r"delta\(2\^10\) > delta"):
+        fresh_sigma.analytic_gaussian_sigma(1.0, 1e-6)
+
+
+def test_the_doubling_limit_holds_the_largest_sigma_of_the_ranges(fresh_sigma):
+    """sigma is largest at epsilon = 0.01, delta = 1e-12; there delta(2^DOUBLINGS) <= delta
+    at 60 digits and the answer lies below the classical bound sqrt(2 ln(1.25/delta))/eps."""
+    (epsilon, _), (delta, _) = fresh_sigma.EPSILON_RANGE, fresh_sigma.DELTA_RANGE
+    limit = 2.0 ** fresh_sigma.DOUBLINGS
+    assert _delta_mp(limit, epsilon) <= delta
+    sigma = fresh_sigma.analytic_gaussian_sigma(epsilon, delta)
+    assert _delta_mp(sigma, epsilon) <= delta < _delta_mp(math.nextafter(sigma, 0), epsilon)
+    assert sigma < math.sqrt(2 * math.log(1.25 / delta)) / epsilon < limit
+    assert fresh_sigma.analytic_gaussian_sigma(0.011, delta) < sigma
+    assert fresh_sigma.analytic_gaussian_sigma(epsilon, 1.1e-12) < sigma
+
+
+def _is_ceil_sqrt(root, value):
+    """Whether root is the smallest float whose square is >= value (exact)."""
+    return (Fraction(root) ** 2 >= value
+            and (root == 0 or Fraction(math.nextafter(root, 0)) ** 2 < value))
+
+
+def test_ceil_sqrt_is_exact_and_quick_at_every_magnitude():
+    """A tiny value's float is 0 or subnormal and its square root far below the answer:
+    the loop stepped one ulp at a time (1e-320 hung). Every binade from 2^-2400 to the
+    largest float squared, subnormal answers included, a few random values each."""
+    from gpcompiler.runtime.rounding import ceil_sqrt
+    rng = numpy.random.default_rng(4)
+    values = [Fraction(0), Fraction(1, 10 ** 320), Fraction(1, 10 ** 700),
+              Fraction(6, 10) * Fraction(2) ** -1074, Fraction(2) ** -2148, 1 + Fraction(2) ** -2148,
+              Fraction(math.ulp(0.0)) ** 2, Fraction(sys.float_info.max) ** 2]
+    for exponent in range(-2400, 2047, 5):
+        mantissa = Fraction(int(rng.integers(1, 2 ** 62)), 2 ** 62) + 1
+        values.append(mantissa * Fraction(2) ** exponent)
+    assert all(_is_ceil_sqrt(ceil_sqrt(v), v) for v in values)
+    with pytest.raises(OverflowError):
+        ceil_sqrt(Fraction(sys.float_info.max) ** 2 + 1)
+
+
+def test_floor_float_rounds_a_negative_value_down():
+    """floor_float stepped towards 0, which is up for a negative value: -1/3 gave a float
+    above -1/3."""
+    from gpcompiler.runtime.rounding import floor_float
+    for value in (Fraction(-1, 3), Fraction(-2, 3), Fraction(-1, 10), Fraction(1, 3),
+                  Fraction(-1, 10 ** 400), -Fraction(sys.float_info.max)):
+        result = floor_float(value)
+        assert Fraction(result) <= value < Fraction(math.nextafter(result, math.inf))
+
+
+def test_the_ledger_converts_every_zcdp_cost_to_the_largest_epsilon():
+    """gp_parameter_for under CGP: the largest float epsilon with epsilon^2/2 <= cost,
+    exact. It stepped down one ulp at a time from sqrt(2 float(cost)), which for a cost
+    below the normal floats is far above the answer (0.6 2^-1074: 1e15 steps)."""
+    from gpcompiler.adaptive.ledger import PrivacyLedger
+    ledger = PrivacyLedger(1.0, "CGP")
+    costs = [Fraction(6, 10) * Fraction(2) ** -1074, Fraction(1, 10 ** 330), Fraction(1, 8),
+             Fraction(Fraction(0.1) ** 2, 2), Fraction(1, 3), Fraction(10 ** 300)]
+    for cost in costs:
+        epsilon = ledger.gp_parameter_for(cost)
+        assert Fraction(epsilon) ** 2 / 2 <= cost < Fraction(math.nextafter(epsilon, math.inf)) ** 2 / 2
+
+
+def test_missing_directories_end_at_a_root_that_does_not_exist(monkeypatch):
+    """The walk up to an existing ancestor looped forever when even the root was missing
+    (a drive that is not there): it ends at the root."""
+    from gpcompiler.io import curves
+    with monkeypatch.context() as patch:
+        patch.setattr(curves.os.path, "exists", lambda path: False)
+        missing, ancestor = curves._missing_directories("/a/b/c.csv")
+    assert missing == ["/a/b", "/a"] and ancestor == "/"
+
+
+def test_a_symbolic_time_limit_counts_cpu_time_not_waiting():
+    """The symbolic limits (compile, integration, proofs) counted wall time, so a loaded
+    machine compiled a spec differently (a numerical Gram where an idle one found the closed
+    form). They count the process's CPU time: waiting uses none of it, work does."""
+    import time
+    from gpcompiler.compiler.symbolic import time_limit
+    from gpcompiler.errors import SymbolicLimitError
+    with time_limit(0.2, "waiting"):
+        time.sleep(0.5)
+    start = time.process_time()
+    with pytest.raises(SymbolicLimitError, match="working exceeded its time limit"):
+        with time_limit(0.2, "working"):
+            while time.process_time() - start < 20:
+                pass
+    assert time.process_time() - start < 10
+
+
+def test_a_symbolic_time_limit_leaves_sigalrm_and_its_timer_alone():
+    """pytest-timeout (signal method) arms SIGALRM; a limit used to take that signal and
+    clear its timer on leaving, so a test that compiled a spec could hang unnoticed."""
+    import signal
+    from gpcompiler.compiler.symbolic import time_limit
+    handler = signal.getsignal(signal.SIGALRM)
+    previous = signal.setitimer(signal.ITIMER_REAL, 1000)
+    try:
+        with time_limit(5, "outer"), time_limit(1, "inner"):
+            assert signal.getsignal(signal.SIGALRM) is handler
+        assert signal.getsignal(signal.SIGALRM) is handler
+        assert 900 < signal.getitimer(signal.ITIMER_REAL)[0] <= 1000
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, *previous)
