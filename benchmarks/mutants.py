@@ -11,7 +11,8 @@ Each is applied in its own copy of a scratch copy of the repository taken at the
 the work tree may change during a run), and the tests named for it run there
 (`-n 0 -x`, a time limit per mutant): "killed" names the first failing test, "survived"
 means they all passed, "stale" that the function or the text is no longer there (the
-catalog needs updating: never skipped silently), "timeout" that the tests ran out of time.
+catalog needs updating: never skipped silently), "timeout" that the tests ran out of time
+(the mutant's limit, or a test's: pyproject's pytest-timeout; a hang is not a kill).
 
     python -m benchmarks.mutants                  # every mutant but the equivalent ones
     python -m benchmarks.mutants --list           # the catalog and whether each matches
@@ -603,6 +604,8 @@ def run_tests(root, tests, timeout):
     if done.returncode == 0:
         return "survived", "", seconds
     failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", done.stdout, re.MULTILINE)
+    if failed and "Failed: Timeout (>" in done.stdout:     # pytest-timeout: a hang, not a kill
+        return "timeout", f"{failed[0]} over the per-test limit", seconds
     if done.returncode == 1 and failed:
         return "killed", failed[0], seconds
     tail = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["?"]

@@ -264,3 +264,49 @@ def test_a_symbolic_time_limit_leaves_sigalrm_and_its_timer_alone():
         assert 900 < signal.getitimer(signal.ITIMER_REAL)[0] <= 1000
     finally:
         signal.setitimer(signal.ITIMER_REAL, *previous)
+
+
+def _running(pid):
+    """Whether process ``pid`` runs (not gone, not a zombie waiting for its reaper)."""
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return file.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+def _hog_ids(runner):
+    line = runner.stdout.readline()
+    assert line.startswith("cpu_hog: 2 hogs: "), line
+    return [int(pid) for pid in line.split(": ")[2].split()]
+
+
+def _gone(pids, seconds=20):
+    """Whether every process in ``pids`` stops running within ``seconds`` (polled)."""
+    import time
+    deadline = time.monotonic() + seconds
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not any(_running(pid) for pid in pids)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_cpu_hog_runner_stops_its_hogs_when_pytest_ends_and_when_it_is_killed():
+    """benchmarks/cpu_hog.py: the hogs run while pytest does, and none outlives the runner,
+    whether pytest ends (its status is the runner's) or the runner is killed (SIGKILL: the
+    hogs notice they lost their parent)."""
+    import signal
+    import subprocess
+    from conftest import ROOT
+    command = [sys.executable, "-m", "benchmarks.cpu_hog", "--hogs", "2", "--", "--version"]
+    runner = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    hogs = _hog_ids(runner)
+    assert all(_running(pid) for pid in hogs)
+    out, _ = runner.communicate(timeout=120)
+    assert runner.returncode == 0 and "cpu_hog: pytest exit 0 after" in out
+    assert _gone(hogs, 0)
+    runner = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    hogs = _hog_ids(runner)
+    runner.send_signal(signal.SIGKILL)
+    runner.wait()
+    assert _gone(hogs)
