@@ -487,13 +487,14 @@ EQUIVALENT = [
              ("tests/test_noise.py::test_secure_generator_variates_pass_ks_at_one_in_a_million",),
              "equivalent",
              "v <= 0 gives a NaN bound, and the 'positive &' mask rejects the candidate"),
-    Mutation("analytic Gaussian float bisection stops early", "gpcompiler/cdf/gaussian.py",
-             "_sigma", "if middle in (low, high):",
-             "if middle in (low, high) or high - low < 1e-9 * high:",
+    Mutation("analytic Gaussian float bisection skipped", "gpcompiler/cdf/gaussian.py",
+             "_sigma", "low, high = _bisect(lambda sigma: delta_of_sigma(sigma, epsilon) > delta,"
+             "\n                        *_doubled_bracket(epsilon, delta))",
+             "low, high = _doubled_bracket(epsilon, delta)",
              ("tests/test_cdf.py::test_analytic_gaussian_sigma_matches_mpmath_and_is_never_below",
               "tests/test_cdf.py::test_known_sigma_values"), "equivalent",
-             "_smallest_float_mp refines any bracket to the smallest float with "
-             "delta(sigma) <= delta at 50 digits"),
+             "_smallest_float_mp refines any bracket, here [2^(k-1), 2^k], to the smallest "
+             "float with delta(sigma) <= delta at 50 digits"),
 ]
 
 NEW_EQUIVALENT = [m for m in NEW_CODE if m.kind == "equivalent"]

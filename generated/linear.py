@@ -555,7 +555,8 @@ def _default_bound(scale):
         return _BOUNDS[scale]
     target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
-    while Fraction(radius) > target:  # <= 2 halvings: float(target) errs by half an ulp
+    # at most two halvings: float(target) is within half an ulp of target
+    while Fraction(radius) > target:
         radius /= 2
     if len(_BOUNDS) < 1024:
         _BOUNDS[scale] = radius

@@ -75,7 +75,8 @@ def default_bound(eta, scale, declared=None):
         return declared
     target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(eta))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
-    while Fraction(radius) > target:  # <= 2 halvings: float(target) errs by half an ulp
+    # at most two halvings: float(target) is within half an ulp of target
+    while Fraction(radius) > target:
         radius /= 2
     return radius
 
