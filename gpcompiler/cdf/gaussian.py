@@ -3,7 +3,8 @@
 delta(sigma) = Phi(D/(2 s) - e s/D) - exp(e) Phi(-D/(2 s) - e s/D) is decreasing in s;
 it is evaluated in log space (log Phi, expm1) so that large epsilon does not cancel
 catastrophically, bisected to the last float, and the answer is confirmed with mpmath
-at 50 digits and stepped up until it provably satisfies delta(sigma) <= delta.
+at 50 digits (the bracket widened by doubling steps if needed) until it provably satisfies
+delta(sigma) <= delta. Every search is bounded: by a proof, or by a limit and an error.
 """
 import math
 from functools import lru_cache
@@ -97,7 +98,7 @@ def _widened(sigma, sign, wrong, epsilon, delta):
     """The first of sigma, sigma (1 + sign 1e-12 2^k), k = 0, 1, ..., WIDENINGS - 1, at
     which ``wrong`` is false. The float64 delta(sigma) agrees with the 50-digit one to far
     better than 1e-12 of sigma, so k = 0 suffices; a relative disagreement beyond
-    1e-12 2^(WIDENINGS - 1) ~ 5e-4 is an error, never a search one ulp at a time."""
+    1e-12 2^(WIDENINGS - 1) ~ 5e-4 is an error, never a search 1e-12 at a time."""
     for k in range(-1, WIDENINGS):
         point = sigma if k < 0 else sigma * (1 + sign * 1e-12 * 2.0 ** k)
         if not wrong(point):
