@@ -97,6 +97,31 @@ def test_a_new_users_h1_monomial_spec_compiles_with_the_exact_gram(cli, tmp_path
                for j in range(degree + 1) for k in range(degree + 1))
 
 
+@pytest.mark.parametrize("degree, lo, hi", [(0, 0, 1), (3, 0, 1), (5, -1, 2)])
+def test_an_h1_legendre_spec_has_the_exact_gram(cli, tmp_path, degree, lo, hi):
+    """The Legendre family takes the same H^1 path: its Gram against SymPy's exact
+    integrals of P_j P_k + P_j' P_k' (u = (2t - a - b)/(b - a))."""
+    import sympy
+    spec = tmp_path / "h1_legendre.toml"
+    spec.write_text(NEW_USERS_SPEC.format(name=f"h1_legendre_{degree}", degree=degree, lo=lo,
+                                          hi=hi, metric="sobolev = 1").replace("monomial",
+                                                                             "legendre"))
+    status, _, err = cli("compile", spec, "-o", tmp_path)
+    assert status == 0, err
+    module = import_module_file(tmp_path / f"h1_legendre_{degree}.py",
+                                f"robust_h1_legendre_{degree}_{lo + 1}")
+    t = sympy.Symbol("t")
+    p = [sympy.Poly(sympy.legendre(n, (2 * t - lo - hi) / sympy.Integer(hi - lo)), t)
+         for n in range(degree + 1)]
+
+    def integral(q):
+        q = q.integrate()
+        return q.eval(hi) - q.eval(lo)
+    exact = [[integral(p[j] * p[k] + p[j].diff(t) * p[k].diff(t)) for k in range(degree + 1)]
+             for j in range(degree + 1)]
+    assert module.gram().tolist() == [[float(v) for v in row] for row in exact]
+
+
 def test_a_weighted_monomial_spec_compiles_with_the_exact_gram(cli, tmp_path):
     """The weighted metric takes the same Legendre-expansion path (it failed alike)."""
     module = _compiled(cli, tmp_path, "weighted_monomial", 3, 0, 1, 'weight = "1 + t"')
