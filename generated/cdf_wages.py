@@ -272,7 +272,7 @@ def default_generator(rng):
 
 
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 3bd6967223fd91f05b95912247bc844f4f55541c095d3bc93beac692466321d5
+# ---- sha256 bf7b4f4dc1a1e7331cf16fce08b82f876a0cd0af93497d2329f55b641fd8d750
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -596,7 +596,7 @@ def _gamma_tail(words, a, rng):
     attempts = numpy.array(words, dtype=numpy.uint64)
     mid, rad = numpy.empty(attempts.shape[0]), numpy.empty(attempts.shape[0])
     refined, todo = {}, numpy.arange(attempts.shape[0])
-    while todo.size:
+    while todo.size:  # a row is accepted w.p. >= 0.95 (a >= 1), on random bits only
         ball, accepted, rejected = _mt_balls(attempts[todo], a)
         mid[todo[accepted]], rad[todo[accepted]] = ball[0][accepted], ball[1][accepted]
         for i in numpy.flatnonzero(~(accepted | rejected)):  # rare: interval arithmetic

@@ -520,13 +520,15 @@ def ceil_float(value):
 
 def ceil_sqrt(value):
     """The smallest float whose square is >= an exact value (Gaussian scales,
-    sensitivities); OverflowError past float64."""
+    sensitivities); OverflowError past float64. The first guess is the square root of
+    value 4^-k, a normal float, scaled by 2^k: rounded twice, it is within one spacing of
+    the float grid (subnormal ones included) of sqrt(value) and never above the answer, so
+    the loop steps at most twice whatever the value's size."""
     value = Fraction(value) if isinstance(value, (int, float, Fraction)) else Fraction(str(value))
-    largest = Fraction(sys.float_info.max)
-    if value > largest ** 2:
+    if value > Fraction(sys.float_info.max) ** 2:
         raise OverflowError("the square root exceeds the largest float64")
-    result = math.ldexp(math.sqrt(float(value / 2 ** 1024)), 512) if value > largest \
-        else math.sqrt(float(value))
+    k = (value.numerator.bit_length() - value.denominator.bit_length()) // 2
+    result = math.ldexp(math.sqrt(float(value / Fraction(4) ** k)), k)
     while Fraction(result) ** 2 < value:
         result = math.nextafter(result, math.inf)
     return result
@@ -610,6 +612,7 @@ def _default_bound(scale):
         return _BOUNDS[scale]
     target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
+    # at most two halvings: float(target) is within half an ulp of target
     while Fraction(radius) > target:
         radius /= 2
     if len(_BOUNDS) < 1024:
@@ -768,7 +771,7 @@ def default_generator(rng):
 
 
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 3bd6967223fd91f05b95912247bc844f4f55541c095d3bc93beac692466321d5
+# ---- sha256 bf7b4f4dc1a1e7331cf16fce08b82f876a0cd0af93497d2329f55b641fd8d750
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -1092,7 +1095,7 @@ def _gamma_tail(words, a, rng):
     attempts = numpy.array(words, dtype=numpy.uint64)
     mid, rad = numpy.empty(attempts.shape[0]), numpy.empty(attempts.shape[0])
     refined, todo = {}, numpy.arange(attempts.shape[0])
-    while todo.size:
+    while todo.size:  # a row is accepted w.p. >= 0.95 (a >= 1), on random bits only
         ball, accepted, rejected = _mt_balls(attempts[todo], a)
         mid[todo[accepted]], rad[todo[accepted]] = ball[0][accepted], ball[1][accepted]
         for i in numpy.flatnonzero(~(accepted | rejected)):  # rare: interval arithmetic

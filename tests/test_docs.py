@@ -17,6 +17,8 @@ PAGES = sorted(p for p in DOCS.rglob("*.md") if "results" not in p.relative_to(D
 # fenced blocks that are not executed: TOML (parsed, whole specs validated), synopses and
 # diagrams (text)
 NOT_EXECUTED = {"toml", "text"}
+# the Sphinx build (module-scoped, in the first test's setup) has its own 600 s limit
+pytestmark = pytest.mark.timeout(900)
 
 
 def sphinx_build(source, output):

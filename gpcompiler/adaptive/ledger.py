@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..errors import UserError
-from ..runtime.rounding import floor_float
+from ..runtime.rounding import ceil_sqrt, floor_float
 
 
 class BudgetExceededError(UserError, ValueError):
@@ -122,10 +122,8 @@ class PrivacyLedger:
         """The largest epsilon whose cost in this ledger is <= ``cost`` (exact Fraction)."""
         if self.model == "GP":
             return floor_float(cost)
-        epsilon = floor_float(Fraction(math.sqrt(2 * float(cost))))
-        while Fraction(epsilon) ** 2 / 2 > cost:
-            epsilon = math.nextafter(epsilon, 0.0)
-        return epsilon
+        root = ceil_sqrt(2 * Fraction(cost))      # the smallest float with root^2 >= 2 cost
+        return root if Fraction(root) ** 2 == 2 * cost else math.nextafter(root, 0.0)
 
     def __repr__(self):
         lines = [f"PrivacyLedger({self.model}, budget {self.budget:.6g}, spent {self.total:.6g})"]

@@ -410,7 +410,7 @@ class ScriptedRuns:
         grid = numpy.asarray(grid, dtype=float)
         ends, path, parts = [], numpy.empty(count, dtype=int), []
         pending = [((), _Group(numpy.arange(count), {}, rng))]
-        while pending:
+        while pending:  # one decision-tree node a pass: <= count x the decisions of one run
             decisions, group = pending.pop()
             node = self._replay(decisions)
             if isinstance(node, _End):

@@ -35,7 +35,7 @@ class Compiled:
 
 
 def compile_limit():
-    """Seconds allowed for compiling one spec ($GPCOMPILER_TIME_LIMIT, default 300)."""
+    """CPU seconds allowed for compiling one spec ($GPCOMPILER_TIME_LIMIT, default 300)."""
     return float(os.environ.get("GPCOMPILER_TIME_LIMIT", "300"))
 
 
@@ -45,7 +45,7 @@ def compile_spec(path, root=None, progress=None, emit=True):
     after the analysis (``source`` is None: `explain` of any spec)."""
     spec = load_spec(path, root)
     limit = compile_limit()
-    with time_limit(limit, f"compiling {spec.path} (GPCOMPILER_TIME_LIMIT = {limit:g} s: "
+    with time_limit(limit, f"compiling {spec.path} (GPCOMPILER_TIME_LIMIT = {limit:g} s of CPU time: "
                            "raise it to wait longer, or simplify the basis)"):
         if spec.kind == "cdf":
             tables = cdf_tables(spec.family.option("degree"))

@@ -105,6 +105,7 @@ def default_bound(eta, scale, declared=None):
         return declared
     target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(eta))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
+    # at most two halvings: float(target) is within half an ulp of target
     while Fraction(radius) > target:
         radius /= 2
     return radius

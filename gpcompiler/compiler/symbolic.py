@@ -15,19 +15,19 @@ from ..errors import NotPositiveDefiniteError, SymbolicLimitError
 DIGITS = 60
 
 
-_DEADLINES = []
+_DEADLINES = []  # (the process CPU time at which a limit expires, what it limits)
 
 
 def _arm_timer():
     if _DEADLINES:
-        remaining = min(deadline for deadline, _ in _DEADLINES) - time.monotonic()
-        signal.setitimer(signal.ITIMER_REAL, max(remaining, 1e-3))
+        remaining = min(deadline for deadline, _ in _DEADLINES) - time.process_time()
+        signal.setitimer(signal.ITIMER_PROF, max(remaining, 1e-3))
     else:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
 
 
 def _expire(signum, frame):
-    now = time.monotonic()
+    now = time.process_time()
     expired = [(deadline, what) for deadline, what in _DEADLINES if deadline <= now + 1e-3]
     if not expired:
         _arm_timer()
@@ -35,20 +35,22 @@ def _expire(signum, frame):
     deadline, what = min(expired)
     # again shortly, should this exception be swallowed (raised inside a gc callback, which
     # Python reports and ignores); leaving the limited block re-arms or clears the timer
-    signal.setitimer(signal.ITIMER_REAL, 0.05)
+    signal.setitimer(signal.ITIMER_PROF, 0.05)
     raise SymbolicLimitError(f"{what} exceeded its time limit", limit=what)
 
 
 @contextmanager
 def time_limit(seconds, what):
-    """Raise :class:`SymbolicLimitError` (with ``limit == what``) if the block runs longer
-    than ``seconds``. Limits nest: the earliest deadline fires first and names itself.
-    Without SIGALRM (other platforms, other threads) the block runs unlimited."""
-    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+    """Raise :class:`SymbolicLimitError` (with ``limit == what``) if the block takes more
+    than ``seconds`` of the process's CPU time (ITIMER_PROF): a loaded machine does not
+    change which work finishes in time, so neither what a spec compiles to, and SIGALRM
+    stays free (pytest-timeout). Limits nest: the earliest deadline fires first and names
+    itself. Without SIGPROF (other platforms, other threads) the block runs unlimited."""
+    if not hasattr(signal, "SIGPROF") or threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGALRM, _expire) if not _DEADLINES else None
-    _DEADLINES.append((time.monotonic() + seconds, what))
+    previous = signal.signal(signal.SIGPROF, _expire) if not _DEADLINES else None
+    _DEADLINES.append((time.process_time() + seconds, what))
     _arm_timer()
     try:
         yield
@@ -56,7 +58,7 @@ def time_limit(seconds, what):
         _DEADLINES.pop()
         _arm_timer()
         if previous is not None:
-            signal.signal(signal.SIGALRM, previous)
+            signal.signal(signal.SIGPROF, previous)
 
 
 def simplify_entry(value):

@@ -219,9 +219,10 @@ def _float_or_nan(text):
 
 def _missing_directories(path):
     """The directories that writing ``path`` would have to create (innermost first) and
-    the nearest existing ancestor."""
+    the nearest existing ancestor (the root, should even the root not exist: a missing
+    drive; each step shortens the path, so the loop ends)."""
     missing, directory = [], os.path.dirname(os.path.abspath(path))
-    while not os.path.exists(directory):
+    while not os.path.exists(directory) and os.path.dirname(directory) != directory:
         missing.append(directory)
         directory = os.path.dirname(directory)
     return missing, directory

@@ -348,7 +348,7 @@ def _gamma_tail(words, a, rng):
     attempts = numpy.array(words, dtype=numpy.uint64)
     mid, rad = numpy.empty(attempts.shape[0]), numpy.empty(attempts.shape[0])
     refined, todo = {}, numpy.arange(attempts.shape[0])
-    while todo.size:
+    while todo.size:  # a row is accepted w.p. >= 0.95 (a >= 1), on random bits only
         ball, accepted, rejected = _mt_balls(attempts[todo], a)
         mid[todo[accepted]], rad[todo[accepted]] = ball[0][accepted], ball[1][accepted]
         for i in numpy.flatnonzero(~(accepted | rejected)):  # rare: interval arithmetic

@@ -9,7 +9,7 @@ def floor_float(value):
     """The largest float <= an exact value."""
     value = Fraction(value)
     result = float(value)
-    return math.nextafter(result, 0.0) if Fraction(result) > value else result
+    return math.nextafter(result, -math.inf) if Fraction(result) > value else result
 
 
 def ceil_float(value):
@@ -23,13 +23,15 @@ def ceil_float(value):
 
 def ceil_sqrt(value):
     """The smallest float whose square is >= an exact value (Gaussian scales,
-    sensitivities); OverflowError past float64."""
+    sensitivities); OverflowError past float64. The first guess is the square root of
+    value 4^-k, a normal float, scaled by 2^k: rounded twice, it is within one spacing of
+    the float grid (subnormal ones included) of sqrt(value) and never above the answer, so
+    the loop steps at most twice whatever the value's size."""
     value = Fraction(value) if isinstance(value, (int, float, Fraction)) else Fraction(str(value))
-    largest = Fraction(sys.float_info.max)
-    if value > largest ** 2:
+    if value > Fraction(sys.float_info.max) ** 2:
         raise OverflowError("the square root exceeds the largest float64")
-    result = math.ldexp(math.sqrt(float(value / 2 ** 1024)), 512) if value > largest \
-        else math.sqrt(float(value))
+    k = (value.numerator.bit_length() - value.denominator.bit_length()) // 2
+    result = math.ldexp(math.sqrt(float(value / Fraction(4) ** k)), k)
     while Fraction(result) ** 2 < value:
         result = math.nextafter(result, math.inf)
     return result

@@ -55,7 +55,7 @@ class SecureGenerator(entropy.SecureGenerator):
         one of the stream of fresh words, u by ldexp, exact (rounded where u is subnormal)."""
         e = 12
         fresh = 0
-        while not fresh:
+        while not fresh:  # a word is 0 w.p. 2^-64, on random bits only
             fresh = int(self._words(1)[0])
             e += 65 - fresh.bit_length() if fresh else 64
         return math.ldexp((1 << 52) + (word & ((1 << 52) - 1)), -52 - e)
@@ -124,7 +124,7 @@ class SecureGenerator(entropy.SecureGenerator):
         c = 1.0 / math.sqrt(9.0 * d)
         out = numpy.empty(count)
         done = 0
-        while done < count:
+        while done < count:  # >= 95% accepted per round, on random bits only
             draw = count - done + (count - done) // 16 + 2
             pairs = (draw + 1) // 2
             words = self._words(draw + 2 * pairs)

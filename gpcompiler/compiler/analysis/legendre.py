@@ -2,6 +2,7 @@
 phi_j = sum_k C_jk P_k(u), in 1-D and as tensor products over a box, and their exact Gram."""
 import itertools
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 
@@ -95,7 +96,9 @@ class _MonomialRows(Sequence):
 
     def exact(self, j, k):
         """C_jk as a field element (cached); along the diagonal, read in order by the
-        pivots, C_jj = C_(j-1)(j-1) alpha j/(2j - 1)."""
+        pivots, C_jj = C_(j-1)(j-1) alpha j/(2j - 1). Indices are read as Python ints
+        (sympy.Matrix passes sympy Integers, which would make the closed form's sympy's)."""
+        j, k = operator.index(j), operator.index(k)
         if (j, k) not in self._exact:
             if j == k and (j - 1, j - 1) in self._exact:
                 self._exact[j, j] = self._exact[j - 1, j - 1] * self.field(

@@ -96,6 +96,7 @@ _DEFAULT_BOUND = {
         return _BOUNDS[scale]
     target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
+    # at most two halvings: float(target) is within half an ulp of target
     while Fraction(radius) > target:
         radius /= 2
     if len(_BOUNDS) < 1024:
