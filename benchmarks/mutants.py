@@ -495,6 +495,72 @@ EQUIVALENT = [
              "delta(sigma) <= delta at 50 digits"),
 ]
 
+# issue 30, item 8 (first half): choices that read private values beside their noise, the
+# exact rounding's thresholds, facts stated on one path but not the mechanism's
+DECISIONS = "tests/test_decisions.py::"
+THRESHOLDS = "tests/test_rounding_thresholds.py::"
+DECISIONS_ROUNDING_FACTS = [
+    Mutation("PrivFuncSelect orders by the true coefficients", "gpcompiler/adaptive/select.py",
+             "_pruned", "numpy.argsort(-numpy.linalg.norm(noisy, axis=1), kind=\"stable\")",
+             "numpy.argsort(-numpy.linalg.norm(c[:k0], axis=1), kind=\"stable\")",
+             (DECISIONS + "test_priv_func_select_chooses_from_released_values_only",)),
+    Mutation("SVT compares the true query value", "gpcompiler/adaptive/svt.py", "svt",
+             "if value + draw(rng, \"laplace\", query_scale) >= noisy_threshold:",
+             "if (draw(rng, \"laplace\", query_scale), value)[1] >= noisy_threshold:",
+             (DECISIONS + "test_svt_decides_on_the_noisy_values_only",
+              DECISIONS + "test_priv_func_select_chooses_from_released_values_only")),
+    Mutation("ReduceSeg merges on the noiseless residual", "gpcompiler/adaptive/seg.py",
+             "reduce_seg", "error = math.sqrt(residual) + noise",
+             "error = (noise, math.sqrt(residual))[1]",
+             (DECISIONS + "test_reduce_seg_merges_on_the_noisy_residual_only",)),
+    Mutation("unbounded clipping width at least the samples' span",
+             "gpcompiler/adaptive/seg.py", "priv_func_unbounded",
+             "half_width = 2.0 ** (levels if found is None else found)",
+             "half_width = 2.0 ** (levels if found is None else max(found, math.ceil(\n"
+             "        math.log2(max(abs(curve.t).max(), 1.0)))))",
+             (DECISIONS + "test_priv_func_seg_chooses_from_released_values_only",)),
+    Mutation("degree=auto takes the noiseless best score", "gpcompiler/cdf/degree.py",
+             "exponential_mechanism",
+             "noisy = float(value) + compare.Noise(\"gumbel\", scale, rng)",
+             "noisy = (compare.Noise(\"gumbel\", scale, rng), float(value))[1]",
+             (DECISIONS + "test_degree_auto_chooses_from_the_noisy_scores_only",)),
+    Mutation("baseline smooths the true points", "gpcompiler/adaptive/baseline.py",
+             "baseline_points", "noisy = sliding_mean(noisy, int(window))",
+             "noisy = sliding_mean(points, int(window))",
+             (DECISIONS + "test_baseline_releases_only_its_released_points",)),
+    Mutation("lattice cell decided with the sum's float error one binade short", EXACT,
+             "_decide", "error = (rad + (largest + 0.5) * _U) * _GROW",
+             "error = (rad + (largest / 2 + 0.5) * _U) * _GROW",
+             (THRESHOLDS + "test_a_noise_at_every_binade_is_decided_only_when_its_ball_is_in_one_cell",)),
+    Mutation("lattice cell decided without the sum's float error", EXACT,
+             "_decide", "error = (rad + (largest + 0.5) * _U) * _GROW",
+             "error = (rad + 0.5 * _U) * _GROW",
+             (THRESHOLDS + "test_a_noise_at_every_binade_is_decided_only_when_its_ball_is_in_one_cell",)),
+    Mutation("lattice points from 2^51 lattice steps, one binade low", EXACT, "_decide",
+             "lattice_point = numpy.abs(x) >= 2.0 ** 52 * gamma",
+             "lattice_point = numpy.abs(x) >= 2.0 ** 51 * gamma",
+             (THRESHOLDS + "test_inputs_at_the_huge_and_lattice_point_thresholds_release_the_exact_cell",
+              THRESHOLDS + "test_laplace_releases_at_every_threshold_equal_the_ideal_sample")),
+    Mutation("huge inputs from 2^52 lattice steps, one binade high", EXACT, "_decide",
+             "huge = not _within(x, 2.0 ** 51 * gamma)",
+             "huge = not _within(x, 2.0 ** 52 * gamma)",
+             (THRESHOLDS + "test_inputs_at_the_huge_and_lattice_point_thresholds_release_the_exact_cell",
+              THRESHOLDS + "test_laplace_releases_at_every_threshold_equal_the_ideal_sample")),
+    Mutation("rint by the shift up to 2^52, one binade too far", EXACT, "_rint",
+             "_shift_rint(v) if _within(v, 2.0 ** 51)", "_shift_rint(v) if _within(v, 2.0 ** 52)",
+             (THRESHOLDS + "test_the_shift_rounds_to_the_nearest_integer_ties_to_even_below_2_51",)),
+    Mutation("rint shift 2^52 instead of 1.5 2^52", EXACT, "_SHIFT",
+             "_SHIFT = 1.5 * 2.0 ** 52", "_SHIFT = 2.0 ** 52",
+             (THRESHOLDS + "test_the_shift_rounds_to_the_nearest_integer_ties_to_even_below_2_51",)),
+    Mutation("refined cell's float one binade low", EXACT, "_release",
+             "power = math.frexp(gamma)[1] - 1", "power = math.frexp(gamma)[1] - 2",
+             (THRESHOLDS + "test_a_refined_cell_is_released_as_its_correctly_rounded_float",)),
+    Mutation("lattice step one binade coarse", EXACT, "lattice",
+             "math.frexp(scale)[1] - 1 - LATTICE_BITS", "math.frexp(scale)[1] - LATTICE_BITS",
+             (THRESHOLDS + "test_the_lattice_step_at_every_binade_of_the_scale",)),
+]
+NEW_CODE += DECISIONS_ROUNDING_FACTS
+
 NEW_EQUIVALENT = [m for m in NEW_CODE if m.kind == "equivalent"]
 NEW_CODE = [m for m in NEW_CODE if m.kind != "equivalent"]
 EQUIVALENT += NEW_EQUIVALENT
