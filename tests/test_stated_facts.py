@@ -197,13 +197,14 @@ def test_every_ledger_states_the_releases_it_made(monkeypatch, algorithm, model)
     spies.check(result.ledger, slack_stated=algorithm != "baseline")
 
 
-@pytest.mark.parametrize("method", ["project", "select", "seg", "unbounded", "baseline"])
+@pytest.mark.parametrize("method", ["project", "select", "select_pruned", "seg", "unbounded",
+                                    "baseline"])
 def test_cli_release_files_state_the_facts_of_the_release_made(cli, monkeypatch, tmp_path,
                                                                 method):
     """`privatize` release files: bound, slack and lattice are those of the last release
-    made (adaptive methods: its ledger's, intercepted), or of the module's clip and noise
-    (project)."""
-    name = "legendre10" if method == "select" else "linear"
+    made (adaptive methods: its ledger's, intercepted; PrivFuncSelect with its first
+    release makes two), or of the module's clip and noise (project)."""
+    name = "legendre10" if method.startswith("select") else "linear"
     module = generated(name)
     seen = _spy_module(monkeypatch, module)
     monkeypatch.setattr("gpcompiler.compiler.build.load", lambda spec, **k: module)
@@ -213,9 +214,12 @@ def test_cli_release_files_state_the_facts_of_the_release_made(cli, monkeypatch,
     data = tmp_path / "curve.csv"
     data.write_text("t,y\n" + "".join(f"{a!r},{b!r}\n" for a, b in zip(t, y)))
     out = tmp_path / "release.json"
+    split = ("--split", "1/8,1/4,1/8,1/2") if method == "select_pruned" else ()
     status, _, err = cli("privatize", f"specs/{name}.toml", data, "--epsilon", "2",
-                         "--method", method, "--seed", "3", "-o", out)
+                         "--method", method.split("_")[0], *split, "--seed", "3", "-o", out)
     assert status == 0, err
+    assert len(spies.calls) == (2 if split else 0 if method == "project"
+                                else 100 if method == "baseline" else 1)   # --k: 100
     release = json.loads(out.read_text())
     if method == "project":
         (_, scale), = seen["noise"]
