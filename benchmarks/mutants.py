@@ -499,6 +499,7 @@ EQUIVALENT = [
 # exact rounding's thresholds, facts stated on one path but not the mechanism's
 DECISIONS = "tests/test_decisions.py::"
 THRESHOLDS = "tests/test_rounding_thresholds.py::"
+FACTS = "tests/test_stated_facts.py::"
 DECISIONS_ROUNDING_FACTS = [
     Mutation("PrivFuncSelect orders by the true coefficients", "gpcompiler/adaptive/select.py",
              "_pruned", "numpy.argsort(-numpy.linalg.norm(noisy, axis=1), kind=\"stable\")",
@@ -558,6 +559,41 @@ DECISIONS_ROUNDING_FACTS = [
     Mutation("lattice step one binade coarse", EXACT, "lattice",
              "math.frexp(scale)[1] - 1 - LATTICE_BITS", "math.frexp(scale)[1] - LATTICE_BITS",
              (THRESHOLDS + "test_the_lattice_step_at_every_binade_of_the_scale",)),
+    Mutation("unbounded: the parent ledger drops the slack", "gpcompiler/adaptive/seg.py",
+             "_SubLedger.note_release", "self.parent.note_release(label, bound, slack, lattice)",
+             "self.parent.note_release(label, bound, None, lattice)",
+             (FACTS + "test_every_ledger_states_the_releases_it_made",)),
+    Mutation("PrivFuncSelect's first release states no slack", "gpcompiler/adaptive/select.py",
+             "_pruned", "bound=bound, eta=eta)", "bound=bound)",
+             (FACTS + "test_every_ledger_states_the_releases_it_made",)),
+    Mutation("ledger states the lattice of the whole budget", "gpcompiler/adaptive/noise.py",
+             "privatize_vector", "ledger.note_release(label, bound, slack, exact.lattice(scale))",
+             "ledger.note_release(label, bound, slack,\n"
+             "                        exact.lattice(release_scale(ledger.model, ledger.budget)))",
+             (FACTS + "test_every_ledger_states_the_releases_it_made",)),
+    Mutation("curves clipped at 2B while B is stated", TEMPLATE, "project_and_privatize",
+             "c, y = _project(t, y, _params(params), cache, radius)",
+             "c, y = _project(t, y, _params(params), cache, 2 * radius)",
+             (FACTS + "test_release_facts_are_what_every_generated_release_uses",)),
+    Mutation("fields clipped at 2B while B is stated", EMIT + "templates/module_box.py.tmpl",
+             "project_and_privatize",
+             "c = _project_grid(grids, values, kind, _params(params), radius)",
+             "c = _project_grid(grids, values, kind, _params(params), 2 * radius)",
+             (FACTS + "test_release_facts_are_what_every_generated_release_uses",)),
+    Mutation("release_facts states the slack eta B", TEMPLATE, "release_facts",
+             '"slack": ceil_float(2 * Fraction(ETA) * Fraction(radius))',
+             '"slack": ceil_float(Fraction(ETA) * Fraction(radius))',
+             (FACTS + "test_release_facts_are_what_every_generated_release_uses",)),
+    Mutation("explain's CGP scale 1/sqrt(rho)", "gpcompiler/compiler/explain.py", "_clipping",
+             "else ceil_sqrt(1 / (2 * Fraction(budget))))", "else ceil_sqrt(1 / Fraction(budget)))",
+             (FACTS + "test_explain_states_the_facts_the_module_uses",)),
+    Mutation("stated Gumbel scale at the whole epsilon", "gpcompiler/cdf/degree.py",
+             "selection_noise", '"gumbel_scale": gumbel_scale(sensitivity, selection)',
+             '"gumbel_scale": gumbel_scale(sensitivity, epsilon)',
+             (FACTS + "test_cdf_noise_facts_are_the_noise_drawn",)),
+    Mutation("release files state the first release's facts", "gpcompiler/cli/writers.py",
+             "ledger_facts", "last = ledger.releases[-1]", "last = ledger.releases[0]",
+             (FACTS + "test_cli_release_files_state_the_facts_of_the_release_made",)),
 ]
 NEW_CODE += DECISIONS_ROUNDING_FACTS
 
