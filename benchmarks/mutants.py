@@ -594,6 +594,14 @@ DECISIONS_ROUNDING_FACTS = [
     Mutation("release files state the first release's facts", "gpcompiler/cli/writers.py",
              "ledger_facts", "last = ledger.releases[-1]", "last = ledger.releases[0]",
              (FACTS + "test_cli_release_files_state_the_facts_of_the_release_made",)),
+    Mutation("cdf files state the Gumbel scale of the selection share", "gpcompiler/cli/cdf.py",
+             "cmd_cdf", "selection_noise(int(data.size), args.epsilon,",
+             "selection_noise(int(data.size), result.spent[0][0],",
+             (FACTS + "test_cdf_release_files_state_the_noise_drawn",)),
+    Mutation("continuous post-processing of the true projection", "gpcompiler/adaptive/seg.py",
+             "_release", "released = piecewise.make_continuous(released)",
+             "released = piecewise.make_continuous(function)",
+             (DECISIONS + "test_priv_func_seg_chooses_from_released_values_only",)),
 ]
 NEW_CODE += DECISIONS_ROUNDING_FACTS
 

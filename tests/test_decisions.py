@@ -16,7 +16,7 @@ import numpy
 import pytest
 
 from conftest import generated
-from gpcompiler.adaptive import baseline, noise, piecewise, seg, select
+from gpcompiler.adaptive import baseline, closed_form, noise, piecewise, seg, select
 from gpcompiler.adaptive.ledger import PrivacyLedger
 from gpcompiler.cdf import degree
 
@@ -127,21 +127,38 @@ def test_svt_decides_on_the_noisy_values_only():
     assert len(indices) >= 4
 
 
-def _select_choices(source_of, t, y, seed, split):
-    result = select.priv_func_select(t, y, generated("legendre10"), epsilon=4.0,
+@pytest.fixture(scope="module")
+def expression_module(tmp_path_factory):
+    """A basis without closed forms (PrivFuncSelect's generic path: the module's projection
+    and a Gauss rule for the residual)."""
+    import gpcompiler
+    path = tmp_path_factory.mktemp("specs") / "trig_select.toml"
+    path.write_text('name = "trig_select"\n[domain]\nintervals = [["-1", "1"]]\n[basis]\n'
+                    'functions = ["1", "t", "sin(2*t)", "exp(t)"]\n')
+    return gpcompiler.load(path, cache=tmp_path_factory.mktemp("cache"))
+
+
+def _select_choices(source_of, module, t, y, seed, split):
+    a, b = module.curve_interval()
+    result = select.priv_func_select(a + (t + 1) / 2 * (b - a), y, module, epsilon=4.0,
                                      split=split, rng=source_of(seed, crossing=0.2))
     return result.basis_indices, result.coefficients.tolist(), dict(result.details)["first_size"]
 
 
+@pytest.mark.parametrize("name", ["legendre10", "fourier8", "expressions"])
 @pytest.mark.parametrize("split", [select.DEFAULT_SPLIT, ("1/8", "1/4", "1/8", "1/2")])
-def test_priv_func_select_chooses_from_released_values_only(scripted, split):
+def test_priv_func_select_chooses_from_released_values_only(scripted, expression_module, name,
+                                                            split):
     """PrivFuncSelect (size SVT, first release, ordering by the released norms, pruning
-    SVT, final release): the same functions, in the same order, with the same released
-    coefficients, for two different curves under the same released values."""
+    SVT, final release), on closed-form Legendre and Fourier queries and on the generic
+    path: the same functions, in the same order, with the same released coefficients, for
+    two different curves under the same released values."""
+    module = expression_module if name == "expressions" else generated(name)
+    assert (closed_form.cells(module, {}) is None) == (name == "expressions")
     choices = set()
     for seed in range(12):
-        a = _select_choices(scripted, *_curve(2 * seed), seed, split)
-        b = _select_choices(scripted, *_curve(2 * seed + 1), seed, split)
+        a = _select_choices(scripted, module, *_curve(2 * seed), seed, split)
+        b = _select_choices(scripted, module, *_curve(2 * seed + 1), seed, split)
         assert a == b, seed
         choices.add(a[0])
     assert len(choices) >= 4
@@ -154,14 +171,16 @@ def _seg_choices(source_of, t, y, seed, algorithm, span):
                                          rng=source_of(seed, crossing=0.15, size=30.0))
     else:
         result = seg.priv_func_seg((t + 1) / 2, y, module, epsilon=50.0,
+                                   continuous=algorithm == "seg_continuous",
                                    rng=source_of(seed, crossing=0.15, size=30.0))
     return (dict(result.details), result.breakpoints.tolist(), result.coefficients.tolist())
 
 
-@pytest.mark.parametrize("algorithm", ["seg", "unbounded"])
+@pytest.mark.parametrize("algorithm", ["seg", "seg_continuous", "unbounded"])
 def test_priv_func_seg_chooses_from_released_values_only(scripted, algorithm):
     """PrivFuncSeg (the level SVT, ReduceSeg's noisy residuals on the four quarters, the
-    final release) and the unbounded domain's clipping SVT: the same level, half width,
+    final release, the continuous post-processing of the released pieces) and the unbounded
+    domain's clipping SVT: the same level, half width,
     breakpoints and released coefficients for two different curves (on the whole line,
     spanning [-3, 3] and [-6, 6])."""
     choices = set()

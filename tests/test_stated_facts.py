@@ -302,3 +302,36 @@ def test_cdf_noise_facts_are_the_noise_drawn(monkeypatch, method):
         assert set(gumbel.scales) == {stated["gumbel_scale"]}
         assert stated["gumbel_scale"] == degree.gumbel_scale(stated["score_sensitivity"],
                                                              result.spent[0][0])
+
+
+@pytest.mark.parametrize("options", [("--degree", "auto"), ("--method", "moments"),
+                                     ("--method", "histogram"), ("--columns", "a,b")])
+def test_cdf_release_files_state_the_noise_drawn(cli, monkeypatch, tmp_path, options):
+    """`cdf` release files: "noise" (sum sensitivity, sigma, lattice) is the sigma the exact
+    Gaussian drew with and its lattice, and with --degree auto "degree_selection_noise"
+    states the Gumbel scale the exponential mechanism drew with."""
+    drawn = []
+    real = exact.gaussian
+    monkeypatch.setattr(exact, "gaussian",
+                        lambda x, sigma, rng: drawn.append(sigma) or real(x, sigma, rng))
+    gumbel = _GumbelScales(degree.compare)
+    monkeypatch.setattr(degree, "compare", gumbel)
+    data = tmp_path / "data.csv"
+    rows = numpy.random.default_rng(6).standard_normal((300, 2))
+    data.write_text("a,b\n" + "".join(f"{x!r},{y!r}\n" for x, y in rows))
+    columns = ("--lo", "-4", "--lo", "-4", "--hi", "4", "--hi", "4") if "--columns" in options \
+        else ("--column", "a", "--lo", "-4", "--hi", "4")
+    out = tmp_path / "release.json"
+    status, _, err = cli("cdf", data, *columns, *options, "--epsilon", "1.5", "--delta", "1e-6",
+                         "--seed", "2", "-o", out)
+    assert status == 0, err
+    release = json.loads(out.read_text())
+    sigma, = drawn
+    assert release["noise"]["sigma"] == sigma
+    assert release["noise"]["lattice"] == exact.lattice(sigma)
+    epsilon = degree.split_budget(1.5)[1] if "auto" in options else 1.5
+    assert sigma == cdf.analytic_gaussian_sigma(epsilon, 1e-6, release["noise"]["sum_sensitivity"])
+    if "auto" in options:
+        assert set(gumbel.scales) == {release["degree_selection_noise"]["gumbel_scale"]}
+    else:
+        assert not gumbel.scales and "degree_selection_noise" not in release
