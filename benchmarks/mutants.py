@@ -500,6 +500,11 @@ EQUIVALENT = [
 DECISIONS = "tests/test_decisions.py::"
 THRESHOLDS = "tests/test_rounding_thresholds.py::"
 FACTS = "tests/test_stated_facts.py::"
+BINADES = THRESHOLDS + "test_a_noise_at_every_binade_is_decided_only_when_its_ball_is_in_one_cell"
+HUGE = THRESHOLDS + "test_inputs_at_the_huge_and_lattice_point_thresholds_release_the_exact_cell"
+LAPLACE_AT_THRESHOLDS = (THRESHOLDS
+                         + "test_laplace_releases_at_every_threshold_equal_the_ideal_sample")
+SHIFT = THRESHOLDS + "test_the_shift_rounds_to_the_nearest_integer_ties_to_even_below_2_51"
 DECISIONS_ROUNDING_FACTS = [
     Mutation("PrivFuncSelect orders by the true coefficients", "gpcompiler/adaptive/select.py",
              "_pruned", "numpy.argsort(-numpy.linalg.norm(noisy, axis=1), kind=\"stable\")",
@@ -532,27 +537,25 @@ DECISIONS_ROUNDING_FACTS = [
     Mutation("lattice cell decided with the sum's float error one binade short", EXACT,
              "_decide", "error = (rad + (largest + 0.5) * _U) * _GROW",
              "error = (rad + (largest / 2 + 0.5) * _U) * _GROW",
-             (THRESHOLDS + "test_a_noise_at_every_binade_is_decided_only_when_its_ball_is_in_one_cell",)),
+             (BINADES,)),
     Mutation("lattice cell decided without the sum's float error", EXACT,
              "_decide", "error = (rad + (largest + 0.5) * _U) * _GROW",
              "error = (rad + 0.5 * _U) * _GROW",
-             (THRESHOLDS + "test_a_noise_at_every_binade_is_decided_only_when_its_ball_is_in_one_cell",)),
+             (BINADES,)),
     Mutation("lattice points from 2^51 lattice steps, one binade low", EXACT, "_decide",
              "lattice_point = numpy.abs(x) >= 2.0 ** 52 * gamma",
              "lattice_point = numpy.abs(x) >= 2.0 ** 51 * gamma",
-             (THRESHOLDS + "test_inputs_at_the_huge_and_lattice_point_thresholds_release_the_exact_cell",
-              THRESHOLDS + "test_laplace_releases_at_every_threshold_equal_the_ideal_sample")),
+             (HUGE, LAPLACE_AT_THRESHOLDS)),
     Mutation("huge inputs from 2^52 lattice steps, one binade high", EXACT, "_decide",
              "huge = not _within(x, 2.0 ** 51 * gamma)",
              "huge = not _within(x, 2.0 ** 52 * gamma)",
-             (THRESHOLDS + "test_inputs_at_the_huge_and_lattice_point_thresholds_release_the_exact_cell",
-              THRESHOLDS + "test_laplace_releases_at_every_threshold_equal_the_ideal_sample")),
+             (HUGE, LAPLACE_AT_THRESHOLDS)),
     Mutation("rint by the shift up to 2^52, one binade too far", EXACT, "_rint",
              "_shift_rint(v) if _within(v, 2.0 ** 51)", "_shift_rint(v) if _within(v, 2.0 ** 52)",
-             (THRESHOLDS + "test_the_shift_rounds_to_the_nearest_integer_ties_to_even_below_2_51",)),
+             (SHIFT,)),
     Mutation("rint shift 2^52 instead of 1.5 2^52", EXACT, "_SHIFT",
              "_SHIFT = 1.5 * 2.0 ** 52", "_SHIFT = 2.0 ** 52",
-             (THRESHOLDS + "test_the_shift_rounds_to_the_nearest_integer_ties_to_even_below_2_51",)),
+             (SHIFT,)),
     Mutation("refined cell's float one binade low", EXACT, "_release",
              "power = math.frexp(gamma)[1] - 1", "power = math.frexp(gamma)[1] - 2",
              (THRESHOLDS + "test_a_refined_cell_is_released_as_its_correctly_rounded_float",)),

@@ -234,7 +234,7 @@ class _Gumbel:
     the i-th noisy score is the scripted r_i whatever the score u_i."""
 
     def __init__(self, released):
-        self.released, self.scores = released, None
+        self.released, self.scores, self.index = released, None, 0
 
     def Noise(self, kind, scale, rng):
         i = self.index

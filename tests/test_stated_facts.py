@@ -8,13 +8,12 @@ intercepts the values passed to the clip and to the noise and compares them with
 stated; noise scales are also checked against their exact definition (Fractions)."""
 import json
 import math
-import types
 from fractions import Fraction
 
 import numpy
 import pytest
 
-from conftest import BOX_SPECS, MECHANISM_SPECS, ROOT, generated
+from conftest import BOX_SPECS, MECHANISM_SPECS, generated
 from gpcompiler import cdf
 from gpcompiler.adaptive import baseline, noise, seg, select
 from gpcompiler.cdf import degree
@@ -179,7 +178,8 @@ def test_every_ledger_states_the_releases_it_made(monkeypatch, algorithm, model)
     linear = generated("linear")
     if algorithm.startswith("select"):
         module = generated("legendre10")
-        split = ("1/8", "1/4", "1/8", "1/2") if algorithm == "select_pruned" else select.DEFAULT_SPLIT
+        split = (("1/8", "1/4", "1/8", "1/2") if algorithm == "select_pruned"
+                 else select.DEFAULT_SPLIT)
         result = select.priv_func_select(2 * t - 1, y, module, split=split, rng=3, **budget)
         assert {eta for *_, eta, _ in spies.calls} == {module.ETA}
     elif algorithm == "unbounded":
@@ -245,7 +245,8 @@ def test_explain_states_the_facts_the_module_uses(cli, monkeypatch, name):
     assert len(rows) == 8
     c = numpy.zeros(module.COEF_SHAPE)
     for row in rows:
-        budget_text, scale, bound, slack, step = (cell.strip() for cell in row.strip("|").split("|"))
+        budget_text, scale, bound, slack, step = (cell.strip()
+                                                  for cell in row.strip("|").split("|"))
         model, value = budget_text.split(" = ")
         budget = {model: float(value)}
         facts = module.release_facts(**budget)
