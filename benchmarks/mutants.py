@@ -605,6 +605,11 @@ DECISIONS_ROUNDING_FACTS = [
              "_release", "released = piecewise.make_continuous(released)",
              "released = piecewise.make_continuous(function)",
              (DECISIONS + "test_priv_func_seg_chooses_from_released_values_only",)),
+    Mutation("joint auto degree from the noiseless best score", "gpcompiler/cdf/joint.py",
+             "_auto_joint",
+             "candidates[auto.exponential_mechanism(values, sensitivity, share, rng)]",
+             "candidates[int(numpy.argmax(values))]",
+             (DECISIONS + "test_joint_auto_degrees_are_chosen_from_the_noisy_scores_only",)),
 ]
 NEW_CODE += DECISIONS_ROUNDING_FACTS
 

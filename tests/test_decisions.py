@@ -267,3 +267,32 @@ def test_degree_auto_chooses_from_the_noisy_scores_only(monkeypatch):
         assert found[0] == degree.CANDIDATES[int(numpy.argmax(fake.released))]
         chosen.add(found[0])
     assert len(chosen) >= 6
+
+
+def test_joint_auto_degrees_are_chosen_from_the_noisy_scores_only(monkeypatch):
+    """A joint CDF with degree="auto" (cdf/joint.py): each column's degree follows its
+    scripted noisy scores, whatever the data's scores."""
+    from gpcompiler.cdf.joint import joint_estimate
+    fake = _Gumbel(None)
+    real_scores = degree.tail_scores
+
+    def scores(*args):
+        fake.scores, fake.index = real_scores(*args), 0
+        fake.released = next(scripts)
+        return fake.scores
+    monkeypatch.setattr(degree, "compare", fake)
+    monkeypatch.setattr(degree, "tail_scores", scores)
+    rng = numpy.random.default_rng(1)
+    smooth, rough = rng.uniform(-1, 1, (500, 2)), rng.standard_normal((500, 2)) * 3
+    chosen = set()
+    for seed in range(8):
+        found = []
+        for data in (smooth, rough):
+            script = numpy.random.default_rng(seed)
+            scripts = iter([script.standard_normal(16), script.standard_normal(16)])
+            result = joint_estimate(data, lo=[-4, -4], hi=[4, 4], epsilon=2.0, delta=1e-6,
+                                    degree="auto", rng=0)
+            found.append(result.degree)
+        assert found[0] == found[1], seed
+        chosen.add(found[0])
+    assert len(chosen) >= 3
