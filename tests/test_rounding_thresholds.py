@@ -278,3 +278,25 @@ def test_gaussian_releases_at_every_threshold_equal_the_ideal_sample(scale):
                          + Fraction(scale) / Fraction(gamma) * _exact_fraction(z))
             assert released[i] == _lattice_float(cell, gamma), (n, i, scale)
             _on_lattice(released[i], gamma)
+
+
+@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("scale", [2.0 ** -1006, 0.37, 1.1 * 2.0 ** 917])
+def test_spherical_laplace_rows_at_every_threshold_equal_the_ideal_sample(d, scale):
+    """exact.spherical_laplace of one row whose coordinates sit at the thresholds (the
+    fast path decides on the row's pairs, its float error from the row's largest noise):
+    every coordinate is round_gamma(x + scale Z) of the 200-digit Z of the words drawn
+    (tests/test_exact.py's reconstruction, refinements included)."""
+    from test_exact import _ideal_spherical, _prefixes, _spherical_group
+    gamma = exact.lattice(scale)
+    for seed, n in enumerate(THRESHOLD_STEPS):
+        x = numpy.array([n * gamma, -n * gamma - gamma / 2, 2.0 ** 51 * gamma][:d])
+        source = Recording(300 + seed)
+        released = exact.spherical_laplace(x, scale, source)
+        group, used = _spherical_group(source.given, d, False)
+        z = _ideal_spherical(_prefixes(group, source.given[used:]), d, False)
+        for i in range(d):
+            cell = _cell(Fraction(float(x[i])) / Fraction(gamma)
+                         + Fraction(scale) / Fraction(gamma) * _exact_fraction(z[i]))
+            assert released[i] == _lattice_float(cell, gamma), (n, i, scale)
+            _on_lattice(released[i], gamma)
