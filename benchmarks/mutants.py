@@ -610,6 +610,14 @@ DECISIONS_ROUNDING_FACTS = [
              "candidates[auto.exponential_mechanism(values, sensitivity, share, rng)]",
              "candidates[int(numpy.argmax(values))]",
              (DECISIONS + "test_joint_auto_degrees_are_chosen_from_the_noisy_scores_only",)),
+    Mutation("field release files state the default bound", "gpcompiler/cli/privatize.py",
+             "_privatize_fields", "**module.release_facts(bound=bound, **budget),",
+             "**module.release_facts(**budget),",
+             (FACTS + "test_cli_field_release_files_state_the_facts_of_the_release_made",)),
+    Mutation("curve release files state the default bound", "gpcompiler/cli/privatize.py",
+             "_release", "module.release_facts(bound=bound, **budget))",
+             "module.release_facts(**budget))",
+             (FACTS + "test_cli_release_files_state_the_facts_of_the_release_made",)),
 ]
 NEW_CODE += DECISIONS_ROUNDING_FACTS
 

@@ -197,8 +197,8 @@ def test_every_ledger_states_the_releases_it_made(monkeypatch, algorithm, model)
     spies.check(result.ledger, slack_stated=algorithm != "baseline")
 
 
-@pytest.mark.parametrize("method", ["project", "select", "select_pruned", "seg", "unbounded",
-                                    "baseline"])
+@pytest.mark.parametrize("method", ["project", "project_bound", "select", "select_pruned",
+                                    "seg", "unbounded", "baseline"])
 def test_cli_release_files_state_the_facts_of_the_release_made(cli, monkeypatch, tmp_path,
                                                                 method):
     """`privatize` release files: bound, slack and lattice are those of the last release
@@ -215,14 +215,17 @@ def test_cli_release_files_state_the_facts_of_the_release_made(cli, monkeypatch,
     data.write_text("t,y\n" + "".join(f"{a!r},{b!r}\n" for a, b in zip(t, y)))
     out = tmp_path / "release.json"
     split = ("--split", "1/8,1/4,1/8,1/2") if method == "select_pruned" else ()
+    bound = ("--bound", "3.0") if method == "project_bound" else ()
     status, _, err = cli("privatize", f"specs/{name}.toml", data, "--epsilon", "2",
-                         "--method", method.split("_")[0], *split, "--seed", "3", "-o", out)
+                         "--method", method.split("_")[0], *split, *bound, "--seed", "3",
+                         "-o", out)
     assert status == 0, err
-    assert len(spies.calls) == (2 if split else 0 if method == "project"
+    assert len(spies.calls) == (2 if split else 0 if method.startswith("project")
                                 else 100 if method == "baseline" else 1)   # --k: 100
     release = json.loads(out.read_text())
-    if method == "project":
+    if method.startswith("project"):
         (_, scale), = seen["noise"]
+        assert not bound or seen["clip"] == [3.0]
         used = {"bound": seen["clip"][-1], "lattice": exact.lattice(scale),
                 "slack": ceil_float(2 * Fraction(module.ETA) * Fraction(seen["clip"][-1]))}
     else:
@@ -230,6 +233,29 @@ def test_cli_release_files_state_the_facts_of_the_release_made(cli, monkeypatch,
         used = {"bound": bound, "lattice": exact.lattice(spies.scales[-1]),
                 "slack": None if eta is None else ceil_float(2 * Fraction(eta) * Fraction(bound))}
     assert {key: release[key] for key in used} == used
+
+
+@pytest.mark.parametrize("bound", [(), ("--bound", "2.5")])
+@pytest.mark.parametrize("budget", [("--epsilon", "10"), ("--rho", "3")])
+def test_cli_field_release_files_state_the_facts_of_the_release_made(cli, monkeypatch,
+                                                                      tmp_path, budget, bound):
+    """`privatize` of gridded fields (a box spec): the file's bound, slack and lattice are
+    the bound of the fields' and coefficients' clips and the lattice of the noise's scale."""
+    module = generated("legendre_box")
+    seen = _spy_module(monkeypatch, module)
+    monkeypatch.setattr("gpcompiler.compiler.build.load", lambda spec, **k: module)
+    numpy.save(tmp_path / "fields.npy", numpy.random.default_rng(4).normal(size=(3, 6, 5)) * 1e4)
+    out = tmp_path / "release.json"
+    status, _, err = cli("privatize", "specs/legendre_box.toml", tmp_path / "fields.npy",
+                         *budget, *bound, "--seed", "5", "-o", out)
+    assert status == 0, err
+    release = json.loads(out.read_text())
+    assert not bound or release["bound"] == 2.5
+    scales = {scale for _, scale in seen["noise"]}
+    bounds = set(seen["clip"]) | set(seen["project"])
+    assert len(scales) == 1 and bounds == {release["bound"]}
+    assert release["lattice"] == exact.lattice(scales.pop())
+    assert _slack_of(module.ETA, release["bound"])(release["slack"])
 
 
 @pytest.mark.parametrize("name", sorted(MECHANISM_SPECS + BOX_SPECS))
