@@ -151,7 +151,8 @@ def _check_scaling(y, released, norm_squared, bound, tolerance, label):
 
 def _curve_pool(samples, n, bound, rng):
     """Curves (S,) or (S, n) of every kind: inside, outside, far, zero, NaN, inf, values
-    whose squares overflow or underflow, a spike."""
+    whose squares overflow (two such curves, each with its own factor) or underflow, a
+    spike."""
     shape = (samples,) if n == 1 else (samples, n)
 
     def wave(size):
@@ -160,8 +161,8 @@ def _curve_pool(samples, n, bound, rng):
     spike = numpy.zeros(shape)
     spike[samples // 2] = 40 * bound
     pool = {"inside": wave(0.1 * bound), "outside": wave(6 * bound), "far": wave(1e25 * bound),
-            "zero": numpy.zeros(shape), "huge": wave(1e300), "tiny": wave(1e-200),
-            "spike": spike}
+            "zero": numpy.zeros(shape), "huge": wave(1e300), "vast": wave(1e250),
+            "tiny": wave(1e-200), "spike": spike}
     for kind, value in (("nan", math.nan), ("inf", math.inf)):
         curve = wave(bound)
         curve[1] = value
@@ -314,6 +315,34 @@ def test_clip_fields_clips_each_field_alone_in_every_kind_and_shape(kind, dimens
 
 
 # --- generated modules: a batch is released as each curve alone ---------------------------
+
+@pytest.mark.parametrize("name", ["ellipse", "two_circles", "trajectory_linear"])
+@pytest.mark.parametrize("budget", [{"epsilon": 2.0}, {"rho": 2.0}], ids=["GP", "CGP"])
+def test_a_vector_modules_coefficients_are_clipped_as_one_vector(name, budget):
+    """privatize of vector coefficients c (m, n) far outside the ball (norm 40 B, one
+    component much larger than the others) releases the projection of all m n coordinates
+    onto the ball (80-digit reference, moved inside by 2^-30 so that it is kept as it is)
+    with the same seed: equal to one lattice step (the two inputs differ by about 2^-30 B;
+    a clip per value component, or of the first component's norm, moves some coordinate by
+    about B)."""
+    module = generated(name)
+    rng = numpy.random.default_rng(len(name))
+    bound = 2.0
+    for _ in range(4):
+        c = rng.standard_normal(module.COEF_SHAPE) * numpy.array([30.0] + [1.0] *
+                                                                   (module.VALUE_DIM - 1))
+        c *= 40 * bound / numpy.linalg.norm(c)
+        with mpmath.workdps(80):
+            values = [mpmath.mpf(float(x)) for x in c.ravel()]
+            norm = mpmath.sqrt(mpmath.fsum(x * x for x in values))
+            inside = numpy.array([float(x * bound / norm * (1 - mpmath.mpf(2) ** -30))
+                                  for x in values]).reshape(c.shape)
+        for seed in range(3):
+            clipped = module.privatize(c, rng=seed, bound=bound, **budget)
+            kept = module.privatize(inside, rng=seed, bound=bound, **budget)
+            step = module.release_facts(bound=bound, **budget)["lattice"]
+            assert numpy.abs(clipped - kept).max() <= step, (seed, clipped - kept)
+
 
 class Words:
     """A noise source that hands out scripted 64-bit words (exact.random_words reads
