@@ -261,7 +261,8 @@ def _field_norm_squared(grids, y, kind):
     total = Fraction(0)
     for left in itertools.product(*(range(s) for s in shape)):
         for right in itertools.product(*(range(s) for s in shape)):
-            weight = math.prod((m[i][j] for m, i, j in zip(masses, left, right)), start=Fraction(1))
+            weight = math.prod((m[i][j] for m, i, j in zip(masses, left, right)),
+                               start=Fraction(1))
             if weight:
                 total += weight * sum(Fraction(float(a)) * Fraction(float(b))
                                       for a, b in zip(values[left], values[right]))
