@@ -639,6 +639,169 @@ CATALOG = SURVIVORS + KILLED_BEFORE + NEW_CODE + UTILITY + EQUIVALENT
 GROUPS = {"survivors": SURVIVORS, "killed": KILLED_BEFORE, "new": NEW_CODE,
           "utility": UTILITY, "equivalent": EQUIVALENT}
 
+# Issue 30, item 8 (second half): clips that act per row in every shape and kind, and the
+# stated float-error bounds against golden values and realized worst cases
+# (tests/test_clip_rows.py, tests/test_error_bounds.py).
+ROWS = "tests/test_clip_rows.py::"
+BOUNDS = "tests/test_error_bounds.py::"
+CLIP = "gpcompiler/runtime/clip.py"
+CURVECLIP = "gpcompiler/runtime/curveclip.py"
+FIELDCLIP = "gpcompiler/runtime/fieldclip.py"
+SLACK = "gpcompiler/compiler/slack.py"
+STREAMING = "gpcompiler/cdf/streaming.py"
+ROW_TESTS = (ROWS + "test_clip_rows_clips_each_row_alone_in_every_batch_shape",)
+CURVE_TESTS = (ROWS + "test_clip_curves_clips_each_curve_alone_in_every_batch_shape",
+               ROWS + "test_a_batch_of_curves_is_released_as_each_curve_alone_with_the_same_words")
+FIELD_TESTS = (ROWS + "test_clip_fields_clips_each_field_alone_in_every_kind_and_shape",
+               ROWS + "test_a_batch_of_fields_is_released_as_each_field_alone_with_the_same_words")
+CURVE_ETA = (BOUNDS + "test_curve_eta_equals_its_golden_value",)
+BOX_ETA = (BOUNDS + "test_box_eta_equals_its_golden_value",)
+CONTRACTION = (BOUNDS + "test_contraction_error_equals_its_golden_value",) + CURVE_ETA
+MOMENTS = (BOUNDS + "test_moment_error_bound_equals_its_golden_value",)
+DIRECT = (BOUNDS + "test_direct_error_bound_equals_its_golden_value",)
+FACTORS = (BOUNDS + "test_factor_errors_equal_their_golden_values",
+           BOUNDS + "test_mean_errors_equal_their_golden_values")
+MEANS = (BOUNDS + "test_mean_errors_equal_their_golden_values",)
+TENSOR = (BOUNDS + "test_tensor_error_bound_equals_its_golden_value",)
+SCORE = (BOUNDS + "test_score_error_equals_its_golden_value",)
+BALLS = (BOUNDS + "test_exponential_and_gumbel_balls_hold_both_ends_and_are_attained_near_zero",)
+PER_ROW_AND_BOUNDS = [
+    Mutation("clip_rows: the first row's factor for every row", CLIP, "clip_rows",
+             "out = rows * factor[:, None]", "out = rows * factor[:1, None]",
+             ROW_TESTS + CURVE_TESTS[1:]),
+    Mutation("clip_rows: the norm of the first coordinate only", CLIP, "clip_rows",
+             'squares = numpy.einsum("ij,ij->i", rows, rows)',
+             'squares = numpy.einsum("ij,ij->i", rows[:, :1], rows[:, :1])', ROW_TESTS),
+    Mutation("clip_rows: extreme rows decided by the first one", CLIP, "_clip_scaled",
+             "outside = big * norm > bound", "outside = big[:1] * norm[:1] > bound",
+             ROW_TESTS),
+    Mutation("module clip per value component (vector axis ignored)", TEMPLATE, "_clip",
+             "return clip_rows(c.reshape(batch + (COEF_DIM,)), bound).reshape(c.shape)",
+             "return clip_rows(c, bound)",
+             (ROWS + "test_a_vector_modules_coefficients_are_clipped_as_one_vector",)),
+    Mutation("module: the first curve's clip factor for every curve", TEMPLATE,
+             "_clip_factors", "c *= factors.reshape(factors.shape + (1,) * len(COEF_SHAPE))",
+             "c *= factors.reshape(-1)[0]", CURVE_TESTS[1:]),
+    Mutation("clip_curves: the first curve's factor for every curve", CURVECLIP,
+             "_curve_factors",
+             "factors = numpy.where(squares > 0, numpy.minimum(1.0, ratio), 1.0)",
+             "factors = numpy.where(squares > 0, numpy.minimum(1.0, ratio[:1]), 1.0)",
+             CURVE_TESTS),
+    Mutation("clip_curves: the norm of the first value component only", CURVECLIP, "_squares",
+             "return numpy.sum(pieces.reshape(z.shape[0], -1), axis=-1) / 3",
+             "return numpy.sum(pieces[..., 0], axis=-1) / 3", CURVE_TESTS),
+    Mutation("clip_curves: the first curve's time grid for every curve", CURVECLIP,
+             "_rows", "return h if shared else (h[rows] if h.ndim == 3 else h[:, rows])",
+             "return h[:1] if h.ndim == 3 else h[:, :1]", CURVE_TESTS),
+    Mutation("clip_curves: extreme curves scaled to the first one's radius", CURVECLIP,
+             "clip_curves", "* inner[outside, None, None]", "* inner[outside[0], None]",
+             CURVE_TESTS[:1]),
+    Mutation("clip_fields: the first field's factor for every field", FIELDCLIP,
+             "clip_fields", "inner = bound / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))",
+             "inner = bound / numpy.sqrt(numpy.where(squares > 0, squares, 1.0).flat[0]) "
+             "+ 0.0 * squares",
+             FIELD_TESTS),
+    Mutation("clip_fields: the norm of the last axis's first entry only (a vector field's "
+             "first component)", FIELDCLIP, "_form",
+             "return numpy.sum((z * mass).reshape(batch + (-1,)), axis=-1)",
+             "return numpy.sum((z * mass)[..., :1].reshape(batch + (-1,)), axis=-1)",
+             FIELD_TESTS),
+    Mutation("clip_fields: cell fields on cells of uniform width", FIELDCLIP, "_mass",
+             "w * (h if masses is None else masses[0])",
+             "w * (h.mean() if masses is None else masses[0])", FIELD_TESTS),
+    Mutation("ETA: the weights' delta_w dropped from the contraction", SLACK,
+             "contraction_error",
+             "(blocked + (1 + blocked) * gamma(depth)) + WEIGHT_ACCURACY",
+             "(blocked + (1 + blocked) * gamma(depth))", CONTRACTION),
+    Mutation("ETA: the block sums' tree depth halved", SLACK, "contraction_error",
+             "depth = 2 * (blocks - 1).bit_length() + 1",
+             "depth = (blocks - 1).bit_length() + 1", CONTRACTION),
+    Mutation("ETA: sqrt(3) of the interpolant dropped", SLACK, "curve_eta",
+             "ceil_sqrt(Fraction(ratio) * basis_size)", "ceil_sqrt(basis_size)", CURVE_ETA),
+    Mutation("ETA: a vector basis's n values per block ignored", SLACK, "curve_eta",
+             "terms = BLOCK * (value_dim if vector_basis else 1)", "terms = BLOCK", CURVE_ETA),
+    Mutation("ETA: the coefficient clip's 3 roundings dropped", SLACK, "curve_eta",
+             "coefficients)) + 3 * UNIT", "coefficients))", CURVE_ETA),
+    Mutation("ETA: the curve norm's 64 steps halved", SLACK, "curve_eta",
+             "gamma(max(NORM_TERMS + (1 if sobolev", "gamma(max(NORM_TERMS // 2 + (1 if sobolev",
+             CURVE_ETA),
+    Mutation("box ETA: one axis's contraction instead of k", SLACK, "box_eta",
+             "axis_error = dimension * (", "axis_error = (", BOX_ETA),
+    Mutation("box ETA: gamma_A of the change of basis dropped", SLACK, "box_eta",
+             "(axis_error + gamma(atoms_size", "(axis_error + 0 * gamma(atoms_size", BOX_ETA),
+    Mutation("box ETA: the change of basis's norm dropped", SLACK, "box_eta",
+             "atoms = Fraction(transform_norm) * (", "atoms = (", BOX_ETA),
+    Mutation("box ETA: 3^(k/2) of the interpolant as sqrt(3)", SLACK, "box_eta",
+             "else Fraction(3) ** dimension", "else Fraction(3)", BOX_ETA),
+    Mutation("box ETA: the field norm's 4k steps dropped", SLACK, "box_eta",
+             "gamma(max(NORM_TERMS + 4 * dimension, coefficients))",
+             "gamma(max(NORM_TERMS, coefficients))", BOX_ETA),
+    Mutation("CDF sums: the second level's gamma_64 dropped", STREAMING, "_sum_error",
+             "return gamma(ROW - 1) + gamma(CHUNK // ROW) * (1 + gamma(ROW - 1))",
+             "return gamma(ROW - 1)", MOMENTS + DIRECT),
+    Mutation("moment sums: the total's rounding u dropped", STREAMING, "moment_error_bound",
+             "* (1 + UNIT) + UNIT) ** 2", "* (1 + UNIT)) ** 2", MOMENTS),
+    Mutation("moment sums: the powers' gamma_(i-1) halved", STREAMING, "moment_error_bound",
+             "(((gamma(i - 1) + Fraction(i, 2 ** 1074))",
+             "(((gamma(i - 1) / 2 + Fraction(i, 2 ** 1074))", MOMENTS),
+    Mutation("direct sums: the Legendre weights' gamma_4 + u dropped", STREAMING,
+             "_unit_squares", "return rounded + combined * (1 + rounded)", "return rounded",
+             DIRECT),
+    Mutation("direct sums: the quotient's kappa halved", STREAMING, "_unit_squares",
+             "(share * (1 + kappa) + kappa * 2) ** 2", "(share * (1 + kappa / 2) + kappa) ** 2",
+             DIRECT),
+    Mutation("Chebyshev recurrence's step error rho halved", STREAMING,
+             "_recurrence_constants", "rho = Fraction(ceil_float(u * (5 + 2 * u) * (1 + worst)",
+             "rho = Fraction(ceil_float(u * (5 + 2 * u) / 2 * (1 + worst)", DIRECT + FACTORS),
+    Mutation("factor errors: the weight sums' gamma_(j+1) dropped", STREAMING, "factor_errors",
+             "+ gamma(3) + gamma(j + 1) * (1 + gamma(3)) * (1 + error)", "+ gamma(3)",
+             FACTORS + TENSOR),
+    Mutation("factor errors: the difference's rounding dropped", STREAMING, "factor_errors",
+             "bounds.append((spread + u * (2 + spread)) / _root(k)",
+             "bounds.append(spread / _root(k)", FACTORS),
+    Mutation("mean errors: the division's rounding of a coefficient dropped", STREAMING,
+             "mean_errors", "direct = sum((b + u * (v + b) * (2 + u)) ** 2",
+             "direct = sum((b + u * (v + b)) ** 2", MEANS),
+    Mutation("mean errors: the division's rounding of a moment dropped", STREAMING,
+             "mean_errors", "moments = sum((e + u * (1 + e) * (2 + u)) ** 2",
+             "moments = sum((e + u * (1 + e)) ** 2", MEANS),
+    Mutation("tensor sums: the pairwise tree's gamma_D dropped", "gpcompiler/cdf/joint.py",
+             "tensor_error_bound",
+             "per_unit = grown - 1 + (chunk + gamma(depth) * (1 + chunk)) * grown",
+             "per_unit = grown - 1 + chunk * grown", TENSOR),
+    Mutation("tensor sums: the factors' growth of one column only", "gpcompiler/cdf/joint.py",
+             "tensor_error_bound", "grown = (1 + beta) ** k * (1 + gamma(k - 1))",
+             "grown = (1 + beta) * (1 + gamma(k - 1))", TENSOR),
+    Mutation("tensor sums: the chunk's gamma halved", "gpcompiler/cdf/joint.py",
+             "tensor_error_bound", "chunk = gamma(min(CHUNK, count))",
+             "chunk = gamma(min(CHUNK // 2, count))", TENSOR),
+    Mutation("score error: the evaluation's gamma halved", "gpcompiler/cdf/degree.py",
+             "score_error", "evaluation = gamma(top + 5)", "evaluation = gamma(top + 5) / 2",
+             SCORE),
+    Mutation("score error: the drift without sqrt(K + 1)", "gpcompiler/cdf/degree.py",
+             "score_error", "ceil_sqrt((k + 1) * drift ** 2)", "ceil_sqrt(drift ** 2)", SCORE),
+    Mutation("score error: the coefficients' 2u dropped", "gpcompiler/cdf/degree.py",
+             "score_error", "* (1 + UNIT) + 2 * UNIT", "* (1 + UNIT)", SCORE),
+    Mutation("product ball without the radii's product ra rb", EXACT, "_times",
+             "numpy.abs(b[0]) * a[1] + a[1] * b[1]", "numpy.abs(b[0]) * a[1]",
+             (BOUNDS + "test_product_ball_is_attained_term_by_term",)),
+    Mutation("product ball: the term abs(a) rb halved", EXACT, "_times",
+             "rad = numpy.abs(a[0]) * b[1] +", "rad = numpy.abs(a[0]) * b[1] / 2 +",
+             (BOUNDS + "test_product_ball_is_attained_term_by_term",)),
+    Mutation("product ball: the product's rounding halved", EXACT, "_times",
+             "(rad + _U * numpy.abs(mid) + _TINY) * _GROW",
+             "(rad + _U / 2 * numpy.abs(mid) + _TINY) * _GROW",
+             (BOUNDS + "test_product_ball_is_attained_term_by_term",)),
+    Mutation("-ln U ball: the slope bound halved", EXACT, "_exp_radius",
+             "rad = 2.0 ** -52 * v", "rad = 2.0 ** -53 * v",
+             BALLS),
+    Mutation("Gumbel ball: the radius of ln E halved", COMPARE, "Noise.ball",
+             "e_rad / low, numpy.inf)", "e_rad / low / 2, numpy.inf)",
+             BALLS),
+]
+CATALOG = CATALOG + PER_ROW_AND_BOUNDS
+GROUPS["rows-bounds"] = PER_ROW_AND_BOUNDS
+
 
 def _constant(name):
     """Whether ``name`` names a module-level constant (_ANGLE, _GRADED_PIECES), not a def."""

@@ -76,7 +76,7 @@ CERTIFICATE = (
     'number; for y: every LDL^T pivot is a positive exact number'
 )
 CONDITION_NUMBER = 158.2478  # of the user-basis Gram matrix, at the defaults
-ETA = 5.159767545169837e-10  # projection float error per unit of B (docs/clipping.md)
+ETA = 5.159767545169838e-10  # projection float error per unit of B (docs/clipping.md)
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 SLACK_CONDITION = None  # None: the slack holds for every input; else when it holds

@@ -59,7 +59,7 @@ GRAM_METHOD = (
 )
 CERTIFICATE = 'every LDL^T pivot is a positive exact number'
 CONDITION_NUMBER = 2.0  # of the user-basis Gram matrix, at the defaults
-ETA = 6.688160887805593e-13  # projection float error per unit of B (docs/clipping.md)
+ETA = 6.688160887805594e-13  # projection float error per unit of B (docs/clipping.md)
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 SLACK_CONDITION = None  # None: the slack holds for every input; else when it holds

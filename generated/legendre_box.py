@@ -70,7 +70,7 @@ CERTIFICATE = (
     'pivot C_kk^2 D_k is positive'
 )
 CONDITION_NUMBER = 117.0  # of the user-basis Gram matrix, at the defaults
-ETA = 2.601229908371602e-10  # projection float error per unit of B (docs/clipping.md)
+ETA = 2.6012299083716014e-10  # projection float error per unit of B (docs/clipping.md)
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 SLACK_CONDITION = None  # None: the slack holds for every input; else when it holds

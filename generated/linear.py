@@ -52,7 +52,7 @@ POLYNOMIAL_DEGREE = 1  # set when the basis spans all polynomials of a degree
 GRAM_METHOD = 'exact: Legendre expansion of the basis'
 CERTIFICATE = 'every LDL^T pivot is positive for all positive parameter values'
 CONDITION_NUMBER = 19.28147  # of the user-basis Gram matrix, at the defaults
-ETA = 5.474510388891563e-13  # projection float error per unit of B (docs/clipping.md)
+ETA = 5.474510388891562e-13  # projection float error per unit of B (docs/clipping.md)
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 SLACK_CONDITION = None  # None: the slack holds for every input; else when it holds

@@ -56,7 +56,7 @@ CERTIFICATE = (
     'diagonal), D_k = (b - a)/(2k + 1) > 0: every LDL^T pivot C_kk^2 D_k is positive'
 )
 CONDITION_NUMBER = 7.638774e+131  # of the user-basis Gram matrix, at the defaults
-ETA = 2.2009798200209524e-12  # projection float error per unit of B (docs/clipping.md)
+ETA = 2.2009798200209528e-12  # projection float error per unit of B (docs/clipping.md)
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 SLACK_CONDITION = None  # None: the slack holds for every input; else when it holds

@@ -57,7 +57,7 @@ CERTIFICATE = (
     'diagonal), D_k = (b - a)/(2k + 1) > 0: every LDL^T pivot C_kk^2 D_k is positive'
 )
 CONDITION_NUMBER = 383295.7  # of the user-basis Gram matrix, at the defaults
-ETA = 1.7026754712122162e-10  # projection float error per unit of B (docs/clipping.md)
+ETA = 1.702675471212216e-10  # projection float error per unit of B (docs/clipping.md)
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
 SLACK_CONDITION = None  # None: the slack holds for every input; else when it holds

@@ -368,12 +368,12 @@ def query_eta(table, domain):
     a, b = domain
     cells, degree = table.tau.shape[:2]
     length = Fraction(b) - Fraction(a)
-    kappa = Fraction(sum(2 ** n * float(v) for n, v in enumerate(table.beta)))
+    kappa = sum(2 ** n * Fraction(float(v)) for n, v in enumerate(table.beta))
     sup = Fraction(table.sup_norm)
-    root = ceil_sqrt(length)
+    root = Fraction(ceil_sqrt(length))
     steps = gamma(PIECES + 5 * degree + 16) + UNIT + gamma(PIECES) ** 2
     truncation = 3 * (Fraction(table.tail) + Fraction(TAIL)) * sup * root
-    coordinates = steps * 2 * kappa * sup * ceil_sqrt(3 * length)
-    residual = steps * (2 * ceil_sqrt(3) + kappa * sup * root)
+    coordinates = steps * 2 * kappa * sup * Fraction(ceil_sqrt(3 * length))
+    residual = steps * (2 * Fraction(ceil_sqrt(3)) + kappa * sup * root)
     summed = gamma(64 + table.tau.shape[2])     # the residual plus the tail's m squares
     return ceil_float((truncation + 2 * coordinates + residual + summed) * (1 + summed))

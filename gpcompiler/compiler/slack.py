@@ -61,7 +61,7 @@ def curve_eta(basis_size, value_dim, vector_basis, coefficients, sobolev=False, 
     per_unit = contraction_error(terms, (2 if sobolev else 1) * MAX_SAMPLES // BLOCK)
     if sobolev:
         per_unit = per_unit * (1 + 2 * UNIT) + 2 * UNIT
-    projection = ceil_sqrt(Fraction(ratio) * basis_size) * per_unit
+    projection = Fraction(ceil_sqrt(Fraction(ratio) * basis_size)) * per_unit
     clip = gamma(max(NORM_TERMS + (1 if sobolev else 0), coefficients)) + 3 * UNIT
     if ratio != 3:
         clip += Fraction(ratio) * (gamma(NORM_TERMS) + WEIGHT_ACCURACY)
@@ -90,7 +90,7 @@ def box_eta(atoms_size, dimension, transform_norm, coefficients, ratios=None,
     axis_error = dimension * (gamma(nodes) + (2 * UNIT if differences else 0)) + WEIGHT_ACCURACY
     atoms = Fraction(transform_norm) * (axis_error + gamma(atoms_size + (dimension + 1
                                                                          if differences else 0)))
-    projection = ceil_sqrt(ratio * atoms_size) * atoms
+    projection = Fraction(ceil_sqrt(ratio * atoms_size)) * atoms
     clip = gamma(max(NORM_TERMS + 4 * dimension, coefficients)) + 3 * UNIT
     if ratios:
         clip += ratio * (gamma(NORM_TERMS + 4 * dimension) + dimension * WEIGHT_ACCURACY)
