@@ -25,6 +25,7 @@ default_bound, release_facts.
 Only NumPy and the standard library are needed at run time. Without an explicit rng,
 noise comes from OS entropy (see SecureGenerator, also for the floating-point caveat).
 """
+import hashlib
 import math
 import numbers
 import os
@@ -706,8 +707,65 @@ def default_generator(rng):
 # ---- end of runtime/entropy.py
 
 
+# ---- runtime/keyed.py from gpcompiler 0.1.0
+# ---- sha256 a884d760c2c7b78f20be52801beace7950d7bbeae8fa0cdd2ffac4cdc56b1f7c
+
+class KeyedGenerator:
+    """Words by address from a 256-bit key. Each exact release takes the next rows: a call
+    with R rows uses the row addresses row, ..., row + R - 1 (C order over the batch axes)
+    and advances ``row`` by R, so splitting a batch into consecutive calls, or releasing row
+    r alone with KeyedGenerator(key, row=r), gives the same bits."""
+
+    def __init__(self, key, row=0):
+        if isinstance(key, str):
+            try:
+                key = bytes.fromhex(key)
+            except ValueError:
+                raise ValueError("a key must be 64 hexadecimal digits (256 bits)") from None
+        if not isinstance(key, bytes) or len(key) != 32:
+            raise ValueError("a key must be 32 bytes or 64 hexadecimal digits (256 bits)")
+        if isinstance(row, bool) or not isinstance(row, int) or not 0 <= row < 1 << 64:
+            raise ValueError(f"a row address must be an integer in [0, 2^64), got {row!r}")
+        self._key, self.row = key, row
+
+    def _reserve(self, rows):
+        """The addresses of the next ``rows`` rows (a list of ints), taken."""
+        first = self.row
+        if first + rows > 1 << 64:
+            raise ValueError("the row addresses of this key are exhausted (2^64 rows)")
+        self.row = first + rows
+        return list(range(first, first + rows))
+
+    def _stream(self, row, level, count):
+        """Words (row, 0..count-1, level) as little-endian bytes: one SHAKE128 output."""
+        message = self._key + row.to_bytes(8, "little") + level.to_bytes(4, "little")
+        return hashlib.shake_128(message).digest(8 * count)
+
+    def _row_words(self, rows, count):
+        """Words (row, 0..count-1, 0) for each row address: an array (len(rows), count)."""
+        data = b"".join(self._stream(row, 0, count) for row in rows)
+        return numpy.frombuffer(data, dtype="<u8").astype(numpy.uint64).reshape(len(rows), count)
+
+    def _addressed(self, addresses):
+        """The words at the addresses (row, index, level), in order: one SHAKE128 output per
+        (row, level)."""
+        wanted = {}
+        for row, index, level in addresses:
+            wanted[row, level] = max(wanted.get((row, level), 0), index + 1)
+        streams = {key: self._stream(*key, count) for key, count in wanted.items()}
+        return numpy.array([int.from_bytes(streams[row, level][8 * index:8 * index + 8], "little")
+                            for row, index, level in addresses], dtype=numpy.uint64)
+
+    def _words(self, count):
+        """Sequential words are not addressed: only exact releases take a key."""
+        raise TypeError("a KeyedGenerator gives words by address, to exact releases only "
+                        "(privatize, project_and_privatize); use an int seed or OS entropy here")
+
+# ---- end of runtime/keyed.py
+
+
 # ---- runtime/exact.py from gpcompiler 0.1.0
-# ---- sha256 bf7b4f4dc1a1e7331cf16fce08b82f876a0cd0af93497d2329f55b641fd8d750
+# ---- sha256 8be437c63e21daaf33be0a25fa96fa460d792ebb28dd098f371d2e842d81ed5b
 
 LATTICE_BITS = 16  # gamma = 2^(floor(log2 scale) - LATTICE_BITS): docs/threat-model.md
 _U = 2.0 ** -53  # unit roundoff: a correctly rounded operation errs by <= _U |result|
@@ -732,6 +790,26 @@ def random_words(rng, count):
     if hasattr(rng, "_words"):
         return numpy.asarray(rng._words(count), dtype=numpy.uint64)  # read only: never written
     return rng.integers(0, 1 << 64, size=count, dtype=numpy.uint64, endpoint=False)
+
+
+def _keyed(rng):
+    """Whether rng gives words by address (a KeyedGenerator: docs/reference/randomness.md)."""
+    return hasattr(rng, "_row_words")
+
+
+def _layout_words(rng, rows, width):
+    """The level-0 words (rows, width) of ``rows`` rows of ``width`` uniforms, and the rows'
+    addresses: by address (row, index, 0) from a keyed rng, else drawn in order (None)."""
+    if _keyed(rng):
+        at = rng._reserve(rows)
+        return rng._row_words(at, width), at
+    return random_words(rng, rows * width).reshape(rows, width), None
+
+
+def _prefixes(words, at, row, indices):
+    """The uniforms of the level-0 ``words`` at places ``indices`` of row ``row``'s layout,
+    with their addresses when keyed (``at``: the rows' addresses, else None)."""
+    return _Prefixes(words, None if at is None else [(at[row], int(i)) for i in indices])
 
 
 # -- the fast path: balls (mid, rad) in float64 -------------------------------------------
@@ -897,9 +975,10 @@ def _tail_words(d, rows):
 
 
 def _drawn_by_mt(d, rows):
-    """Whether the radius's tail Gamma(d - ceil(d/2)) is drawn by Marsaglia-Tsang."""
+    """Whether the radius's tail Gamma(d - ceil(d/2)) is drawn by Marsaglia-Tsang; rows None
+    (a keyed release: its words must not depend on the batch) whenever a >= _MT_SHAPE."""
     a = d - _pair_layout(d)
-    return a >= _MT_SHAPE and rows * a >= _MT_VALUES
+    return a >= _MT_SHAPE and (rows is None or rows * a >= _MT_VALUES)
 
 
 def _spherical_width(d, rows=1):
@@ -1004,11 +1083,12 @@ def _iv_mt(iv, u, a):
     return w, (lambda: x * x / 2 + dd * (1 - w ** 3 + 3 * iv.log(w)) - iv.log(u[2])), dd * w ** 3
 
 
-def _mt_refine(rng, words, a):
+def _mt_refine(rng, words, a, addresses=None):
     """Decide one attempt exactly (64 more bits per uniform and level): (accepted, the
-    prefixes of its x pair, G's ball) or (False, None, None)."""
+    prefixes of its x pair, G's ball) or (False, None, None). addresses: the words' (row,
+    index) with a keyed rng."""
     iv = _interval_context()
-    prefixes = _Prefixes(words)
+    prefixes = _Prefixes(words, addresses)
     for _ in range(_LEVELS):
         prefixes.extend(rng)
         iv.prec = prefixes.precision + 64
@@ -1017,31 +1097,39 @@ def _mt_refine(rng, words, a):
             return False, None, None
         if w > 0 and f() > 0:
             mid = float(g.mid)
-            pair = _Prefixes(())
+            pair = _Prefixes((), addresses and addresses[:2])
             pair.values, pair.bits = prefixes.values[:2], prefixes.bits[:2]
             return True, pair, (mid, (float(g.delta) + 4 * _U * abs(mid) + _TINY) * _GROW)
     raise ArithmeticError("exact noise: Gamma attempt undecided after 64 refinements")
 
 
-def _gamma_tail(words, a, rng):
+def _gamma_tail(words, a, rng, at=None, start=0):
     """G ~ Gamma(a) per row by Marsaglia-Tsang from first attempts ``words`` (rows, 3), each
-    rejected row drawing 3 new words (the number of draws depends on random bits only):
-    (G's balls (mid, rad), the accepted attempts' words (rows, 3), {row: the x pair's
-    prefixes} for the rare attempts decided in interval arithmetic)."""
+    rejected row drawing 3 new words (the number of draws depends on random bits only; with
+    a keyed rng, attempt k of a row takes the uniforms start + 3k, +1, +2 of its layout, at
+    the rows' addresses ``at``): (G's balls (mid, rad), the accepted attempts' words
+    (rows, 3), {row: the x pair's prefixes} for the rare attempts decided in interval
+    arithmetic and, keyed, the rows accepted at a later attempt, with its addresses)."""
     attempts = numpy.array(words, dtype=numpy.uint64)
     mid, rad = numpy.empty(attempts.shape[0]), numpy.empty(attempts.shape[0])
     refined, todo = {}, numpy.arange(attempts.shape[0])
+    starts = numpy.full(attempts.shape[0], start)
     while todo.size:  # a row is accepted w.p. >= 0.95 (a >= 1), on random bits only
         ball, accepted, rejected = _mt_balls(attempts[todo], a)
         mid[todo[accepted]], rad[todo[accepted]] = ball[0][accepted], ball[1][accepted]
         for i in numpy.flatnonzero(~(accepted | rejected)):  # rare: interval arithmetic
             row = todo[i]
-            ok, pair, ball = _mt_refine(rng, attempts[row], a)
+            addresses = None if at is None else [(at[row], int(starts[row]) + k) for k in range(3)]
+            ok, pair, ball = _mt_refine(rng, attempts[row], a, addresses)
             if ok:
                 refined[row], (mid[row], rad[row]) = pair, ball
             rejected[i] = not ok
         todo = todo[rejected]
-        attempts[todo] = random_words(rng, 3 * todo.size).reshape(-1, 3)
+        starts[todo] += 3
+        attempts[todo] = (random_words(rng, 3 * todo.size) if at is None else rng._addressed(
+            [(at[row], int(starts[row]) + k, 0) for row in todo for k in range(3)])).reshape(-1, 3)
+    for row in [] if at is None else numpy.flatnonzero(starts != start):
+        refined.setdefault(row, _prefixes(attempts[row, :2], at, row, starts[row] + [0, 1]))
     return (mid, rad), attempts, refined
 
 
@@ -1125,16 +1213,20 @@ def _decide(x, gamma, mid, rad):
 class _Prefixes:
     """The bits drawn so far of a group of uniforms: U_i in [M_i, M_i + 1] 2^-bits_i."""
 
-    def __init__(self, words):
+    def __init__(self, words, addresses=None):
+        """words: the uniforms' level-0 words; addresses: their (row, index) when keyed."""
         self.values = [int(w) >> 12 for w in words]
         self.bits = [52] * len(self.values)
+        self.addresses = addresses
 
     @classmethod
     def joined(cls, parts):
         """One group of the uniforms of several groups, in order, with their bits."""
-        group = cls(())
+        group = cls((), None if any(part.addresses is None for part in parts) else [])
         for part in parts:
             group.values, group.bits = group.values + part.values, group.bits + part.bits
+            if group.addresses is not None:
+                group.addresses = group.addresses + part.addresses
         return group
 
     @property
@@ -1142,8 +1234,11 @@ class _Prefixes:
         return max(self.bits, default=52)
 
     def extend(self, rng):
-        """64 more bits for every uniform (drawn in order, one word each)."""
-        fresh = random_words(rng, len(self.values))
+        """64 more bits for every uniform: one word each, drawn in order, or (keyed) the
+        word of its next level, (row, index, level) with level = (bits - 52) / 64 + 1."""
+        fresh = (random_words(rng, len(self.values)) if self.addresses is None else
+                 rng._addressed([(row, index, (bits - 52) // 64 + 1)
+                                 for (row, index), bits in zip(self.addresses, self.bits)]))
         self.values = [(v << 64) | int(w) for v, w in zip(self.values, fresh)]
         self.bits = [b + 64 for b in self.bits]
 
@@ -1274,31 +1369,36 @@ def _gaussian_balls(words, n, unit):
 
 def gaussian(x, scale, rng):
     """round_gamma(x + scale N), N iid standard normal per entry of x (any shape),
-    gamma = lattice(scale): CGP (paper Thm 3.3) and the Gaussian mechanisms."""
+    gamma = lattice(scale): CGP (paper Thm 3.3) and the Gaussian mechanisms. The pairs are
+    laid out over all of x as one row, or with a keyed rng per row of the last axis."""
     x, gamma, unit = _as_input(x, scale)
-    n = x.size
-    pairs = _pair_layout(n)
-    words = random_words(rng, 2 * pairs)  # the U1 of every pair, then the U2
+    n = x.shape[-1] if x.ndim and _keyed(rng) else x.size
+    rows, pairs = (x.size // n if n else 0), _pair_layout(n)
+    words, at = _layout_words(rng, rows, 2 * pairs)  # per row the U1 of every pair, then the U2
     mid, rad = (ball.reshape(x.shape) for ball in _gaussian_balls(words, n, unit))
 
     def pair(key):
-        return ([i for i in (key, key + pairs) if i < n], _Prefixes(words[[key, pairs + key]]),
-                normals)
+        row, k = divmod(key, pairs)
+        return ([row * n + i for i in (k, k + pairs) if i < n],
+                _prefixes(words[row, [k, pairs + k]], at, row, [k, pairs + k]), normals)
 
     def normals(iv, u, wanted):
         both = _iv_normals(iv, [u[0]], [u[1]], 2)  # once for the pair's two members
         return [both[k] for k in wanted]
     return _refine_undecided(x, scale, gamma, rng, *_decide(x, gamma, mid, rad),
-                             lambda i: i % pairs, pair)
+                             lambda i: i // n * pairs + i % n % pairs, pair)
 
 
 def laplace(x, scale, rng):
     """round_gamma(x + scale L), L iid standard Laplace per entry of x (any shape)."""
     x, gamma, unit = _as_input(x, scale)
-    words = random_words(rng, x.size).reshape(x.shape)
+    n = x.shape[-1] if x.ndim and _keyed(rng) else x.size  # one row, or keyed rows
+    rows = x.size // n if n else 0
+    layout, at = _layout_words(rng, rows, n)
+    words = layout.reshape(x.shape)
 
     def entry(i):
-        return ([i], _Prefixes(words.flat[i:i + 1]),
+        return ([i], _prefixes(words.flat[i:i + 1], at, i // n, [i % n]),
                 lambda iv, u, wanted: [_iv_laplace(iv, u[0], words.flat[i])])
     return _refine_undecided(x, scale, gamma, rng,
                              *_decide(x, gamma, *_times((unit, 0.0), _laplace_ball(words))),
@@ -1311,13 +1411,13 @@ def spherical_laplace(x, scale, rng):
     x, gamma, unit = _as_input(x, scale)
     d = x.shape[-1]
     rows, p = (x.size // d if d else 0), _pair_layout(d)
-    words = random_words(rng, rows * _spherical_width(d, rows)).reshape(
-        rows, _spherical_width(d, rows))
-    a, drawn = d - p, _drawn_by_mt(d, rows)
+    shapes = None if _keyed(rng) else rows  # keyed: the layout of a row is that of d alone
+    words, at = _layout_words(rng, rows, _spherical_width(d, shapes))
+    a, drawn = d - p, _drawn_by_mt(d, shapes)
     if not a:
         tail, attempts, refined = None, words[:, :0], {}
     elif drawn:
-        tail, attempts, refined = _gamma_tail(words[:, 2 * p:], a, rng)
+        tail, attempts, refined = _gamma_tail(words[:, 2 * p:], a, rng, at, 2 * p)
     else:
         tail, attempts, refined = _exp_tail(words[:, 2 * p:]), words[:, 2 * p:], {}
 
@@ -1334,9 +1434,12 @@ def spherical_laplace(x, scale, rng):
                 for k in wanted]
 
     def row(key):
-        rest = refined.get(key) or _Prefixes(attempts[key, :2] if drawn else attempts[key])
+        tail_words = attempts[key, :2] if drawn else attempts[key]
+        rest = refined.get(key) or _prefixes(tail_words, at, key,
+                                             range(2 * p, 2 * p + tail_words.size))
         return (list(range(key * d, key * d + d)),
-                _Prefixes.joined([_Prefixes(words[key, :2 * p]), rest]), variates)
+                _Prefixes.joined([_prefixes(words[key, :2 * p], at, key, range(2 * p)), rest]),
+                variates)
     out, undecided = _spherical_fast_path(x.reshape(rows, d), words[:, :2 * p], tail, gamma,
                                           unit)
     return _refine_undecided(x, scale, gamma, rng, out.reshape(x.shape),

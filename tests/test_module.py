@@ -37,17 +37,23 @@ def test_generated_module_inlines_the_audited_runtime_verbatim(name):
         expected |= {"fieldclip"} if hasattr(module, "DIMENSION") else {"curveclip"}
     if getattr(module, "OUTSIDE", "zero") == "hold":
         expected |= {"hold"}
+    if hasattr(module, "COEF_DIM"):  # addressed words; the protocol program in one dimension
+        expected |= {"keyed"} if hasattr(module, "DIMENSION") else {"keyed", "protocol"}
     assert set(parts) == expected and len(parts) == len(expected)
     assert "gumbel" not in text.lower() and "class Noise" not in text
     header = emit.HEADER.format(version=gpcompiler.__version__)
     assert text.count(header) == 1
     assert "\ndef privatize(" in text[:text.index(header)]   # the module's own API first
-    assert text.endswith("# ---- end of runtime/" + parts[-1] + ".py\n")
+    main = ("\n\nif __name__ == \"__main__\":\n"
+            "    sys.exit(run_protocol(sys.modules[__name__], sys.argv[1:]))\n")
+    assert text.endswith("# ---- end of runtime/" + parts[-1] + ".py\n"
+                         + (main if "protocol" in parts else ""))
 
 
 @pytest.mark.parametrize("name", SPECS)
 def test_generated_module_imports_only_numpy_and_the_standard_library(name):
-    """At import, NumPy and the standard library; inside functions, ssl (the standard
+    """At import, NumPy and the standard library (hashlib for keyed words; argparse and csv
+    for a 1-D module's protocol program); inside functions, ssl (the standard
     library's OpenSSL CSPRNG, imported at the first draw of entropy) and mpmath (pure
     Python) for the exact sampler's rare refinement."""
     tree = ast.parse((ROOT / "generated" / f"{name}.py").read_text())
@@ -57,7 +63,8 @@ def test_generated_module_imports_only_numpy_and_the_standard_library(name):
                  if isinstance(node, ast.Import) for alias in node.names}
         return names | {node.module.split(".")[0] for node in nodes
                         if isinstance(node, ast.ImportFrom)}
-    assert imports(tree.body) <= {"math", "numbers", "os", "sys", "fractions", "numpy"}
+    assert imports(tree.body) <= {"math", "numbers", "os", "sys", "fractions", "numpy",
+                                  "hashlib", "argparse", "csv"}
     assert imports(list(ast.walk(tree))) - imports(tree.body) <= {"mpmath", "ssl"}
 
 

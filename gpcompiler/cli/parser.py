@@ -234,6 +234,12 @@ def build_parser():
                         "each released value): larger curves are clipped to it, never refused "
                         "(default: the spec's [privacy] bound, else the module's default_bound "
                         "at this budget, where the float slack is below 1e-6 of the noise)")
+    p.add_argument("--key", type=_typed(bytes.fromhex, lambda key: len(key) == 32,
+                                        "64 hexadecimal digits (a 256-bit key)"), metavar="HEX",
+                   help="256-bit key of addressed noise (project only): the same release for "
+                        "the same key, curves and order in every target, for reproducible and "
+                        "conformance releases only; a key known to others makes the noise "
+                        "known (docs/threat-model.md) (default: OS entropy)")
     p.add_argument("--k", type=_count(2),
                    help=f"points of the baseline (baseline only; default: {DEFAULT_K})")
     p.add_argument("--window", type=_count(1),

@@ -65,7 +65,8 @@ def _parameters(items, module, method):
 
 # The methods each method-specific option applies to (anything else is an error).
 METHOD_OPTIONS = {"beta": ("select", "seg", "unbounded"), "continuous": ("seg", "unbounded"),
-                  "k": ("baseline",), "window": ("baseline",), "split": ("select",)}
+                  "k": ("baseline",), "window": ("baseline",), "split": ("select",),
+                  "key": ("project",)}
 
 
 DEFAULT_BETA, DEFAULT_K = 0.1, 100
@@ -84,6 +85,18 @@ def _method_options(args):
     args.k = DEFAULT_K if args.k is None else args.k
     if args.window is not None and args.window > args.k:
         raise UserError(f"--window {args.window} is wider than --k {args.k}")
+
+
+def _noise_source(args):
+    """--key: words by address (docs/reference/randomness.md; reproducible and conformance
+    releases only: a key known to others makes the noise known); --seed: a NumPy generator
+    (tests, demos); else None, OS entropy."""
+    from ..runtime.keyed import KeyedGenerator
+    if args.key is not None and args.seed is not None:
+        raise UserError("--seed and --key are two noise sources: give one")
+    if args.key is not None:
+        return KeyedGenerator(args.key)
+    return numpy.random.default_rng(args.seed) if args.seed is not None else None
 
 
 def _check_spec_for_method(spec, module, method, params):
@@ -304,7 +317,7 @@ def cmd_privatize(args):
                         f"R^{module.VALUE_DIM}: refusing to guess (several columns could be read "
                         "as a batch of curves)")
     bound = _release_bound(module, args)
-    rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
+    rng = _noise_source(args)
     releases, grids, clipped = [], [], 0
     engine = scheduler_engine(args)
     projections = ([None] * len(curves.ids) if engine is None
@@ -388,7 +401,7 @@ def _privatize_fields(args, module, params):
                + f" ({kind}), each privatized with the whole budget{hint}")
     budget = args_budget(args)
     bound = _release_bound(module, args)
-    rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
+    rng = _noise_source(args)
     released, clipped, invalid = [], 0, []
     for field in fields:
         try:

@@ -6,7 +6,7 @@ import hashlib
 import inspect
 
 from ... import __version__
-from ...runtime import clip, curveclip, entropy, exact, fieldclip, hold
+from ...runtime import clip, curveclip, entropy, exact, fieldclip, hold, keyed, protocol
 
 HEADER = ("# ==== The runtime of gpcompiler {version}: the spec-specific part ends above. What\n"
           "# follows is gpcompiler/runtime inlined verbatim, each part marked with its version\n"
@@ -19,7 +19,8 @@ HEADER = ("# ==== The runtime of gpcompiler {version}: the spec-specific part en
 
 def runtime_body(module):
     """A runtime module's source after its docstring and imports: what a generated module
-    inlines verbatim (the module already imports math, os, numbers and numpy)."""
+    inlines verbatim (the module already imports hashlib, math, os, numbers, numpy and, in
+    one dimension, argparse and csv)."""
     lines = inspect.getsource(module).splitlines()
     last_import = max(i for i, line in enumerate(lines) if line.startswith(("import ", "from ")))
     return "\n".join(lines[last_import + 1:]).strip("\n")
@@ -31,16 +32,18 @@ def marker(name):
 
 
 def runtime_parts(ir):
-    """The runtime modules a generated module inlines: entropy, exact releases and the
-    coefficient clip always; the curve or field clip when its metric clips samples, and the
-    map of held curves for [curve] outside = "hold" (the comparisons of runtime/compare.py,
-    with the Gumbel sampler, are the package's only)."""
+    """The runtime modules a generated module inlines: entropy, addressed words, exact
+    releases and the coefficient clip always; the curve or field clip when its metric clips
+    samples, the map of held curves for [curve] outside = "hold", and the protocol program
+    of a 1-D module (the comparisons of runtime/compare.py, with the Gumbel sampler, are the
+    package's only)."""
     if ir.box is None:
         samples = [curveclip] if clips_curves(ir) else []
         samples += [hold] if ir.outside == "hold" else []
+        samples += [protocol]
     else:
         samples = [fieldclip] if clips_fields(ir) else []
-    return (entropy, exact, clip, *samples)
+    return (entropy, keyed, exact, clip, *samples)
 
 
 def clips_curves(ir):
