@@ -1,0 +1,53 @@
+/* The types of gpcompiler's C runtime (docs/reference/c.md). Every generated NAME.h carries
+ * this text verbatim, so several generated modules can be linked into one program; the
+ * runtime's functions (gp_runtime.c) are inlined into each NAME.c as static functions.
+ *
+ * The runtime's functions, the contract between gp_runtime.c and the emitted code:
+ *
+ *   static const char *gp_status_message(int status);
+ *   static void gp_source_os(gp_source *source);            getrandom(2), else /dev/urandom
+ *   static void gp_source_callback(gp_source *source, gp_fill_fn fill, void *context);
+ *   static void gp_source_key(gp_source *source, const unsigned char key[32], uint64_t row);
+ *   static int gp_parse_key(const char *hex, unsigned char key[32]);   64 hex digits
+ *   static int gp_scale_epsilon(double epsilon, double *scale);  1/epsilon rounded up
+ *   static int gp_scale_rho(double rho, double *scale);          sqrt(1/(2 rho)) rounded up
+ *   static int gp_lattice(double scale, double *gamma);          runtime/exact.py, lattice
+ *   static int gp_clip_rows(double *c, size_t rows, size_t d, double bound);  runtime/clip.py
+ *   static int gp_gaussian(const double *x, size_t rows, size_t d, double scale,
+ *                          gp_source *source, double *out);         runtime/exact.py, gaussian
+ *   static int gp_spherical_laplace(const double *x, size_t rows, size_t d, double scale,
+ *                                   gp_source *source, double *out);  ... spherical_laplace
+ *
+ * Every function returns GP_OK or an error status and writes its outputs only on GP_OK. A
+ * keyed source gives row r of a call the address source->row + r and advances source->row by
+ * the call's rows (docs/reference/randomness.md), so the release is the same bits as the
+ * Python target's for the same key. */
+#ifndef GP_RUNTIME_TYPES
+#define GP_RUNTIME_TYPES
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum gp_status {
+    GP_OK = 0,
+    GP_EINVAL = 1,      /* an argument out of its domain (NaN, a budget <= 0, a bad key) */
+    GP_EENTROPY = 2,    /* the source of random bytes failed */
+    GP_ERANGE = 3,      /* a release or a bound beyond float64 or the lattice's 2^50 steps */
+    GP_ENOMEM = 4,      /* the caller's buffer is too small */
+    GP_EUNDECIDED = 5   /* refinement gave up (probability < 2^-4000 per coordinate) */
+};
+
+/* Fills size bytes at out with random bytes; returns 0 on success. */
+typedef int (*gp_fill_fn)(void *context, unsigned char *out, size_t size);
+
+/* Where the words come from: a fill callback (sequential words), or a 256-bit key (words by
+ * address: SHAKE128(key || LE64(row) || LE32(level)), docs/reference/randomness.md). */
+typedef struct gp_source {
+    gp_fill_fn fill;
+    void *context;
+    int keyed;
+    unsigned char key[32];
+    uint64_t row;
+} gp_source;
+
+#endif
