@@ -37,6 +37,10 @@ enum gp_status {
     GP_EUNDECIDED = 5   /* refinement gave up (probability < 2^-4000 per coordinate) */
 };
 
+/* Which budget a release spends: epsilon (GP: spherical Laplace noise, scale 1/epsilon) or
+ * rho (CGP: Gaussian noise, scale sqrt(1/(2 rho))); paper Alg. 2 and Alg. 6. */
+enum gp_budget { GP_EPSILON = 1, GP_RHO = 2 };
+
 /* Fills size bytes at out with random bytes; returns 0 on success. */
 typedef int (*gp_fill_fn)(void *context, unsigned char *out, size_t size);
 
