@@ -155,6 +155,9 @@ KIND_SPECS = {
                                    '[metric]\nsobolev = 1\n',
     "kind_hold": '[domain]\nintervals = [["0", "10"]]\n[basis]\n'
                  'family = { name = "legendre", degree = 4 }\n[curve]\noutside = "hold"\n',
+    "kind_sobolev_hold": '[domain]\nintervals = [["0", "1"]]\n[basis]\n'
+                         'functions = ["1", "t", "t**2", "t**3"]\n[metric]\nsobolev = 1\n'
+                         '[curve]\noutside = "hold"\n',
 }
 
 

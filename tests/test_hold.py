@@ -37,7 +37,9 @@ SPECS = {
     "hold_sinc": _SINC + _HOLD, "zero_sinc": _SINC,
     "hold_expression": _EXPRESSION + _HOLD, "zero_expression": _EXPRESSION,
     "hold_h1": _LEGENDRE + '[metric]\nsobolev = 1\n' + _HOLD,
+    "zero_h1": _LEGENDRE + '[metric]\nsobolev = 1\n',
     "hold_weighted": _LEGENDRE + '[metric]\nweight = "1 + t"\n' + _HOLD,
+    "zero_weighted": _LEGENDRE + '[metric]\nweight = "1 + t"\n',
 }
 
 
@@ -266,17 +268,19 @@ def test_held_samples_is_the_definition_on_every_shape():
         [(0,), (2, 0)]
 
 
-_MODULES = ["hold_legendre", "zero_legendre", "hold_vector"]
+_MODULES = ["hold_legendre", "zero_legendre", "hold_vector", "hold_h1", "zero_h1",
+            "hold_weighted", "zero_weighted"]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(name=strategies.sampled_from(_MODULES), seed=strategies.integers(0, 2 ** 32 - 1),
        exponent=strategies.integers(-10, 60))
 def test_same_function_on_dense_grids_gives_the_same_release_hold_and_zero(name, seed, exponent):
-    """Property (hold and zero, scalar and vector values): a random curve (dyadic knots,
-    integer values times 2^k up to 2^60 x 2^9) and the same function on dense (2^12 samples
-    per piece), near-knot (2^-40 away) and padded grids: clipped projections within the
-    slack 2 ETA B of each other, same-seed releases within one lattice step."""
+    """Property (every metric, L2, H^1 and L2(1 + t), held and zero outside, scalar and
+    vector values): a random curve (dyadic knots, integer values times 2^k up to 2^60 x 2^9)
+    and the same function on dense (2^12 samples per piece), near-knot (2^-40 away) and
+    padded grids: clipped projections within the slack 2 ETA B of each other, same-seed
+    releases within one lattice step."""
     target = module(name)
     lo, hi = target.curve_interval()
     rng = numpy.random.default_rng(seed)
