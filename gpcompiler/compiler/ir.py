@@ -144,6 +144,10 @@ class _Printer(NumPyPrinter):
             out = f"{function}({out}, {self._print(argument)})"
         return out
 
+    def _print_erf(self, expression):
+        """math.erf elementwise (NumPy has no erf; SymPy prints the scalar math.erf)."""
+        return f"numpy.vectorize(math.erf, otypes=[float])({self._print(expression.args[0])})"
+
     def _print_sinc(self, expression):
         return f"numpy.sinc(({self._print(expression.args[0])})/numpy.pi)"
 
