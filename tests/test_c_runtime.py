@@ -328,3 +328,45 @@ def test_libm_log_and_tan_within_the_assumed_ulps(driver):
                                [(tans[i], mpmath.tan(mpmath.mpf(angles[i]))) for i in range(u.size)]:
             worst = max(worst, float(abs(mpmath.mpf(computed) - value) / math.ulp(float(value))))
     assert worst <= exact._LIB_ULPS
+
+
+def test_gamma_attempts_at_the_acceptance_boundary_decide_like_python(driver):
+    """Marsaglia-Tsang attempts whose U_2 is placed at the acceptance boundary
+    (-ln U_2 = -(x^2/2 + dd (1 - w^3 + 3 ln w)) at the first two words' midpoints): the C
+    refinement (levels 1, 2, ... at the attempt's addresses) accepts or rejects each exactly
+    as exact._mt_refine does, and an accepted G's ball meets Python's."""
+    rng = numpy.random.default_rng(3)
+    generator = KeyedGenerator(KEY)
+    refined = 0
+    commands, expected = [], []
+    for trial in range(40):
+        a, row, index = int(rng.choice([16, 17, 400])), int(rng.integers(0, 1000)), 2 * int(rng.integers(1, 400))
+        w0, w1 = (int(w) for w in rng.integers(1 << 20, 1 << 64, size=2, dtype=numpy.uint64))
+        with mpmath.workdps(40):
+            u1, u2 = ((mpmath.mpf(w >> 12) + mpmath.mpf(1) / 2) * mpmath.mpf(2) ** -52 for w in (w0, w1))
+            x = mpmath.sqrt(-2 * mpmath.log(u1)) * mpmath.cos(2 * mpmath.pi * u2)
+            dd, c = mpmath.mpf(3 * a - 1) / 3, 1 / mpmath.sqrt(9 * a - 3)
+            w = 1 + c * x
+            if w <= 0:
+                continue
+            boundary = mpmath.exp(x * x / 2 + dd * (1 - w ** 3 + 3 * mpmath.log(w)))
+            m = int(mpmath.floor(boundary * 2 ** 52))
+        for shift in (-1, 0, 1):
+            w2 = ((m + shift) << 12) | int(rng.integers(0, 1 << 12))
+            words = numpy.array([w0, w1, w2], dtype=numpy.uint64)
+            ball, accepted, rejected = exact._mt_balls(words[None, :], a)
+            if accepted[0] or rejected[0]:
+                python = (bool(accepted[0]), (float(ball[0][0]), float(ball[1][0])))
+            else:
+                ok, _, g = exact._mt_refine(generator, words, a, [(row, index + k) for k in range(3)])
+                python = (ok, g)
+            commands.append(f"mt {KEY} {row} {index} {a} {w0} {w1} {w2}")
+            expected.append(python)
+    for line, (accepted, g) in zip(run(driver, commands), expected):
+        status, was_refined, decision, mid, rad = line.split()
+        assert int(status) == OK and (int(decision) == 1) == accepted
+        refined += int(was_refined)
+        if accepted:
+            assert abs(float.fromhex(mid) - g[0]) <= float.fromhex(rad) + g[1]
+    print(f'{refined} of {len(commands)} attempts refined')
+    assert refined >= 10

@@ -163,6 +163,18 @@ int main(void)
             for (size_t i = 0; i < count; i++)
                 out[i] = kind == 'l' ? log(values[i]) : tan(values[i]);
             print_values(out, count);
+        } else if (!strcmp(command, "mt")) { /* mt KEY ROW INDEX A: one Gamma attempt */
+            unsigned char key[32];
+            key_of(token(), key);
+            gp_row g = {key, 0, 1.0, 1.0, 0};
+            g.row = integer();
+            size_t index = integer(), a = integer();
+            uint64_t w[3] = {integer(), integer(), integer()};
+            gp_ball G = {0.0, 0.0};
+            int decision = gp_mt_ball(w, a, &G), status = GP_OK, refined = !decision;
+            if (refined)
+                status = gp_mt_refine(&g, index, w, a, &G, &decision);
+            printf("%d %d %d %a %a\n", status, refined, decision, G.mid, G.rad);
         } else if (!strcmp(command, "message")) {
             printf("%s\n", gp_status_message((int)integer()));
         } else if (!strcmp(command, "bench")) {
