@@ -87,37 +87,43 @@ static const uint64_t gp_keccak_rc[24] = {
     0x000000008000808bu, 0x800000000000008bu, 0x8000000000008089u, 0x8000000000008003u,
     0x8000000000008002u, 0x8000000000000080u, 0x000000000000800au, 0x800000008000000au,
     0x8000000080008081u, 0x8000000000008080u, 0x0000000080000001u, 0x8000000080008008u};
-/* rho's rotations along pi's path from lane 1 (FIPS 202, sections 3.2.2-3.2.3) */
-static const unsigned char gp_keccak_rho[24] = {1, 3, 6, 10, 15, 21, 28, 36, 45, 55, 2, 14,
-                                                27, 41, 56, 8, 25, 43, 62, 18, 39, 61, 20, 44};
-static const unsigned char gp_keccak_pi[24] = {10, 7, 11, 17, 18, 3, 5, 16, 8, 21, 24, 4,
-                                               15, 23, 19, 13, 12, 2, 20, 14, 22, 9, 6, 1};
-
 static uint64_t gp_rotl(uint64_t x, unsigned n) { return (x << n) | (x >> (64 - n)); }
 
 /* Keccak-f[1600]: 24 rounds of theta, rho and pi, chi, iota; lane (x, y) is a[x + 5 y]. */
 static void gp_keccak_f(uint64_t a[25])
 {
     for (int round = 0; round < 24; round++) {
-        uint64_t c[5], t;
-        for (int x = 0; x < 5; x++)
-            c[x] = a[x] ^ a[x + 5] ^ a[x + 10] ^ a[x + 15] ^ a[x + 20];
-        for (int x = 0; x < 5; x++) {
-            t = c[(x + 4) % 5] ^ gp_rotl(c[(x + 1) % 5], 1);
-            for (int y = 0; y < 25; y += 5)
-                a[y + x] ^= t;
-        }
-        t = a[1];
-        for (int i = 0; i < 24; i++) {
-            uint64_t next = a[gp_keccak_pi[i]];
-            a[gp_keccak_pi[i]] = gp_rotl(t, gp_keccak_rho[i]);
-            t = next;
-        }
+        uint64_t c0 = a[0] ^ a[5] ^ a[10] ^ a[15] ^ a[20], c1 = a[1] ^ a[6] ^ a[11] ^ a[16] ^ a[21];
+        uint64_t c2 = a[2] ^ a[7] ^ a[12] ^ a[17] ^ a[22], c3 = a[3] ^ a[8] ^ a[13] ^ a[18] ^ a[23];
+        uint64_t c4 = a[4] ^ a[9] ^ a[14] ^ a[19] ^ a[24];
+        uint64_t d0 = c4 ^ gp_rotl(c1, 1), d1 = c0 ^ gp_rotl(c2, 1), d2 = c1 ^ gp_rotl(c3, 1);
+        uint64_t d3 = c2 ^ gp_rotl(c4, 1), d4 = c3 ^ gp_rotl(c0, 1);
+        uint64_t b[25];
         for (int y = 0; y < 25; y += 5) {
-            for (int x = 0; x < 5; x++)
-                c[x] = a[y + x];
-            for (int x = 0; x < 5; x++)
-                a[y + x] = c[x] ^ (~c[(x + 1) % 5] & c[(x + 2) % 5]);
+            a[y] ^= d0;
+            a[y + 1] ^= d1;
+            a[y + 2] ^= d2;
+            a[y + 3] ^= d3;
+            a[y + 4] ^= d4;
+        }
+        /* rho and pi: lane x + 5 y, rotated by rho's offset, moves to y + 5 ((2 x + 3 y) mod 5)
+         * (FIPS 202, sections 3.2.2-3.2.3) */
+        b[0] = a[0]; b[10] = gp_rotl(a[1], 1); b[20] = gp_rotl(a[2], 62);
+        b[5] = gp_rotl(a[3], 28); b[15] = gp_rotl(a[4], 27);
+        b[16] = gp_rotl(a[5], 36); b[1] = gp_rotl(a[6], 44); b[11] = gp_rotl(a[7], 6);
+        b[21] = gp_rotl(a[8], 55); b[6] = gp_rotl(a[9], 20);
+        b[7] = gp_rotl(a[10], 3); b[17] = gp_rotl(a[11], 10); b[2] = gp_rotl(a[12], 43);
+        b[12] = gp_rotl(a[13], 25); b[22] = gp_rotl(a[14], 39);
+        b[23] = gp_rotl(a[15], 41); b[8] = gp_rotl(a[16], 45); b[18] = gp_rotl(a[17], 15);
+        b[3] = gp_rotl(a[18], 21); b[13] = gp_rotl(a[19], 8);
+        b[14] = gp_rotl(a[20], 18); b[24] = gp_rotl(a[21], 2); b[9] = gp_rotl(a[22], 61);
+        b[19] = gp_rotl(a[23], 56); b[4] = gp_rotl(a[24], 14);
+        for (int y = 0; y < 25; y += 5) {
+            a[y] = b[y] ^ (~b[y + 1] & b[y + 2]);
+            a[y + 1] = b[y + 1] ^ (~b[y + 2] & b[y + 3]);
+            a[y + 2] = b[y + 2] ^ (~b[y + 3] & b[y + 4]);
+            a[y + 3] = b[y + 3] ^ (~b[y + 4] & b[y]);
+            a[y + 4] = b[y + 4] ^ (~b[y] & b[y + 1]);
         }
         a[0] ^= gp_keccak_rc[round];
     }
