@@ -22,7 +22,8 @@
  * Memory. No allocation: per row, stack arrays of GP_MAX_DIM coordinates (define it before
  * this file to change it; a larger d gives GP_ENOMEM), and the kernel's numbers of
  * GP_LIMBS limbs (level L <= 64 needs 52 + 64 L bits of each uniform and 140 guard bits:
- * L + 3 fraction limbs and one integer limb). At most about 90 KB of stack at GP_MAX_DIM = 1024 (gcc -fstack-usage).
+ * L + 3 fraction limbs and one integer limb). At most about 90 KB of stack at
+ * GP_MAX_DIM = 1024 (gcc -fstack-usage).
  *
  * Outputs are written only on GP_OK: a call of at most GP_MAX_DIM values computes into a
  * stack buffer and copies it; a larger one computes twice, first without writing. */
