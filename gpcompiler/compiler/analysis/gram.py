@@ -93,15 +93,32 @@ def _legendre_moments(spec, count):
     except SymbolicLimitError as error:
         if error.limit != INTEGRATION:
             raise
-    a, b = _mp_interval(spec)
     function = sympy.lambdify(t, weight.subs(spec.defaults), "mpmath")
-    with mpmath.workdps(2 * DIGITS):
-        moments = [sympy.Float(mpmath.quad(
-            lambda v, n=n: mpmath.legendre(n, (2 * v - a - b) / (b - a)) * function(v), [a, b]),
-            2 * DIGITS) for n in range(count)]
-    return moments, (f"numerical: the weight's moments int P_n(u) w dt by mpmath tanh-sinh at "
+    moments = numerical_moments(function, *_mp_interval(spec), count)
+    return [sympy.Float(m, 2 * DIGITS) for m in moments], (f"numerical: the weight's moments int P_n(u) w dt by mpmath tanh-sinh at "
                      f"{2 * DIGITS} digits, at the default parameters, combined by the exact "
                      "linearization of P_p P_q")
+
+
+def numerical_moments(function, a, b, count):
+    """int_a^b P_n(u) w dt, n < count, by tanh-sinh at 2 DIGITS between _breakpoints."""
+    with mpmath.workdps(2 * DIGITS):
+        points = _breakpoints(function, a, b)
+        return [mpmath.quad(lambda v, n=n: mpmath.legendre(n, (2 * v - a - b) / (b - a))
+                            * function(v), points) for n in range(count)]
+
+
+def _breakpoints(function, a, b, pieces=32, scan=4096):
+    """[a, ..., b]: on a finite interval, ``pieces`` equal pieces and every local maximum of
+    |w| on a grid of ``scan`` steps, so tanh-sinh meets a narrow peak of the weight at an
+    end of its piece instead of missing it between its nodes (numerical)."""
+    if not (mpmath.isfinite(a) and mpmath.isfinite(b)):
+        return [a, b]
+    grid = [a + (b - a) * k / scan for k in range(1, scan)]
+    values = [abs(function(v)) for v in grid]
+    peaks = [grid[k] for k in range(1, scan - 2)
+             if values[k - 1] < values[k] >= values[k + 1]]
+    return sorted(set([a + (b - a) * k / pieces for k in range(pieces + 1)] + peaks))
 
 
 def _jacobi_form(weight, t, lo, hi):

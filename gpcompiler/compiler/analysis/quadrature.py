@@ -77,9 +77,15 @@ def choose_quadrature(spec, atoms):
             frequency, degree = max(frequency, f), max(degree, d)
     floor = 1.0 / float(length) if length.is_finite else 1.0
     frequency, singular = max(frequency, floor), interval_weight_singularities(spec)
-    if atoms.kind == "expression" and not singular:
+    if (atoms.kind == "expression" or _curved(spec.metric.weight, spec.variable)) \
+            and not singular:  # every integrand with no exact Gauss rule is verified
         frequency = _verified_frequency(spec, frequency, degree // 2 + 2)
     return Quadrature(frequency=frequency, min_nodes=degree // 2 + 2, singular=singular)
+
+
+def _curved(weight, t):
+    """Whether a weight is not a polynomial in t (its integrands then need a verified rule)."""
+    return weight is not None and not weight.is_polynomial(t)
 
 
 def gauss_order(half_width, min_nodes):
