@@ -341,7 +341,7 @@ def _total(stack):
 
 _GRIDS = []
 _GRIDS_KEPT = 64  # at most this many recent grids ...
-_CACHE_BYTES = 1 << 28  # ... holding at most this many bytes of weights besides the newest
+_CACHE_BYTES = 1 << 28  # ... holding at most this many bytes of weights
 
 
 def _cached_weights(t, p):
@@ -364,11 +364,13 @@ def _cached_weights(t, p):
 
 
 def _kept(grids):
-    """The first of the grids, most recent first: at most _GRIDS_KEPT, their weights within
-    _CACHE_BYTES, and always the first."""
+    """The grids to keep, most recent first: at most _GRIDS_KEPT, their weights within
+    _CACHE_BYTES; a grid whose weights alone exceed it is not kept, so the cache holds at
+    most a public constant, whatever the grids of earlier curves (docs/threat-model.md,
+    "Public limits")."""
+    grids = [entry for entry in grids if entry[2].nbytes <= _CACHE_BYTES]
     total = numpy.cumsum([weights.nbytes for _, _, weights in grids])
-    return grids[:min(_GRIDS_KEPT, max(1, int(numpy.searchsorted(total, _CACHE_BYTES,
-                                                                  side="right"))))]
+    return grids[:min(_GRIDS_KEPT, int(numpy.searchsorted(total, _CACHE_BYTES, side="right")))]
 
 
 def _grid_weights(t, p, cache):

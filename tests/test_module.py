@@ -386,7 +386,8 @@ def test_a_row_is_its_single_curve_call_for_every_group_size_and_position(name, 
 
 def test_cache_keeps_many_recent_grids_and_bounds_its_memory():
     """More than 8 grids in turn are all served from the cache (recently used first); the
-    weights kept stay within _CACHE_BYTES, except the newest grid's."""
+    weights kept stay within _CACHE_BYTES, and a grid larger than that is not kept (one
+    user's grid never holds memory while another's curve is projected)."""
     module = generated("legendre10")
     grids = [numpy.linspace(-1, 1, 30 + k) for k in range(20)]
     for grid in grids:
@@ -396,8 +397,10 @@ def test_cache_keeps_many_recent_grids_and_bounds_its_memory():
     old = module._CACHE_BYTES
     module._CACHE_BYTES = sum(w.nbytes for w in weights[:3])
     try:
-        module.projection_weights(numpy.linspace(-1, 1, 1000))
-        assert len(module._GRIDS) == 1       # the newest, larger than the limit, alone
+        big = module.projection_weights(numpy.linspace(-1, 1, 1000))
+        assert big.nbytes > module._CACHE_BYTES
+        assert all(entry[2] is not big for entry in module._GRIDS)
+        assert sum(entry[2].nbytes for entry in module._GRIDS) <= module._CACHE_BYTES
         fresh = [module.projection_weights(grid) for grid in grids[:3]]
         assert len(module._GRIDS) == 3 and fresh[0] is not weights[0]
         assert module.projection_weights(grids[0]) is fresh[0]
