@@ -74,6 +74,7 @@ CONDITION_NUMBER = 117.0  # of the user-basis Gram matrix, at the defaults
 ETA = 2.6012299083716014e-10  # projection float error per unit of B (docs/clipping.md)
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
 SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
+_BOUND_FLOOR = 2.0 ** -960  # the least bound: below it the projection's products underflow
 SLACK_CONDITION = None  # None: the slack holds for every input; else when it holds
 
 _ATOMS_SIZE = 35
@@ -508,6 +509,7 @@ def _default_bound(scale):
     # at most two halvings: float(target) is within half an ulp of target
     while Fraction(radius) > target:
         radius /= 2
+    radius = max(radius, _BOUND_FLOOR)  # no underflow in the projection (docs/clipping.md)
     if len(_BOUNDS) < 1024:
         _BOUNDS[scale] = radius
     return radius
@@ -520,8 +522,9 @@ def _bound(bound, scale):
     real = isinstance(radius, (int, float, numpy.integer, numpy.floating))
     if isinstance(radius, bool) or not (real and math.isfinite(radius) and radius > 0):
         raise ValueError(f"the bound must be a positive finite number, got {radius!r}")
-    if radius < 2.0 ** -1022:
-        raise ValueError(f"the bound must be at least 2^-1022 (a normal float), got {radius!r}")
+    if radius < _BOUND_FLOOR:
+        raise ValueError(f"the bound must be at least 2^-960 (below it the projection's float "
+                         f"error underflows past ETA B), got {radius!r}")
     limit = math.ldexp(lattice(scale), 50)
     if radius > limit:
         raise ValueError(f"the bound {float(radius)!r} exceeds 2^50 lattice steps ({limit!r}) "

@@ -430,3 +430,21 @@ def test_extreme_curves_clip_within_eta(value, bound):
     t = numpy.linspace(-1.0, 1.0, 5)
     c = module.project(t, numpy.full(5, value), bound=bound)
     assert abs(_norm(c) / bound - 1) <= module.ETA
+
+
+def test_the_least_bound_keeps_the_projection_error_within_eta_b():
+    """B = 2^-960, the least bound (slack.BOUND_FLOOR): the constant 1 on 2^16 pieces of
+    [-1, 1] projects within ETA B of its exact clipped projection (at B = 1.3 2^-1022 the
+    products underflowed: 1.75 ETA B at 2^16 pieces, 28 at 2^20; adversary of issue 30); a
+    bound below it is refused in one line, and the default bound never goes below it."""
+    module = generated("legendre10")
+    bound = slack.BOUND_FLOOR
+    t = numpy.linspace(-1.0, 1.0, 2 ** 16 + 1)
+    exact = numpy.zeros(module.COEF_DIM)
+    exact[0] = bound              # 1 is sqrt(2) L_0 on [-1, 1]; clipped to B: B L_0
+    assert numpy.linalg.norm(module.project(t, numpy.ones(t.size), bound=bound) - exact) \
+        <= module.ETA * bound
+    with pytest.raises(ValueError, match="at least 2"):
+        module.project_and_privatize(t, numpy.ones(t.size), epsilon=1.0, bound=bound / 2)
+    assert module.default_bound(epsilon=1e297) == slack.BOUND_FLOOR
+    assert slack.default_bound(module.ETA, 1e-300) == slack.BOUND_FLOOR

@@ -18,6 +18,7 @@ BLOCK = 1024                      # samples per block of the 1-D contraction (BL
 MAX_SAMPLES = 2 ** 40             # samples of one curve: 8 TiB of float64 times
 MAX_AXIS_NODES = 2 ** 16          # grid nodes per variable of a field (box modules)
 SLACK_FRACTION = 1e-6             # the default bound keeps 2 ETA B <= this x noise scale
+BOUND_FLOOR = 2.0 ** -960         # the least bound: below it the projection's products underflow
 NORM_TERMS = 64                   # rounding steps of a pairwise-summed norm (log2 2^40 + 24)
 
 
@@ -100,7 +101,9 @@ def box_eta(atoms_size, dimension, transform_norm, coefficients, ratios=None,
 def default_bound(eta, scale, declared=None):
     """The default clip bound at a noise scale (the generated modules' _default_bound): the
     spec's declared bound, else the largest power of two B with 2 eta B <= SLACK_FRACTION x
-    scale (exact comparison)."""
+    scale (exact comparison), at least BOUND_FLOOR: a product of the projection errs by at
+    most 2^-1075 absolutely, so its 2^41 products (the model's 2^40 samples, and their
+    differences for H^1) err by at most 2^-1034 < 2^-74 B: within ETA B."""
     if declared is not None:
         return declared
     target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(eta))
@@ -108,7 +111,7 @@ def default_bound(eta, scale, declared=None):
     # at most two halvings: float(target) is within half an ulp of target
     while Fraction(radius) > target:
         radius /= 2
-    return radius
+    return max(radius, BOUND_FLOOR)
 
 
 def facts(eta, scale, declared=None):

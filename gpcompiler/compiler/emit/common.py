@@ -99,6 +99,7 @@ _DEFAULT_BOUND = {
     # at most two halvings: float(target) is within half an ulp of target
     while Fraction(radius) > target:
         radius /= 2
+    radius = max(radius, _BOUND_FLOOR)  # no underflow in the projection (docs/clipping.md)
     if len(_BOUNDS) < 1024:
         _BOUNDS[scale] = radius
     return radius''',
