@@ -419,23 +419,25 @@ def test_the_piece_ratio_of_simple_weights():
 def test_release_files_and_explain_state_the_slack_condition(cli, tmp_path):
     """A weighted spec clipping its curves states no condition (release_facts, the file,
     explain: "for every input"), and so does the same spec holding its ends (the held curve
-    is clipped); with a parameter in its weight it states its condition ("the parameters are
-    at their defaults") in release_facts, in the release file (JSON and CSV) and in
+    is clipped); a box whose weight does not separate (cubature: the coefficients only)
+    states its condition in release_facts, in the release file (JSON and CSV) and in
     explain."""
-    weighted = ('[domain]\nintervals = [["-1", "1"]]{extra}\n[basis]\n'
-                'functions = ["1", "t", "t**2"]\n[metric]\nweight = "{weight}"\n')
-    data = tmp_path / "curves.csv"
-    data.write_text("curve,t,y\na,-0.5,1.0\na,0.0,2.0\na,0.5,-1.0\n")
-    cases = {"clipped": ("", "1/sqrt(1 - t**2)", ""),
-             "held": ("", "1/sqrt(1 - t**2)", '[curve]\noutside = "hold"\n'),
-             "parametric": ('\nparameters = { r = "1" }', "1/sqrt(r - t**2)", "")}
-    for name, (extra, weight, curve) in cases.items():
+    weighted = ('[domain]\nintervals = [["-1", "1"]]\n[basis]\nfunctions = ["1", "t", "t**2"]\n'
+                '[metric]\nweight = "1/sqrt(1 - t**2)"\n')
+    box = ('[domain]\nvariables = ["x", "y"]\nintervals = [["0", "1"], ["0", "1"]]\n[basis]\n'
+           'family = { name = "legendre", degree = [1, 1] }\n[metric]\nweight = "1 + x*y"\n')
+    curves = tmp_path / "curves.csv"
+    curves.write_text("curve,t,y\na,-0.5,1.0\na,0.0,2.0\na,0.5,-1.0\n")
+    fields = tmp_path / "fields.npy"
+    numpy.save(fields, numpy.ones((1, 3, 3)))
+    cases = {"clipped": (weighted, curves), "held": (weighted + '[curve]\noutside = "hold"\n',
+                                                     curves), "cubature": (box, fields)}
+    for name, (body, data) in cases.items():
         spec = tmp_path / f"{name}.toml"
-        spec.write_text(f'name = "{name}"\n' + weighted.format(extra=extra, weight=weight)
-                        + curve)
+        spec.write_text(f'name = "{name}"\n' + body)
         module = compiled_from(spec)
         facts = module.release_facts(epsilon=1.0)
-        assert (module.SLACK_CONDITION is None) == (name != "parametric")
+        assert (module.SLACK_CONDITION is None) == (name != "cubature")
         assert facts.get("slack_condition") == module.SLACK_CONDITION
         for suffix in (".json", ".csv"):
             out = tmp_path / f"{name}{suffix}"
@@ -443,12 +445,12 @@ def test_release_files_and_explain_state_the_slack_condition(cli, tmp_path):
                                  "-o", out)
             assert status == 0, err
             text = out.read_text()
-            assert ("slack_condition" in text) == (name == "parametric")
-            if name == "parametric":
-                assert "defaults" in text
+            assert ("slack_condition" in text) == (name == "cubature")
+            if name == "cubature":
+                assert "interpolant" in text
         status, explained, _ = cli("explain", spec)
         assert status == 0
-        assert ("for every input" in explained) == (name != "parametric")
+        assert ("for every input" in explained) == (name != "cubature")
 
 
 def compiled_from(path):
@@ -638,19 +640,40 @@ def test_weighted_box_eta_bounds_the_error_of_a_clipped_checkerboard():
     assert _error(computed, exact) <= module.ETA * bound
 
 
-def test_a_weight_with_parameters_states_its_defaults_as_the_condition(tmp_path):
-    """rho_w is computed at the parameters' defaults: a module whose weight has parameters
-    clips its curves and states that condition; with a constant weight it states none."""
-    for weight, condition in (("exp(-k*t)", True), ("exp(-t)", False)):
-        path = tmp_path / f"w{int(condition)}.toml"
-        path.write_text(f'name = "w{int(condition)}"\n[domain]\nintervals = [["0", "1"]]\n'
+def test_a_weight_with_parameters_is_fixed_at_its_defaults(tmp_path):
+    """rho_w and the quadrature are computed at the parameters' defaults: a module whose
+    weight has parameters clips its curves, states no condition and refuses another value
+    (PARAMETERS_FIXED); with a constant weight the parameter is free."""
+    for weight, fixed in (("exp(-k*t)", True), ("exp(-t)", False)):
+        path = tmp_path / f"w{int(fixed)}.toml"
+        path.write_text(f'name = "w{int(fixed)}"\n[domain]\nintervals = [["0", "1"]]\n'
                         'parameters = { k = "2" }\n[basis]\nfunctions = ["1", "t"]\n'
                         f'[metric]\nweight = "{weight}"\n')
         module = compiled_from(path)
-        facts = module.release_facts(epsilon=1.0)
-        assert ("defaults" in (module.SLACK_CONDITION or "")) == condition
-        assert facts.get("slack_condition") == module.SLACK_CONDITION
+        assert module.SLACK_CONDITION is None and module.PARAMETERS_FIXED == fixed
+        assert "slack_condition" not in module.release_facts(epsilon=1.0)
         assert module._clip_curves.__doc__.startswith("(values, factors)")
+        if fixed:
+            with pytest.raises(ValueError, match="holds at k=2.0 only"):
+                module.project([0.0, 1.0], [1.0, 1.0], k=3)
+
+
+@pytest.mark.parametrize("body, parameter", [
+    ('intervals = [["0", "T"]]\nparameters = { T = "100" }\n[basis]\n'
+     'family = { name = "fourier", order = 8 }\n', {"T": 1.0}),
+    ('intervals = [["0", "1"]]\nparameters = { w = "1" }\n[basis]\n'
+     'functions = ["sin(w*t)", "1"]\n', {"w": 1000.0})])
+def test_a_parameter_that_raises_the_frequency_is_refused(tmp_path, body, parameter):
+    """The quadrature is verified at the defaults: a parameter that raises the basis's
+    frequency (Fourier on [0, T] at T = 1 for 100, sin(w t) at w = 1000 for 1) is refused
+    at run time. Before, the same function on 2 and 20,001 samples projected 1.3 apart
+    (norm 1), and same-seed releases were 1.4e5 noise scales apart (new user, issue 30)."""
+    path = tmp_path / "fast.toml"
+    path.write_text('name = "fast"\n[domain]\n' + body)
+    module = compiled_from(path)
+    assert module.PARAMETERS_FIXED
+    with pytest.raises(ValueError, match="quadrature holds at"):
+        module.project_and_privatize([0.0, 0.5], [1.0, 1.0], epsilon=1.0, **parameter)
 
 
 def test_h1_clip_of_a_piece_of_subnormal_width():

@@ -259,7 +259,7 @@ def _clipping(analysis, budgets=(0.1, 1.0, 10.0, 100.0)):
              f"$c \\mapsto c \\min(1, B/\\|c\\|)$; by default B is {rule} (`bound=` or "
              "`--bound` overrides it). The float projection of a clipped curve is within "
              f"$\\eta B$ of the exact one, $\\eta$ = {eta!r}, so the loss is at most "
-             "$\\varepsilon (d(q, q') + 2\\eta B)$ (likewise CGP)" + _condition(spec)
+             "$\\varepsilon (d(q, q') + 2\\eta B)$ (likewise CGP)" + _condition(analysis)
              + _HELD[spec.outside], "",
              "| budget | noise scale | B | slack $2\\eta B$ | lattice $\\gamma$ |",
              "|---|---|---|---|---|"]
@@ -271,10 +271,10 @@ def _clipping(analysis, budgets=(0.1, 1.0, 10.0, 100.0)):
     return "\n".join(lines)
 
 
-def _condition(spec):
+def _condition(analysis):
     """When the slack holds: for every input (the samples are clipped in the spec's
     metric), or under the module's SLACK_CONDITION (docs/clipping.md)."""
-    condition = slack_condition(spec)
+    condition = slack_condition(analysis.spec, analysis.parameters_fixed)
     if condition is None:
         return (", for every input: the samples are clipped in the spec's metric before "
                 "the projection.")

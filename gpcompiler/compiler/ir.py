@@ -216,7 +216,7 @@ def lower(analysis):
                       "Lower-triangular R with G = R R^T (R = L D^(1/2) from the exact LDL^T)"),
         box=_box(analysis, lower_value) if box else None,
         eta=repr(eta(analysis)), bound=repr(spec.bound), clips=clips_samples(spec),
-        slack_condition=slack_condition(spec))
+        slack_condition=slack_condition(spec, analysis.parameters_fixed))
 
 
 def eta(analysis):
@@ -241,12 +241,14 @@ def clips_samples(spec):
     return spec.metric.kind in ("L2", "sobolev") or bool(weight_ratios(spec))
 
 
-def slack_condition(spec):
+def slack_condition(spec, parameters_fixed):
     """The condition under which the stated slack 2 ETA B holds, or None: it holds for
-    every input (docs/clipping.md, "Weighted and Sobolev metrics")."""
+    every input (docs/clipping.md, "Weighted and Sobolev metrics"). A module whose
+    parameters are fixed at their defaults (``parameters_fixed``) refuses other values."""
     weight = spec.metric.weight
     if clips_samples(spec):
-        if weight is not None and weight.free_symbols & {s for s, _ in spec.parameters}:
+        if not parameters_fixed and weight is not None \
+                and weight.free_symbols & {s for s, _ in spec.parameters}:
             return ("the parameters are at their defaults (where the weight's piece ratio in "
                     "ETA is computed)")
         return None

@@ -1,4 +1,5 @@
 """Reading curves: CSV files (wide or long format) and the bundled real ECG record."""
+import array
 import csv
 import glob
 import gzip
@@ -150,32 +151,33 @@ def parse_csv(text, source="<csv>", lenient=False):
     that curve is the zero function and its id is listed in ``invalid`` (one curve's
     values never stop the others' releases).
     """
-    numbered = [(number, row) for number, row in
+    numbered = ((number, row) for number, row in
                 enumerate(csv.reader(io.StringIO(text)), start=1)
-                if row and not row[0].lstrip().startswith("#")]
-    if not numbered:
+                if row and not row[0].lstrip().startswith("#"))
+    first = next(numbered, None)
+    if first is None:
         raise DataError(f"{source}: empty file (no header and no data)")
-    header = [h.strip() for h in numbered[0][1]]
+    header = [h.strip() for h in first[1]]
     id_column = header[0] if header and header[0].lower() in ID_NAMES else None
     names = header[1:] if id_column else header
     if not names or names[0].lower() not in TIME_NAMES or len(names) < 2:
         raise DataError(f"{source}: header must be t,y1[,y2...] (or time,...) optionally "
                         f"preceded by curve or id, got {ascii(','.join(header))}")
     # wide format: one curve, which may have no samples (the zero function)
-    groups = {} if id_column else {"curve": []}
-    invalid = {}
-    for number, row in numbered[1:]:
+    groups = {} if id_column else {"curve": array.array("d")}  # 8 bytes a number: read
+    invalid = {}                                                # row by row, kept packed
+    for number, row in numbered:
         key = row[0] if id_column else "curve"
         if len(row) != len(header):
             if not lenient:
                 raise DataError(f"{source}: line {number} has {len(row)} fields, "
                                 f"expected {len(header)}")
-            groups.setdefault(key, [])
+            groups.setdefault(key, array.array("d"))
             invalid[key] = f"a line with {len(row)} fields"
             continue
         numbers = [_number(source, number, name, value, lenient)
                    for name, value in zip(names, row[1:] if id_column else row)]
-        groups.setdefault(key, []).append(numbers)
+        groups.setdefault(key, array.array("d")).extend(numbers)
         if not all(numpy.isfinite(numbers)):
             if not lenient:
                 raise DataError(f"{source}: line {number} has a NaN or infinite value")
@@ -184,16 +186,16 @@ def parse_csv(text, source="<csv>", lenient=False):
         raise DataError(f"{source}: no data rows")
     times, values = [], []
     for key, items in groups.items():
-        array = numpy.array(items, dtype=float).reshape(len(items), len(names))
-        if not invalid.get(key) and numpy.any(numpy.diff(array[:, 0]) < 0):
+        table = numpy.frombuffer(items, dtype=float).reshape(-1, len(names)).copy()
+        if not invalid.get(key) and numpy.any(numpy.diff(table[:, 0]) < 0):
             if not lenient:
                 raise DataError(f"{source}: curve {key!r}: sample times must be non-decreasing "
                                 "(a repeated time is a jump)")
             invalid[key] = "decreasing times"
         if invalid.get(key):
-            array = array[:0]
-        times.append(array[:, 0])
-        values.append(array[:, 1] if array.shape[1] == 2 else array[:, 1:])
+            table = table[:0]
+        times.append(table[:, 0])
+        values.append(table[:, 1] if table.shape[1] == 2 else table[:, 1:])
     return Curves(tuple(groups), tuple(times), tuple(values), tuple(names[1:]),
                   invalid=tuple(f"{key} ({why})" for key, why in invalid.items()))
 

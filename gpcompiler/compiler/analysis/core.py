@@ -66,8 +66,18 @@ class Analysis:
 
     @property
     def parameters_fixed(self):
-        """Whether G holds at the default parameter values only (then modules refuse others)."""
-        return self.numerical or self.gram_method.startswith(AT_DEFAULTS)
+        """Whether G, or the quadrature's verified frequency, holds at the default parameter
+        values only (then modules refuse others): a numerical Gram, or a rule that is not
+        exact for integrands whose parameters may raise their frequency."""
+        return (self.numerical or self.gram_method.startswith(AT_DEFAULTS)
+                or (self.quadrature.exact_nodes is None and self._integrand_parameters()))
+
+    def _integrand_parameters(self):
+        """Whether a parameter appears in a basis function or the weight."""
+        spec = self.spec
+        expressions = [c for f in spec.functions for c in f] + [spec.metric.weight or 0]
+        names = {symbol for symbol, _ in spec.parameters}
+        return any(sympy.sympify(e).free_symbols & names for e in expressions)
 
 
 class Stages:

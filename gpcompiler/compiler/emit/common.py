@@ -108,8 +108,9 @@ _DEFAULT_BOUND = {
 
 _FIXED_PARAMETER_CHECK = """\
         if value != PARAMETERS[key]:
-            raise ValueError(f"the Gram matrix holds at {key}={PARAMETERS[key]} only (see "
-                             "GRAM_METHOD): recompile the spec with another default")
+            raise ValueError(f"the Gram matrix or the quadrature holds at {key}="
+                             f"{PARAMETERS[key]} only (see GRAM_METHOD and docs/reference/"
+                             "spec.md): recompile the spec with another default")
 """
 
 
