@@ -101,10 +101,14 @@ def test_gzip_input_is_read_and_binary_input_is_one_line_error(cli, tmp_path):
     binary.write_bytes(bytes(range(256)) * 4)
     one_line_error(*cli("privatize", "specs/linear.toml", binary, "--epsilon", "1")[::2],
                    "x.npz", "not a UTF-8 CSV")
-    nul = tmp_path / "nul.csv"
+    nul = tmp_path / "nul.csv"     # a NUL in a data line spoils its curve, not the file
     nul.write_bytes(b"t,y\n0,0\x00\n1,1\n")
+    status, _, err = cli("privatize", "specs/linear.toml", nul, "--epsilon", "1", "-o",
+                         tmp_path / "nul.out.csv")
+    assert status == 0 and "1 of 1 curve was not a valid function" in err, err
+    nul.write_bytes(b"t,y\x00\n0,0\n1,1\n")   # in the header: not a CSV file
     one_line_error(*cli("privatize", "specs/linear.toml", nul, "--epsilon", "1")[::2],
-                   "nul.csv")
+                   "nul.csv", "not a UTF-8 CSV")
 
 
 def test_negative_seed_is_one_line_error(cli):
@@ -1076,3 +1080,27 @@ def test_a_full_standard_output_is_named(tmp_path):
                               cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True,
                               env={**os.environ, "PYTHONPATH": str(ROOT)})
     one_line_error(done.returncode, done.stderr, "No space left on device: standard output")
+
+
+@pytest.mark.parametrize("bad", [b'b,3,"4', b"b,0.5,4\x00", b"b,0.5,\xff"])
+def test_one_lines_bad_bytes_spoil_only_its_curve(cli, tmp_path, bad):
+    """An unterminated quote, a NUL or a byte that is not UTF-8 on one curve's line: that
+    curve is released as the zero function and named; the curves after it are released as
+    if it were absent (an open quote swallowed every line after it, and a NUL or a non-UTF-8
+    byte refused the whole file; new-user review of issue 30)."""
+    good = b"curve,t,y\na,0,1\na,1,2\n"
+    rest = b"c,0,1\nc,1,2\n"
+    outputs, errors = [], []
+    for name, body in (("with", good + bad + b"\n" + rest),
+                       ("without", good + b"b,0,0\nb,1,0\n" + rest)):
+        data = tmp_path / f"{name}.csv"
+        data.write_bytes(body)
+        out = tmp_path / f"{name}.out.csv"
+        status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1",
+                             "--seed", "4", "-o", out)
+        assert status == 0, err
+        errors.append(err)
+        outputs.append([line for line in out.read_text().splitlines()
+                         if not line.startswith("#")])
+    assert "1 of 3 curves was not a valid function" in errors[0] and "b (" in errors[0]
+    assert outputs[0] == outputs[1]

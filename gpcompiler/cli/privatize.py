@@ -343,8 +343,9 @@ def cmd_privatize(args):
     if invalid and not args.quiet:
         verb = "was not a valid function" if len(invalid) == 1 else "were not valid functions"
         not_private(f"{len(invalid)} of {plural(len(curves.ids), 'curve')} {verb} (a value "
-                    "that is not a finite number, a line with the wrong number of fields, "
-                    "decreasing times, times outside the curve interval, or a projection "
+                    "that is not a finite number, a line with the wrong number of fields or "
+                    "not CSV text, decreasing times, times outside the curve interval, or a "
+                    "projection "
                     "that ran out of memory or overflowed); each was released as the zero "
                     "function: " + "; ".join(map(str, invalid)))
     for key, release in zip(curves.ids, releases):

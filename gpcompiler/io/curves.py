@@ -84,13 +84,13 @@ def read_curves(source, lenient=False):
                                                      trajectories.values)),
                       *(trajectories.value_names, trajectories.time_label,
                         trajectories.value_labels, trajectories.seconds_per_unit))
-    return parse_csv(read_text(source), source, lenient)
+    return parse_csv(read_text(source, lines=True), source, lenient)
 
 
 def _read_curve_files(files, lenient=False):
     """The curves of several CSV files, which must have the same value columns and
     different curve ids."""
-    parts = [parse_csv(read_text(name), name, lenient) for name in files]
+    parts = [parse_csv(read_text(name, lines=True), name, lenient) for name in files]
     for name, part in zip(files[1:], parts[1:]):
         if part.value_names != parts[0].value_names:
             raise DataError(f"{name}: value columns {', '.join(part.value_names)} differ from "
@@ -110,9 +110,10 @@ def _read_curve_files(files, lenient=False):
 GZIP_MAGIC = b"\x1f\x8b"     # the first two bytes of every gzip file (RFC 1952)
 
 
-def read_text(source):
+def read_text(source, lines=False):
     """The text of a UTF-8 file (a leading byte-order mark is dropped), gunzipped first when
-    it is gzip; anything else is a :class:`DataError` naming the file."""
+    it is gzip; anything else is a :class:`DataError` naming the file (``lines``: bytes that
+    are not UTF-8 text are kept as lone surrogates, for parse_csv to refuse their line)."""
     try:
         with open(source, "rb") as handle:
             raw = handle.read()
@@ -121,18 +122,26 @@ def read_text(source):
     if str(source).lower().endswith(".gz") and raw[:2] != GZIP_MAGIC:
         raise DataError(f"{source}: not gzip-compressed, though its name ends in .gz "
                         "(compress it with gzip, or drop .gz from its name)")
-    return decode_text(raw, source)
+    return decode_text(raw, source, lines)
 
 
-def decode_text(raw, source):
-    """Bytes of a UTF-8 (optionally gzip-compressed) text file as text, without a BOM."""
+def decode_text(raw, source, lines=False):
+    """Bytes of a UTF-8 (optionally gzip-compressed) text file as text, without a BOM; with
+    ``lines``, only its first line must be text (see read_text)."""
+    errors = "surrogateescape" if lines else "strict"
     try:
-        text = (gzip.decompress(raw) if raw[:2] == GZIP_MAGIC else raw).decode("utf-8-sig")
+        text = (gzip.decompress(raw) if raw[:2] == GZIP_MAGIC else raw).decode("utf-8-sig",
+                                                                              errors)
     except (OSError, EOFError, UnicodeDecodeError):
         text = "\0"
-    if "\0" in text:
+    if not _is_text(text.split("\n", 1)[0] if lines else text):
         raise DataError(f"{source}: not a UTF-8 CSV file (or a gzip of one)")
     return text
+
+
+def _is_text(text):
+    """No NUL and no lone surrogate (a byte that was not UTF-8)."""
+    return "\0" not in text and not any("\udc80" <= c <= "\udcff" for c in text)
 
 
 TIME_NAMES = ("t", "time")
@@ -151,8 +160,7 @@ def parse_csv(text, source="<csv>", lenient=False):
     that curve is the zero function and its id is listed in ``invalid`` (one curve's
     values never stop the others' releases).
     """
-    numbered = ((number, row) for number, row in
-                enumerate(csv.reader(io.StringIO(text)), start=1)
+    numbered = ((number, row) for number, row in enumerate(_records(text), start=1)
                 if row and not row[0].lstrip().startswith("#"))
     first = next(numbered, None)
     if first is None:
@@ -168,6 +176,12 @@ def parse_csv(text, source="<csv>", lenient=False):
     invalid = {}                                                # row by row, kept packed
     for number, row in numbered:
         key = row[0] if id_column else "curve"
+        if isinstance(row, _Unreadable):
+            if not lenient:
+                raise DataError(f"{source}: line {number} is not UTF-8 CSV text ({row.why})")
+            groups.setdefault(key, array.array("d"))
+            invalid[key] = f"a line that is not UTF-8 CSV text ({row.why})"
+            continue
         if len(row) != len(header):
             if not lenient:
                 raise DataError(f"{source}: line {number} has {len(row)} fields, "
@@ -198,6 +212,28 @@ def parse_csv(text, source="<csv>", lenient=False):
         values.append(table[:, 1] if table.shape[1] == 2 else table[:, 1:])
     return Curves(tuple(groups), tuple(times), tuple(values), tuple(names[1:]),
                   invalid=tuple(f"{key} ({why})" for key, why in invalid.items()))
+
+
+class _Unreadable(list):
+    """A line that is not CSV text: [its text up to the first comma] (its curve's id)."""
+
+    def __init__(self, line, why):
+        super().__init__([line.split(",", 1)[0]])
+        self.why = why
+
+
+def _records(text):
+    """One CSV record per line: a quote never spans lines, so an unterminated quote, a NUL
+    or bytes that are not UTF-8 spoil only their own line (and with ``lenient`` only that
+    line's curve), never the lines after it."""
+    for line in text.splitlines():
+        if not _is_text(line):
+            yield _Unreadable(line, "a NUL or bytes that are not UTF-8")
+            continue
+        try:
+            yield next(csv.reader([line]), [])
+        except csv.Error as error:
+            yield _Unreadable(line, str(error))
 
 
 def _number(source, line, column, text, lenient=False):
