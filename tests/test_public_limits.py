@@ -276,3 +276,18 @@ def test_a_spec_beyond_the_public_work_limit_is_one_line_spec_error(cli, tmp_pat
 def test_a_spec_within_the_limit_compiles(wave):
     """sin(8000 t) on [0, 1000]: 10^6 sub-pieces, just within 2^20."""
     assert load(wave)._FREQUENCY * 1000 / 8 == 10 ** 6
+
+
+@pytest.mark.parametrize("curve, ok", [('["0", "2"]', False), ('["-1", "1/2"]', False),
+                                       ('["1/4", "1"]', True)])
+def test_a_curve_interval_lies_in_the_domain(cli, tmp_path, curve, ok):
+    """A curve interval beyond a finite domain is a spec error naming the key (it compiled,
+    then privatize stopped with an internal error, exit 3; new-user review of issue 30);
+    one inside it compiles."""
+    path = tmp_path / "inside.toml"
+    path.write_text('name = "inside"\n[domain]\nintervals = [["0", "1"]]\n'
+                    f'curve_interval = {curve}\n[basis]\nfunctions = ["1", "t"]\n')
+    status, _, err = cli("explain", path)
+    assert (status == 0) == ok, err
+    if not ok:
+        assert status == 2 and "domain.curve_interval: expected an interval inside" in err

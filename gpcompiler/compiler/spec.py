@@ -181,6 +181,7 @@ def _build(document, problems, path, sha256):
         curve = None
     curve_interval = (_pair(curve, "domain.curve_interval", symbols, problems)
                       if curve is not None else None)
+    _check_inside(curve_interval, interval, problems)
     values = _section(document, "values", problems)
     value_dim = _positive_int(values.get("dimension", 1), "values.dimension", problems)
     domain_units = _domain_units(domain.get("units"), len(variables), problems)
@@ -342,6 +343,17 @@ def _expression(text, where, symbols, problems):
     except ExpressionError as error:
         problems.add(where, str(error))
         return None
+
+
+def _check_inside(curve, interval, problems):
+    """A curve interval lies in the domain (curves are functions on the domain)."""
+    if curve is None or interval is None:
+        return
+    outside = [sympy.simplify(curve[0] - interval[0]).is_extended_negative,
+               sympy.simplify(interval[1] - curve[1]).is_extended_negative]
+    if any(outside):
+        problems.add("domain.curve_interval", f"expected an interval inside the domain "
+                     f"[{interval[0]}, {interval[1]}], got [{curve[0]}, {curve[1]}]")
 
 
 def _pair(value, where, symbols, problems):
