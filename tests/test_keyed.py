@@ -257,3 +257,18 @@ def test_keyed_laws():
     radius = numpy.linalg.norm(sphere, axis=1)
     assert stats.kstest(radius, stats.gamma(5).cdf).pvalue > 1e-4
     assert stats.kstest((sphere[:, 2] / radius + 1) / 2, stats.beta(2, 2).cdf).pvalue > 1e-4
+
+
+def test_a_keyed_or_seeded_release_file_says_it_is_not_private(cli, tmp_path):
+    """--key and --seed releases are reproducible by whoever holds the key or seed: the
+    release file says so (new-user review of issue 30); an OS-entropy release says nothing."""
+    data = tmp_path / "c.csv"
+    data.write_text("curve,t,y\na,0,1\na,1,2\n")
+    for flags, says in ((["--key", "00" * 32], "keyed (not private"),
+                        (["--seed", "3"], "seeded (not private"), ([], None)):
+        out = tmp_path / "r.csv"
+        status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1",
+                             *flags, "-o", out)
+        assert status == 0, err
+        header = [line for line in out.read_text().splitlines() if line.startswith("# randomness")]
+        assert (header[0].startswith(f'# randomness: "{says}') if says else not header), header

@@ -63,7 +63,18 @@ def release_metadata(args, **extra):
         budget = {"rho": args.rho}
     else:
         budget = {"epsilon": args.epsilon, **({"delta": args.delta} if "delta" in args else {})}
-    return {"gpcompiler": __version__, **extra, "method": args.method, "budget": budget}
+    return {"gpcompiler": __version__, **extra, "method": args.method, "budget": budget,
+            **_reproducible(args)}
+
+
+def _reproducible(args):
+    """A release whose noise a key or a seed reproduces says so: it is not private to
+    whoever holds them (docs/threat-model.md, "Keyed releases")."""
+    if getattr(args, "key", None) is not None:
+        return {"randomness": "keyed (not private: whoever holds the key can subtract the noise)"}
+    if getattr(args, "seed", None) is not None:
+        return {"randomness": "seeded (not private: the seed reproduces the noise)"}
+    return {}
 
 
 def declared_units(units, curve=False):
