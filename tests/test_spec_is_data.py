@@ -159,6 +159,8 @@ def tiny_spec(name='"tiny"', title='"Tiny"', top="", domain=""):
     ({"title": "3"}, "title: expected printable text"),
     ({"name": '"numpy"'}, "name: expected a Python identifier"),
     ({"name": '"math"'}, "name: expected a Python identifier"),
+    ({"name": '"sympy"'}, "name: expected a Python identifier"),
+    ({"name": '"pandas"'}, "name: expected a Python identifier"),
     ({"name": '"Fraction"'}, "name: expected a Python identifier"),
     ({"name": '"fractions"'}, "name: expected a Python identifier"),
     ({"name": '"sys"'}, "name: expected a Python identifier"),

@@ -35,7 +35,9 @@ OUTSIDE = ("zero", "hold")   # [curve] outside: the curve before its first, afte
 # and no file of a package (it does not start with __: __init__, __main__); a parameter name
 # is a keyword argument of every function taking **params, so it is none of their other
 # arguments (generated modules' API and engines/dask.privatize_batch).
-RESERVED_NAMES = frozenset(sys.stdlib_module_names) | {"numpy", "gpcompiler", "Fraction"}
+RESERVED_NAMES = frozenset(sys.stdlib_module_names) | {  # and the packages gpcompiler uses
+    "numpy", "scipy", "sympy", "mpmath", "gmpy2", "flint", "dask", "distributed", "tqdm",
+    "matplotlib", "pandas", "skfda", "opendp", "gpcompiler", "Fraction"}
 RESERVED_PARAMETERS = frozenset({"epsilon", "rho", "rng", "cache", "kind", "bound", "t", "y",
                                  "c", "a", "points", "grids", "values", "module", "seed"})
 MAX_TITLE = 240   # characters of printable text on one line
@@ -267,7 +269,8 @@ def _name(document, problems):
             or name in RESERVED_NAMES or name.startswith("__")):
         problems.add("name", "expected a Python identifier (the module name) that is not a "
                              "keyword, does not start with __ and names no module of the "
-                             f"standard library or NumPy, got {_shown(name)}")
+                             "standard library or a package gpcompiler uses (numpy, sympy, "
+                             f"...), got {_shown(name)}")
         return "invalid"
     return name
 
