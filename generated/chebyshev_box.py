@@ -1806,7 +1806,7 @@ def _clip_scaled(c, bound):
 
 
 # ---- runtime/fieldclip.py from gpcompiler 0.1.0
-# ---- sha256 00974d2f758725a7cd7dc3e75b732d1f18c5127c013263cbde78b7922fa15e2f
+# ---- sha256 27530ee7389c4592fe9ca944c9cc11a42051e732b6b650fcabb6175cec027af6
 
 def clip_fields(grids, y, kind, bound, value_rank, masses=None, sobolev=False):
     """Each field f scaled by min(1, B/||f||): the projection onto the L2 ball of radius B
@@ -1837,7 +1837,8 @@ def clip_fields(grids, y, kind, bound, value_rank, masses=None, sobolev=False):
             squares = squares + _form(grids, _slopes(t, z, first + axis), first, kind, masses,
                                       batch, skip=axis)
     inner = bound / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
-    outside = (squares > 0) & (numpy.ldexp(inner, -exponent) < 1.0)
+    with numpy.errstate(over="ignore"):  # an overflow is a factor > 1: inside the ball
+        outside = (squares > 0) & (numpy.ldexp(inner, -exponent) < 1.0)
     return numpy.where(outside.reshape(batch + spread), z * inner.reshape(batch + spread), y)
 
 

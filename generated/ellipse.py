@@ -1620,7 +1620,7 @@ def _clip_scaled(c, bound):
 
 
 # ---- runtime/curveclip.py from gpcompiler 0.1.0
-# ---- sha256 8b5e6df30bfe4c43913236daed64f22e0cccec2107d6199f4ade0bb8fcf8c26f
+# ---- sha256 8fd8388b88671a7fd78c611a05295f7ca8d8ef6a3d2402e2046aef00e2ca6dd2
 
 _CLIP_ELEMENTS = 1 << 17  # values per block of curves: the block's temporaries stay in cache
 _SAFE = (2.0 ** -800, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
@@ -1659,7 +1659,8 @@ def clip_curves(t, y, bound, value_dim, sobolev=False, masses=None):
         part = slice(start, start + step)
         factors[part], exponent[part], inner[part] = _curve_factors(
             rows[part], _rows(h, part), bound, work[:, :rows[part].shape[0]], sobolev)
-    outside = numpy.flatnonzero((inner > 0) & (numpy.ldexp(inner, -exponent) < 1.0))
+    with numpy.errstate(over="ignore"):  # an overflow is a factor > 1: inside the ball
+        outside = numpy.flatnonzero((inner > 0) & (numpy.ldexp(inner, -exponent) < 1.0))
     if outside.size:  # a copy of the batch (the cost of an extreme curve: docs/threat-model.md)
         rows = rows.copy()
         rows[outside] = (numpy.ldexp(rows[outside], -exponent[outside, None, None])

@@ -440,3 +440,16 @@ def test_a_batch_of_fields_is_released_as_each_field_alone_with_the_same_words(n
     released = release(y, Words(words))
     for i in range(len(y)):
         _equal(released[i], release(y[i], Words(words[i * width:])))
+
+
+def test_a_subnormal_curve_clips_without_a_warning():
+    """A constant 1e-320 curve (its clip factor overflows: far inside the ball) is released
+    with no RuntimeWarning, so a caller running with warnings as errors gets its release
+    (new-user review of issue 30)."""
+    import warnings
+    module = generated("legendre10")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        released = module.project_and_privatize(numpy.linspace(-1, 1, 5), numpy.full(5, 1e-320),
+                                                epsilon=1.0, rng=1)
+    assert numpy.isfinite(released).all()

@@ -44,7 +44,8 @@ def clip_curves(t, y, bound, value_dim, sobolev=False, masses=None):
         part = slice(start, start + step)
         factors[part], exponent[part], inner[part] = _curve_factors(
             rows[part], _rows(h, part), bound, work[:, :rows[part].shape[0]], sobolev)
-    outside = numpy.flatnonzero((inner > 0) & (numpy.ldexp(inner, -exponent) < 1.0))
+    with numpy.errstate(over="ignore"):  # an overflow is a factor > 1: inside the ball
+        outside = numpy.flatnonzero((inner > 0) & (numpy.ldexp(inner, -exponent) < 1.0))
     if outside.size:  # a copy of the batch (the cost of an extreme curve: docs/threat-model.md)
         rows = rows.copy()
         rows[outside] = (numpy.ldexp(rows[outside], -exponent[outside, None, None])

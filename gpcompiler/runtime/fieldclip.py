@@ -33,7 +33,8 @@ def clip_fields(grids, y, kind, bound, value_rank, masses=None, sobolev=False):
             squares = squares + _form(grids, _slopes(t, z, first + axis), first, kind, masses,
                                       batch, skip=axis)
     inner = bound / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))
-    outside = (squares > 0) & (numpy.ldexp(inner, -exponent) < 1.0)
+    with numpy.errstate(over="ignore"):  # an overflow is a factor > 1: inside the ball
+        outside = (squares > 0) & (numpy.ldexp(inner, -exponent) < 1.0)
     return numpy.where(outside.reshape(batch + spread), z * inner.reshape(batch + spread), y)
 
 
