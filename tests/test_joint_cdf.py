@@ -171,7 +171,7 @@ def test_cdf_command_releases_a_joint_cdf_of_several_columns(tmp_path, cli):
     assert status == 0 and err == clipped and "private marginal quantiles" in out
     release = json.loads((tmp_path / "joint.json").read_text())
     assert set(release) == {"gpcompiler", "columns", "lo", "hi", "degree", "records", "method",
-                            "budget", "grids", "cdf", "noise"}
+                            "budget", "grids", "cdf", "noise", "randomness"}
     expected = joint_estimate(data, lo=(0, 0), hi=(2500, 60), epsilon=1.0, delta=1e-6,
                               degree=6, rng=numpy.random.default_rng(3))
     sensitivity = computed_sum_sensitivity((6, 6), data.shape[0])
