@@ -13,6 +13,7 @@ import numpy
 import pytest
 
 from conftest import ROOT
+from gpcompiler.runtime.keyed import KeyedGenerator
 from gpcompiler.runtime.protocol import _protocol_parser
 from test_protocol import GENERATED, KEY, ONE_D, load
 
@@ -359,3 +360,31 @@ def test_aarch64_privatize_gives_the_python_targets_bytes(tmp_path, name):
         expected = run(python_target(name), *args, stdin=text)
         assert expected[0] == 0
         assert run(["qemu-aarch64", str(program)], *args, stdin=text) == expected
+
+
+def test_the_docs_example_builds_runs_and_matches_the_python_target(tmp_path):
+    """docs/reference/c.md's worked example, compiled as the page compiles it: its keyed
+    release of the curve is the Python target's within 2 eta B plus a lattice step (the
+    same words; the float projections may differ by eta B each), its projection within
+    2 eta B, its bound and lattice step the Python module's."""
+    page = (ROOT / "docs" / "reference" / "c.md").read_text()
+    source = page.split("cat > example.c <<'EOF'\n")[1].split("\nEOF\n")[0]
+    (tmp_path / "example.c").write_text(source + "\n")
+    program = build(COMPILERS[0], [tmp_path / "example.c", C_DIR / "linear.c"],
+                    tmp_path / "example", f"-I{C_DIR}")
+    done = subprocess.run([str(program)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    facts, projection, keyed = done.stdout.splitlines()
+    module = load("linear")
+    t, y = numpy.array([0.0, 0.25, 0.5, 1.0]), numpy.array([1.0, 1.5, 2.0, 3.0])
+    stated = module.release_facts(epsilon=1.0)
+    bound, gamma = stated["bound"], stated["lattice"]
+    assert float(facts.split()[1].rstrip(",")) == bound
+    assert float(facts.split()[-1]) == gamma
+    want = module.project(t, y, bound=bound)
+    got = numpy.array([float(v) for v in projection.split()[1:]])
+    assert numpy.all(numpy.abs(got - want) <= 2 * module.ETA * bound)
+    release = module.project_and_privatize(t, y, epsilon=1.0, rng=KeyedGenerator(KEY))
+    got = numpy.array([float.fromhex(v) for v in keyed.split()[2:]])
+    assert numpy.all(numpy.abs(got - release) <= 2 * module.ETA * bound + gamma)
+    assert numpy.any(got != want)  # noise was added
