@@ -388,3 +388,29 @@ def test_the_docs_example_builds_runs_and_matches_the_python_target(tmp_path):
     got = numpy.array([float.fromhex(v) for v in keyed.split()[2:]])
     assert numpy.all(numpy.abs(got - release) <= 2 * module.ETA * bound + gamma)
     assert numpy.any(got != want)  # noise was added
+
+
+def test_check_reports_stale_missing_and_changed_c_files(tmp_path, capsys):
+    """gpcompiler check over a copy of linear.toml and its committed outputs: clean, then a
+    changed NAME_main.c (a diff), a missing NAME.h (a diff from nothing) and a stray file
+    in c/ (stale) each make it fail."""
+    from gpcompiler.cli import main
+    specs, generated = tmp_path / "specs", tmp_path / "generated"
+    (generated / "c").mkdir(parents=True)
+    specs.mkdir()
+    shutil.copy(ROOT / "specs" / "linear.toml", specs)
+    shutil.copy(GENERATED / "linear.py", generated)
+    for name in ("linear.h", "linear.c", "linear_main.c"):
+        shutil.copy(C_DIR / name, generated / "c")
+    check = ["check", "--specs", str(specs), "--generated", str(generated)]
+    assert main(check) == 0
+    main_c = generated / "c" / "linear_main.c"
+    main_c.write_text(main_c.read_text().replace("#define FIELD_LIMIT 131072",
+                                                 "#define FIELD_LIMIT 131073"))
+    (generated / "c" / "old.c").write_text("")
+    (generated / "c" / "linear.h").unlink()
+    capsys.readouterr()
+    assert main(check) == 1
+    out = capsys.readouterr().out
+    assert "+#define FIELD_LIMIT 131072" in out and "linear.h (regenerated)" in out
+    assert f"stale: {generated / 'c' / 'old.c'}" in out
