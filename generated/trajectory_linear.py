@@ -1735,7 +1735,7 @@ def _squares(z, h, work, sobolev=False):
 
 
 # ---- runtime/protocol.py from gpcompiler 0.1.0
-# ---- sha256 fd61b0a1e46ce2482192d9f7917a83a6068539a7bc077d079a8f8ff4e09f8857
+# ---- sha256 fdc6d39dee97831df8783dd3d1acf35898065203d3fc6b527089ed8df54b286a
 
 class ProtocolError(Exception):
     """Bad input to the protocol program (one line, exit 2)."""
@@ -1770,7 +1770,7 @@ def run_protocol(module, argv, stdin=None, stdout=None, stderr=None):
     try:
         args = _protocol_parser(prog).parse_args(argv)
         rows = _protocol_rows(module, args, [line for line in csv.reader(stdin) if line])
-    except (ProtocolError, ValueError, TypeError, OverflowError) as error:
+    except (ProtocolError, ValueError, TypeError, OverflowError, csv.Error) as error:
         stderr.write(f"{prog}: error: {' '.join(str(error).split())}\n")
         return 2
     csv.writer(stdout, lineterminator="\n").writerows(rows)

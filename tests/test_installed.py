@@ -114,3 +114,49 @@ def test_console_script_of_the_installed_wheel(wheel, tmp_path):
          "print(len(audit_suite.shipped_specs()))"],
         cwd=work, env=env, capture_output=True, text=True)
     assert shipped.returncode == 0 and int(shipped.stdout) >= 9, shipped.stdout + shipped.stderr
+
+
+def test_the_installed_wheel_compiles_the_c_target(wheel, tmp_path):
+    """`gpcompiler compile --target c` of the installed wheel, outside the source tree:
+    three files that build without warnings into a protocol program whose privatize --key
+    gives the source tree's Python target's bytes; a box spec is one line and exit 2."""
+    cc = shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler (cc)")
+    environment = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                    str(environment)], check=True)
+    result = subprocess.run([sys.executable, "-m", "pip", "--python",
+                             str(environment / "bin" / "python"), "install", "--no-deps",
+                             "--no-index", "--ignore-installed", "-q", str(wheel)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    for name in ("linear", "harbour"):
+        shutil.copy2(ROOT / "specs" / f"{name}.toml", work / f"{name}.toml")
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    env["GPCOMPILER_CACHE"] = str(tmp_path / "cache")
+    script = str(environment / "bin" / "gpcompiler")
+    done = subprocess.run([script, "compile", "linear.toml", "--target", "c", "-o", "out"],
+                          cwd=work, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(p.name for p in (work / "out").iterdir()) == [
+        "linear.c", "linear.h", "linear_main.c"]
+    built = subprocess.run([cc, "-std=c11", "-O2", "-ffp-contract=off", "-Wall", "-Wextra",
+                            "-pedantic", "-Werror", "out/linear.c", "out/linear_main.c", "-lm",
+                            "-o", "linear"], cwd=work, capture_output=True, text=True)
+    assert built.returncode == 0 and built.stderr == "", built.stderr
+    key = "5a" * 16 + "c3" * 16
+    rows = "curve,c0,c1\na,0.5,1\nb,0,-0.0\nc,1e300,3\n"
+    args = ["privatize", "--rho", "0.5", "--key", key]
+    c_out = subprocess.run([str(work / "linear"), *args], input=rows, capture_output=True,
+                           text=True)
+    python_out = subprocess.run([sys.executable, str(ROOT / "generated" / "linear.py"), *args],
+                                input=rows, capture_output=True, text=True)
+    assert c_out.returncode == python_out.returncode == 0, c_out.stderr + python_out.stderr
+    assert c_out.stdout == python_out.stdout
+    box = subprocess.run([script, "compile", "harbour.toml", "--target", "c", "-o", "box"],
+                         cwd=work, env=env, capture_output=True, text=True)
+    assert box.returncode == 2 and box.stdout == "" and box.stderr.count("\n") == 1, box.stderr
+    assert "--target python" in box.stderr and not (work / "box").exists()

@@ -147,6 +147,7 @@ BAD = [
     (["privatize", "--epsilon", "1"],
      "curve," + ",".join(f"c{j}" for j in range(11)) + "\nr" + ",1" * 10 + "\n", "fields"),
     (["publish"], GOOD, "invalid choice"),
+    (["project"], "curve,t,y\na,0," + "1" * 131073 + "\n", "field larger than field limit"),
 ]
 
 

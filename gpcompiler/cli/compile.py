@@ -7,13 +7,14 @@ from .common import Steps, named_error, say
 
 
 def cmd_compile(args):
-    """`gpcompiler compile SPEC... -o DIR`: write the generated modules."""
+    """`gpcompiler compile SPEC... -o DIR [--target c]`: write the generated modules."""
     from ..compiler.build import compile_files
     from ..io.curves import check_writable
     check_writable(args.output, directory=True)
     steps = Steps(args, len(args.specs))
     try:
-        written = compile_files(args.specs, args.output, progress=steps, stages=steps.stage)
+        written = compile_files(args.specs, args.output, progress=steps, stages=steps.stage,
+                                target=args.target)
     except UserError as error:
         raise steps.named(error) from None
     finally:
@@ -26,7 +27,7 @@ def cmd_compile(args):
 def cmd_check(args):
     """`gpcompiler check`: regenerate every spec, diff against generated/, report modules
     of generated/ that no spec makes (stale)."""
-    from ..compiler.build import check
+    from ..compiler.build import c_target_names, check
     from ..compiler.spec import load_spec
     spec_dir, generated = Path(args.specs), Path(args.generated)
     if not spec_dir.is_dir():
@@ -42,19 +43,24 @@ def cmd_check(args):
     steps = Steps(args, len(specs))
     try:
         problems = check(spec_dir, generated, progress=steps, stages=steps.stage)
-        names = {load_spec(path).name for path in specs}
+        loaded = [load_spec(path) for path in specs]
     except UserError as error:
         raise steps.named(error) from None
     finally:
         steps.bar.close()
     for diff in problems:
         sys.stdout.write(diff)
-    stale = sorted(p for p in generated.glob("*.py") if p.stem not in names)
+    names = {spec.name for spec in loaded}
+    c_names = {name for spec in loaded for name in c_target_names(spec)}
+    stale = sorted([p for p in generated.glob("*.py") if p.stem not in names]
+                   + [p for p in (generated / "c").glob("*") if p.name not in c_names])
     for path in stale:
         print(f"stale: {path} is made by no spec in {spec_dir}/: remove it")
     if problems:
         print(f"{len(problems)} generated module(s) differ from their specs: "
-              f"run `gpcompiler compile {spec_dir}/*.toml -o {generated}`", file=sys.stderr)
+              f"run `gpcompiler compile {spec_dir}/*.toml -o {generated}`, and for the curves "
+              f"in one variable `gpcompiler compile SPEC... --target c -o {generated}/c`",
+              file=sys.stderr)
     if problems or stale:
         return 1
     say(args, f"all {len(specs)} generated modules in {generated}/ match {spec_dir}/")

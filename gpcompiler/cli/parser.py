@@ -181,12 +181,17 @@ def build_parser():
     def command(name, text):
         return commands.add_parser(name, help=text, description=text, parents=[quiet],
                                    formatter_class=_Help)
-    p = command("compile", "compile spec files into NumPy modules")
+    p = command("compile", "compile spec files into NumPy modules (or C: --target c)")
     p.add_argument("specs", nargs="+", metavar="SPEC", help="spec files (TOML)")
     p.add_argument("-o", "--output", default="generated", metavar="DIR",
                    help="directory of the generated modules")
+    p.add_argument("--target", choices=("python", "c"), default="python",
+                   help="python: DIR/NAME.py, a NumPy module; c: DIR/NAME.h, DIR/NAME.c and "
+                        "the protocol program DIR/NAME_main.c, for curves in one variable "
+                        "(docs/reference/c.md)")
     p.set_defaults(run=cmd_compile)
-    p = command("check", "regenerate every spec and diff against the generated modules")
+    p = command("check", "regenerate every spec and diff against the generated modules "
+                         "(and their C target in DIR/c/)")
     p.add_argument("--specs", default="specs", metavar="DIR",
                    help="directory of the specs, from the working directory")
     p.add_argument("--generated", default="generated", metavar="DIR",

@@ -13,7 +13,7 @@ from .analysis import analyze
 from .analysis.core import Stages
 from ..cdf.streaming import mean_errors
 from ..cdf.tables import cdf_tables
-from ..io.curves import write_text_atomically
+from ..io.curves import write_files_atomically, write_text_atomically
 from .emit import emit_cdf_module, emit_module
 from ..errors import SpecError, UserError
 from .ir import lower, lower_cdf
@@ -26,12 +26,28 @@ SHIPPED_SPECS = Path(__file__).resolve().parent.parent / "specs"
 SHIPPED_MODULES = Path(__file__).resolve().parent.parent / "generated"
 
 
+TARGETS = ("python", "c")
+
+
 @dataclass(frozen=True)
 class Compiled:
-    """A compiled spec: its analysis and the generated module's source text."""
+    """A compiled spec: its analysis and the generated module's source text (target python),
+    or {file name: text} (target c: NAME.h, NAME.c, NAME_main.c)."""
     spec: object
     analysis: object
-    source: str
+    source: object
+
+
+def c_target(spec, analysis):
+    """{file name: text} of a curve spec's C target (docs/reference/c.md); a SpecError for
+    the other kinds (boxes and CDF tables have no C target yet)."""
+    if spec.kind == "cdf" or spec.dimension > 1:
+        what = "a CDF table" if spec.kind == "cdf" else f"a box in {spec.dimension} variables"
+        raise SpecError([("", f"the C target compiles curves in one variable, and this spec is "
+                              f"{what}: use --target python")], spec.path)
+    from .emit.c import emit_c_module  # NAME.h and NAME.c
+    from .emit.c.program import emit_program
+    return {**emit_c_module(lower(analysis)), f"{spec.name}_main.c": emit_program(spec.name)}
 
 
 def compile_limit():
@@ -39,11 +55,14 @@ def compile_limit():
     return float(os.environ.get("GPCOMPILER_TIME_LIMIT", "300"))
 
 
-def compile_spec(path, root=None, progress=None, emit=True):
+def compile_spec(path, root=None, progress=None, emit=True, target="python"):
     """Run every stage on one spec file, within :func:`compile_limit` seconds
     (``progress`` hears the stage of a compile longer than about 2 s); ``emit=False`` stops
-    after the analysis (``source`` is None: `explain` of any spec)."""
+    after the analysis (``source`` is None: `explain` of any spec); ``target`` "c" emits the
+    C target (:func:`c_target`)."""
     spec = load_spec(path, root)
+    if target == "c" and (spec.kind == "cdf" or spec.dimension > 1):
+        c_target(spec, None)  # its one-line error, before any work
     limit = compile_limit()
     with time_limit(limit, f"compiling {spec.path} (GPCOMPILER_TIME_LIMIT = {limit:g} s of CPU time: "
                            "raise it to wait longer, or simplify the basis)"):
@@ -57,15 +76,19 @@ def compile_spec(path, root=None, progress=None, emit=True):
             if not emit:
                 return Compiled(spec, analysis, None)
             stage("emit")
+            if target == "c":
+                return Compiled(spec, analysis, c_target(spec, analysis))
             return Compiled(spec, analysis, emit_module(lower(analysis)))
         finally:
             stage.close()
 
 
-def compile_files(paths, out_dir, root=None, progress=None, stages=None):
-    """Compile spec files into ``out_dir``; nothing is written unless all compile.
-    ``progress`` hears "compiling PATH" before each spec, ``stages`` (default: progress)
-    each stage of a compile longer than about 2 s."""
+def compile_files(paths, out_dir, root=None, progress=None, stages=None, target="python"):
+    """Compile spec files into ``out_dir`` for ``target`` (python: NAME.py; c: NAME.h,
+    NAME.c, NAME_main.c); nothing is written unless all compile, and every file is staged
+    before any is replaced (write_files_atomically). ``progress`` hears "compiling PATH"
+    before each spec, ``stages`` (default: progress) each stage of a compile longer than
+    about 2 s."""
     names = {}
     for path in paths:   # reading the specs is cheap: clashes are found before any work
         names.setdefault(load_spec(path, root).name, []).append(str(path))
@@ -77,20 +100,18 @@ def compile_files(paths, out_dir, root=None, progress=None, stages=None):
     for path in paths:
         if progress:
             progress(f"compiling {path}")
-        compiled.append(compile_spec(path, root, stages or progress))
+        compiled.append(compile_spec(path, root, stages or progress, target=target))
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for item in compiled:
-        target = out_dir / f"{item.spec.name}.py"
-        write_text_atomically(target, item.source)
-        written.append(target)
-    return written
+    files = [(out_dir / name, text) for item in compiled for name, text in
+             (item.source.items() if target == "c" else [(f"{item.spec.name}.py", item.source)])]
+    write_files_atomically(files)
+    return [path for path, _ in files]
 
 
 def check(spec_dir="specs", generated_dir="generated", progress=None, stages=None):
-    """Regenerate every spec of ``spec_dir``; return unified diffs against ``generated_dir``
-    (``progress`` and ``stages`` as in :func:`compile_files`)."""
+    """Regenerate every spec of ``spec_dir``; return unified diffs against ``generated_dir``:
+    NAME.py of every spec, and the C target of every curve in one variable in its c/
+    folder (``progress`` and ``stages`` as in :func:`compile_files`)."""
     spec_dir, generated_dir = Path(spec_dir), Path(generated_dir)
     root = spec_dir.resolve().parent
     problems = []
@@ -98,13 +119,28 @@ def check(spec_dir="specs", generated_dir="generated", progress=None, stages=Non
         if progress:
             progress(f"checking {path}")
         item = compile_spec(path, root, stages or progress)
-        target = generated_dir / f"{item.spec.name}.py"
-        current = target.read_text() if target.exists() else ""
-        if current != item.source:
-            problems.append("".join(difflib.unified_diff(
-                current.splitlines(True), item.source.splitlines(True),
-                f"{target} (committed)", f"{target} (regenerated)", n=1)) or f"{target} missing\n")
+        files = {generated_dir / f"{item.spec.name}.py": item.source}
+        if item.spec.kind != "cdf" and item.spec.dimension == 1:
+            files.update((generated_dir / "c" / name, text)
+                         for name, text in c_target(item.spec, item.analysis).items())
+        problems += [_diff(target, text) for target, text in files.items()
+                     if not target.exists() or target.read_text() != text]
     return problems
+
+
+def _diff(target, text):
+    """The unified diff of a committed file against its regenerated ``text``."""
+    current = target.read_text() if target.exists() else ""
+    return "".join(difflib.unified_diff(current.splitlines(True), text.splitlines(True),
+                                        f"{target} (committed)", f"{target} (regenerated)",
+                                        n=1)) or f"{target} missing\n"
+
+
+def c_target_names(spec):
+    """The C target's file names of a spec, or () for a spec without one."""
+    if spec.kind == "cdf" or spec.dimension > 1:
+        return ()
+    return (f"{spec.name}.h", f"{spec.name}.c", f"{spec.name}_main.c")
 
 
 def cache_dir():

@@ -55,7 +55,7 @@ def run_protocol(module, argv, stdin=None, stdout=None, stderr=None):
     try:
         args = _protocol_parser(prog).parse_args(argv)
         rows = _protocol_rows(module, args, [line for line in csv.reader(stdin) if line])
-    except (ProtocolError, ValueError, TypeError, OverflowError) as error:
+    except (ProtocolError, ValueError, TypeError, OverflowError, csv.Error) as error:
         stderr.write(f"{prog}: error: {' '.join(str(error).split())}\n")
         return 2
     csv.writer(stdout, lineterminator="\n").writerows(rows)
