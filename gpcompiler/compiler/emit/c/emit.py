@@ -95,6 +95,7 @@ def _placeholders(cir, name):
         "piece_levels": (f"#define PIECE_LEVELS {cir.piece_levels}  /* binary-counter levels of "
                          "the parts of one piece */" if cir.piece_levels else ""),
         "rules": _rules(cir), "piece_sums": _piece_sums(cir),
+        "sub_piece_sums": _sub_piece_sums(cir), "max_order": str(cir.rules[-1].order),
         "accumulate": _ACCUMULATE[kind], "evaluate": _EVALUATE[kind],
         "default_bound": _default_bound(cir),
     }
@@ -137,21 +138,30 @@ def _matrix_comment(title, symbol, matrix):
 def _legendre_atoms(cir):
     scales = "\n".join(f"    {hex_float(c.value)},  /* sqrt({2 * k + 1}/(b - a)) = "
                        f"{c_comment_text(c.exact)} */" for k, c in enumerate(cir.atom_scales))
-    second = ("\n    out[1] = u;\n    for (int k = 1; k < ATOMS_SIZE - 1; k++)\n"
-              "        out[k + 1] = ((2 * k + 1) * u * out[k] - k * out[k - 1]) / (k + 1);"
-              if cir.module.atoms_size > 1 else "")
+    second = ("\n        out[q * ATOMS_SIZE + 1] = u[q];" if cir.module.atoms_size > 1 else "")
+    loop = ("""
+    for (int k = 1; k < ATOMS_SIZE - 1; k++)
+        for (int q = 0; q < count; q++) {
+            double *p = out + q * ATOMS_SIZE;
+            p[k + 1] = ((2 * k + 1) * u[q] * p[k] - k * p[k - 1]) / (k + 1);
+        }""" if cir.module.atoms_size > 2 else "")
     return f"""/* The atoms: normalized shifted Legendre L_k = sqrt((2k+1)/(b-a)) P_k(u), u = (2x - a - b)/(b - a),
- * by the three-term recurrence (never expanded into monomials). */
+ * by the three-term recurrence (never expanded into monomials), at count <= MAX_ORDER points
+ * at once, out[q ATOMS_SIZE + k] (their recurrences are independent: the divisions overlap). */
 static const double atom_scales[ATOMS_SIZE] = {{
 {scales}
 }};
 
-static void atoms(double x, double *out)
+static void atoms_at(const double *x, int count, double *out)
 {{
-    double u = (2.0 * x - domain_lo - domain_hi) / (domain_hi - domain_lo);
-    out[0] = 1.0;{second}
-    for (int k = 0; k < ATOMS_SIZE; k++)
-        out[k] *= atom_scales[k];
+    double u[MAX_ORDER];
+    for (int q = 0; q < count; q++) {{
+        u[q] = (2.0 * x[q] - domain_lo - domain_hi) / (domain_hi - domain_lo);
+        out[q * ATOMS_SIZE] = 1.0;{second}
+    }}{loop}
+    for (int q = 0; q < count; q++)
+        for (int k = 0; k < ATOMS_SIZE; k++)
+            out[q * ATOMS_SIZE + k] *= atom_scales[k];
 }}"""
 
 
@@ -213,6 +223,8 @@ _ATOMS = {"legendre": _legendre_atoms, "fourier": _fourier_atoms, "sinc": _sinc_
 
 def _orthonormal(cir):
     ir = cir.module
+    if ir.atoms_kind == "legendre":
+        return _orthonormal_at(cir)
     if not cir.transform:
         return ("/* The orthonormal basis e: the atoms themselves (K = I). */\n"
                 "static void orthonormal(double x, double *e)\n{\n    atoms(x, e);\n}")
@@ -239,6 +251,83 @@ static void orthonormal(double x, double *e)
     for (size_t i = 0; i < sizeof change / sizeof *change; i++)
 {inner}
 }}"""
+
+
+def _orthonormal_at(cir):
+    """e = K . atoms at count points at once (Legendre atoms), and at one point."""
+    one = ("/* The orthonormal basis e at one point. */\n"
+           "static void orthonormal(double x, double *e)\n{\n    orthonormal_at(&x, 1, e);\n}")
+    if not cir.transform:
+        return ("/* The orthonormal basis e at count points: the atoms themselves (K = I). */\n"
+                "static void orthonormal_at(const double *x, int count, double *e)\n{\n"
+                "    atoms_at(x, count, e);\n}\n\n" + one)
+    entries = "\n".join(f"    {{{j}, {k}, {hex_float(c.value)}}},  /* {c_comment_text(c.exact)} */"
+                        for j, k, c in cir.transform)
+    return f"""/* K, the change from the atoms to the orthonormal basis e = K . atoms (e = R^(-1) phi): its
+ * nonzero entries (j, k, K_jk), row by row. */
+static const struct {{
+    int j, k;
+    double value;
+}} change[] = {{
+{entries}
+}};
+
+/* The orthonormal basis e at count <= MAX_ORDER points: e[q WIDTH + j]. */
+static void orthonormal_at(const double *x, int count, double *e)
+{{
+    double a[MAX_ORDER * ATOMS_SIZE];
+    atoms_at(x, count, a);
+    memset(e, 0, (size_t)count * WIDTH * sizeof *e);
+    for (int q = 0; q < count; q++)
+        for (size_t i = 0; i < sizeof change / sizeof *change; i++)
+            e[q * WIDTH + change[i].j] += change[i].value * a[q * ATOMS_SIZE + change[i].k];
+}}
+
+{one}"""
+
+
+_SUB_PIECE_SUMS = """/* The Gauss sums of one sub-piece [start, start + width] (in s in [0, 1]) of the linear
+ * piece from t0 of width h: out[j] = sum wt (1 - s) e_j(x), out[WIDTH + j] = sum wt s e_j(x),
+ * x = t0 + s h, wt the node's weight times h width/2 (the Python module's _gauss_sums)$how. */
+static void sub_piece_sums(double t0, double h, double start, double width,
+                           const struct rule *rule, double *out)
+{
+$body
+}"""
+
+_NODE_BY_NODE = """    double e[WIDTH];
+    memset(out, 0, 2 * WIDTH * sizeof *out);
+    for (int q = 0; q < rule->order; q++) {
+        double s = start + width * (rule->xi[q] + 1.0) / 2.0;
+        double wt = h * width * rule->w[q] / 2.0, ws = wt * s;
+        orthonormal(t0 + s * h, e);
+        for (int j = 0; j < WIDTH; j++) {
+            out[j] += (wt - ws) * e[j];
+            out[WIDTH + j] += ws * e[j];
+        }
+    }"""
+
+_ALL_NODES = """    double s[MAX_ORDER], x[MAX_ORDER], e[MAX_ORDER * WIDTH];
+    for (int q = 0; q < rule->order; q++) {
+        s[q] = start + width * (rule->xi[q] + 1.0) / 2.0;
+        x[q] = t0 + s[q] * h;
+    }
+    orthonormal_at(x, rule->order, e);
+    memset(out, 0, 2 * WIDTH * sizeof *out);
+    for (int q = 0; q < rule->order; q++) {
+        double wt = h * width * rule->w[q] / 2.0, ws = wt * s[q];
+        for (int j = 0; j < WIDTH; j++) {
+            out[j] += (wt - ws) * e[q * WIDTH + j];
+            out[WIDTH + j] += ws * e[q * WIDTH + j];
+        }
+    }"""
+
+
+def _sub_piece_sums(cir):
+    if cir.module.atoms_kind == "legendre":
+        return _SUB_PIECE_SUMS.replace("$how", ", the basis at all nodes at once").replace(
+            "$body", _ALL_NODES)
+    return _SUB_PIECE_SUMS.replace("$how", "").replace("$body", _NODE_BY_NODE)
 
 
 def _rules(cir):
