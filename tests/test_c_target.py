@@ -492,6 +492,34 @@ def test_bad_arguments_return_the_right_status_and_leave_outputs_untouched(built
     assert all(line.startswith("1 1 ") for line in keys), keys
 
 
+PROJECTION_CHAIN = ("project", "contract", "piece_sums", "sub_piece_sums", "orthonormal_at",
+                    "orthonormal", "atoms_at", "atoms")
+CLIP_CHAIN = ("project", "curve_factor", "curve_squares", "piece_term")
+
+
+@pytest.mark.parametrize("name", ["monomial32", "sinc_ecg", "two_circles"])
+def test_stated_stack_covers_the_projection(built, name, tmp_path):
+    """NAME.h's stated stack of a projection (KB) covers the frames gcc reports
+    (-fstack-usage, static) along each of its call chains: the contraction's, and the
+    clip's with 40 frames of the pairwise sum (its depth for 2^40 samples of 4 values)."""
+    b = built(name)
+    stated = int(re.search(r"about (\d+) KB in", b.files[f"{name}.h"])[1])
+    for file_name, text in b.files.items():
+        (tmp_path / file_name).write_text(text)
+    subprocess.run([compiler(), *FLAGS, "-fstack-usage", "-c", f"{name}.c"], cwd=tmp_path,
+                   check=True)
+    frames = {}
+    for line in (tmp_path / f"{name}.su").read_text().splitlines():
+        where, size, kind = line.split("\t")
+        function = where.rsplit(":", 1)[1].removeprefix(f"{name}_")
+        if function in PROJECTION_CHAIN + CLIP_CHAIN + ("pairwise",):
+            assert kind == "static", line
+            frames[function] = int(size)
+    used = max(sum(frames.get(f, 0) for f in PROJECTION_CHAIN),
+               sum(frames.get(f, 0) for f in CLIP_CHAIN) + 40 * frames.get("pairwise", 0))
+    assert frames["contract"] > 0 and used <= stated * 1024, (used, stated)
+
+
 # ---- constants ------------------------------------------------------------------------------
 
 HEX = re.compile(r"-?0x[0-9a-f](?:\.[0-9a-f]*)?p[+-]\d+")
@@ -644,6 +672,8 @@ UNSUPPORTED = {
              '[curve]\noutside = "hold"\n', "outside"),
     "box": ('[domain]\nvariables = ["x", "y"]\nintervals = [["0", "1"], ["0", "1"]]\n[basis]\n'
             'family = { name = "legendre", degree = [1, 1] }\n', "several variables"),
+    "sinc_expression": ('[domain]\nintervals = [["0", "1"]]\n[basis]\nfunctions = ["1", '
+                        '"sinc(t)"]\n', "sinc in a basis expression"),
     "hermite": ('[domain]\nintervals = [["-oo", "oo"]]\ncurve_interval = ["0", "1"]\n[basis]\n'
                 'family = { name = "hermite", degree = 2 }\n', "hermite atoms"),
 }
@@ -651,7 +681,7 @@ UNSUPPORTED = {
 
 @pytest.mark.parametrize("kind", sorted(UNSUPPORTED))
 def test_other_specs_are_refused_with_one_line(kind, tmp_path):
-    """Weighted, H^1, held, box and Hermite specs (and the shipped CDF spec): a one-line
+    """Weighted, H^1, held, box, Hermite and sinc-expression specs (and the shipped CDF spec): a one-line
     SpecError saying what the C target does not support yet, never a module."""
     body, what = UNSUPPORTED[kind]
     spec = tmp_path / f"{kind}.toml"

@@ -3,6 +3,7 @@ no timestamps or absolute paths; every constant a hexadecimal float (printer.hex
 the float64 nearest its exact value, which is written beside it; spec strings only through
 literals.c_string and literals.c_comment_text."""
 import hashlib
+import re
 import string
 import textwrap
 from importlib import resources
@@ -109,11 +110,17 @@ def _runtime_c():
 
 
 def _stack_kb(cir):
-    """Stack blocks of a projection, in KB (rounded up): the counters and the row blocks."""
+    """The stack of a projection in KB, rounded up: the blocks of the call chain project,
+    contract, piece_sums, sub_piece_sums, orthonormal(_at), atoms(_at), or 40 frames of the
+    clip's pairwise sum (10 KB), whichever is larger, and 2 KB for the frames' other words
+    (tests/test_c_target.py checks it against gcc's -fstack-usage)."""
     ir = cir.module
     width = ir.basis_size * (ir.value_dim if ir.vector_basis else 1)
-    doubles = (31 + 1) * ir.coef_dim + 8 * width + cir.piece_levels * 2 * width
-    return -(-doubles * 8 // 1024) + 1
+    order, atoms = cir.rules[-1].order, ir.atoms_size * (ir.value_dim if ir.vector_basis else 1)
+    nodes = order if ir.atoms_kind == "legendre" else 1
+    doubles = (ir.coef_dim * (1 + 1 + 31) + 4 * width + (4 + 2 * cir.piece_levels) * width
+               + nodes * (width + 3 + atoms))
+    return max(-(-doubles * 8 // 1024), 10) + 2
 
 
 def _matrix_comment(title, symbol, matrix):
@@ -209,7 +216,8 @@ def _expression_atoms(cir):
             index = k * ir.value_dim + r if ir.vector_basis else k
             lines.append(f"    out[{index}] = {code};")
     body = "\n".join(lines)
-    unused = "" if any("x" in code for f in cir.atom_codes for code in f) else "    (void)x;\n"
+    used = any(re.search(r"\bx\b", code) for f in cir.atom_codes for code in f)
+    unused = "" if used else "    (void)x;\n"
     return f"""/* The atoms: the user's basis functions, evaluated as written (at the defaults). */
 static void atoms(double x, double *out)
 {{

@@ -81,6 +81,9 @@ def lower_c(analysis):
                                     f"{analysis.atoms.kind} atoms")
     if missing is None and analysis.quadrature.singular:
         missing = "weights singular at an end of the domain"
+    if missing is None and analysis.atoms.kind == "expression" and any(
+            c.has(sympy.sinc) for f in spec.functions for c in f):
+        missing = "sinc in a basis expression (use the sinc family)"
     if missing:
         raise SpecError([("target", f"the C target does not support {missing} yet")], spec.path)
     module = lower(analysis)
