@@ -361,7 +361,7 @@ BUDGETS = [1e-6, 0.1, 0.5, 1.0, 1.5, 3.0, 7.25, 100.0, 1e6, 2.0 ** -30, 1e-300, 
 
 @pytest.mark.parametrize("name", LINE_SPECS)
 def test_release_facts_equal_pythons_bit_for_bit(built, name):
-    """scale, lattice, bound and slack of ${name}_release_facts equal the Python module's
+    """scale, lattice, bound and slack of NAME_release_facts equal the Python module's
     (_scale, release_facts) bit for bit, GP and CGP, default and given bounds (within and
     beyond 2^50 lattice steps, negative, NaN, subnormal); where Python refuses, C refuses."""
     b = built(name)
@@ -390,7 +390,7 @@ def test_release_facts_equal_pythons_bit_for_bit(built, name):
 
 @pytest.mark.parametrize("name", LINE_SPECS)
 def test_keyed_privatize_equals_python_bit_for_bit(built, name):
-    """${name}_privatize with a keyed source (rows 0..R-1, then row R: the source advanced)
+    """NAME_privatize with a keyed source (rows 0..R-1, then row R: the source advanced)
     gives the Python module's privatize(rng=KeyedGenerator(key)) bits, GP and CGP, a batch
     and single rows at their addresses, rows inside, at and beyond the bound."""
     b = built(name)

@@ -94,9 +94,10 @@ def _placeholders(cir, name):
         "orthonormal": _orthonormal(cir),
         "eta": hex_float(cir.eta), "eta_exact": repr(cir.eta),
         "piece_levels": (f"#define PIECE_LEVELS {cir.piece_levels}  /* binary-counter levels of "
-                         "the parts of one piece */" if cir.piece_levels else ""),
+                         "the parts of one piece */\n\n" if cir.piece_levels else "\n"),
         "rules": _rules(cir), "piece_sums": _piece_sums(cir),
-        "sub_piece_sums": _sub_piece_sums(cir), "max_order": str(cir.rules[-1].order),
+        "sub_piece_sums": _sub_piece_sums(cir), "max_order": (f"#define MAX_ORDER {cir.rules[-1].order}  /* the highest order of the "
+                      "projection's Gauss rules */\n" if ir.atoms_kind == "legendre" else ""),
         "accumulate": _ACCUMULATE[kind], "evaluate": _EVALUATE[kind],
         "default_bound": _default_bound(cir),
     }
