@@ -276,7 +276,7 @@ def test_c_project_is_within_eta_b_of_the_exact_projection(built, name):
             scaled = reference * (min(mpmath.mpf(1), bound / norm) if norm > 0 else 1)
             commands.append(project_command(t, y, bound))
             expected.append((label, t, y, bound, scaled))
-    worst = 0.0
+    worst = farthest = 0.0
     for line, (label, t, y, bound, reference) in zip(b.run(commands), expected):
         status, _, c = parsed(line, b.d)
         assert status == OK, (label, line)
@@ -289,8 +289,10 @@ def test_c_project_is_within_eta_b_of_the_exact_projection(built, name):
         difference = float(numpy.max(numpy.abs(python - c))) if c.size else 0.0
         assert difference <= 2 * b.eta * bound, (label, difference)
         worst = max(worst, difference / bound)
+        farthest = max(farthest, float(error) / bound)
     MAX_DIFFERENCES[name] = worst
-    print(f"\n{name}: max |C project - Python project| / B = {worst:.3g} (ETA {b.eta:.3g})")
+    print(f"\n{name}: max ||C - exact|| / B = {farthest:.3g}, max |C - Python| / B = "
+          f"{worst:.3g} (ETA {b.eta:.3g})")
 
 
 def test_sinc_long_pieces_use_the_piece_counter(built):
@@ -310,28 +312,36 @@ def test_sinc_long_pieces_use_the_piece_counter(built):
 
 @pytest.mark.parametrize("name", LINE_SPECS)
 def test_c_clip_factor_is_the_python_modules(built, name):
-    """The curve clip (curveclip.py's pairwise sum, NumPy's order) gives Python's factor:
-    for a curve far outside the ball (10^6 samples would be slow: 300 with values 1e3), the
-    C and Python coefficients agree to ETA B, and an extreme curve (values 1e200 and 1e-200:
-    squares beyond 2^900 or below 2^-800) is clipped to the ball as Python clips it."""
+    """The curve clip sums the pieces' terms in NumPy's pairwise order, so its factor is
+    runtime/curveclip.py's bit for bit: for curves outside the ball (300, 1,000 and 5 samples,
+    one with a jump), the clipped coefficients are the unclipped ones times curveclip's
+    factor, each rounded once; an extreme curve (values 1e200 and 1e-200: squares beyond 2^900
+    or below 2^-800) is clipped into the ball within ETA B of Python's."""
+    from gpcompiler.runtime.curveclip import clip_curves
     b = built(name)
     rng = numpy.random.default_rng(3)
     lo, hi = b.curve
     span = min(hi - lo, 10.0)
-    t = numpy.sort(lo + span * rng.random(300))
     commands, cases = [], []
-    for scale in (1e3, 1e200, 1e-200):
-        y = rng.normal(size=(300, b.n)) * scale
-        bound = 0.5 if scale >= 1 else 1e-210
-        commands.append(project_command(t, y, bound))
-        cases.append((y, bound))
-    for line, (y, bound) in zip(b.run(commands), cases):
-        status, _, c = parsed(line, b.d)
-        python = b.python.project(t, y.reshape((300,) + ((b.n,) if b.n > 1 else ())),
-                                  bound=bound).ravel()
+    for samples, scale, bound in ((300, 1e3, 0.5), (1000, 1.0, 0.25), (5, 10.0, 1.0),
+                                  (300, 1e200, 0.5), (300, 1e-200, 1e-210)):
+        t = numpy.sort(lo + span * rng.random(samples))
+        t[samples // 2] = t[samples // 2 - 1]
+        y = rng.normal(size=(samples, b.n)) * scale
+        commands += [project_command(t, y, bound), project_command(t, y, 0)]
+        cases.append((t, y, bound, scale))
+    lines = b.run(commands)
+    for index, (t, y, bound, scale) in enumerate(cases):
+        status, _, c = parsed(lines[2 * index], b.d)
+        _, _, unclipped = parsed(lines[2 * index + 1], b.d)
+        values = y.reshape((len(t),) + ((b.n,) if b.n > 1 else ()))
+        python = b.python.project(t, values, bound=bound).ravel()
         assert status == OK
         assert numpy.max(numpy.abs(python - c)) <= 2 * b.eta * bound
         assert math.sqrt(numpy.sum(c * c)) <= bound * (1 + 1e-9)
+        if 1e-100 < scale < 1e100:
+            factor = clip_curves(t, values, bound, b.n)[1]
+            assert factor < 1 and [v.hex() for v in c] == [v.hex() for v in unclipped * factor]
 
 
 @pytest.mark.parametrize("name", LINE_SPECS)
