@@ -61,12 +61,13 @@ def python_identifier(name):
     return name
 
 
-def c_string(text):
+def c_string(text, width=None):
     """The C string literal of ``text`` (UTF-8): every byte that is not printable ASCII,
     every double quote, backslash and question mark (no trigraph can form) written as an
-    escape (three-digit octal for the bytes, so no following hex digit is swallowed); the
+    escape (three-digit octal for the bytes, so no following digit is swallowed); the
     literal holds ``text``'s bytes exactly (a lone surrogate as its UTF-8 bytes, as the
-    spec file held it)."""
+    spec file held it). Beyond ``width`` columns it is split into adjacent literals, one per
+    indented line (C joins them)."""
     out = []
     for byte in text.encode("utf-8", "surrogatepass"):
         char = chr(byte)
@@ -76,7 +77,13 @@ def c_string(text):
             out.append(char)
         else:
             out.append(f"\\{byte:03o}")
-    return '"' + "".join(out) + '"'
+    lines, line = [], ""
+    for piece in out:
+        if width is not None and line and len(line) + len(piece) + 2 > width:
+            lines.append(line)
+            line = ""
+        line += piece
+    return '"\n    "'.join(lines + [line]).join('""')
 
 
 def c_comment_text(text):

@@ -21,7 +21,8 @@ def emit_c(cir):
     """{"NAME.h": text, "NAME.c": text} of a CModuleIR (lowering.lower_c)."""
     name = c_identifier(cir.module.name)
     values = _placeholders(cir, name)
-    return {f"{name}.h": _fill("module.h.tmpl", values), f"{name}.c": _fill("module.c.tmpl", values)}
+    return {f"{name}.h": _fill("module.h.tmpl", values),
+            f"{name}.c": _fill("module.c.tmpl", values)}
 
 
 def runtime_text(path):
@@ -64,29 +65,30 @@ def _placeholders(cir, name):
         "tool_version": c_comment_text(ir.tool_version),
         "spec_path": c_comment_text(ir.spec_path), "spec_sha256": c_comment_text(ir.spec_sha256),
         "summary": "\n".join(_comment_lines(line) for line in ir.summary),
-        "name_literal": c_string(ir.name), "title_literal": c_string(ir.title),
-        "spec_path_literal": c_string(ir.spec_path),
-        "spec_sha256_literal": c_string(ir.spec_sha256),
+        "name_literal": c_string(ir.name), "title_literal": c_string(ir.title, 92),
+        "spec_path_literal": c_string(ir.spec_path, 92),
+        "spec_sha256_literal": c_string(ir.spec_sha256, 92),
         "tool_version_literal": c_string(ir.tool_version),
-        "domain_units_literal": "NULL" if domain_unit is None else c_string(domain_unit),
-        "value_units_literal": "NULL" if units["values"] is None else c_string(units["values"]),
+        "domain_units_literal": "NULL" if domain_unit is None else c_string(domain_unit, 40),
+        "value_units_literal": ("NULL" if units["values"] is None
+                                else c_string(units["values"], 40)),
         "basis_size": str(ir.basis_size), "value_dim": str(ir.value_dim),
         "coef_dim": str(ir.coef_dim),
-        "coef_doc": {"scalar": "m", "vector": "m x n in C order: c[j n + r]",
-                     "vector_basis": "m: one per vector-valued basis function"}[kind],
+        "coef_doc": {"scalar": "m", "vector": "m x n, in C order (c[j n + r])",
+                     "vector_basis": "m, one per vector-valued basis function"}[kind],
         "defaults_doc": f" ({c_comment_text(defaults)})" if defaults else "",
         "default_bound_doc": (f"the spec's [privacy] bound, {cir.bound!r}" if cir.bound is not None
-                              else "the largest power of two B with 2 ETA B <= 1e-6 scale"),
+                              else "the largest power of two B with\n * 2 ETA B <= 1e-6 scale"),
         "stack_kb": str(_stack_kb(cir)),
         "runtime_header": inlined(RUNTIME_H), "runtime": _runtime_c(),
         "atoms_size": str(ir.atoms_size),
         "width": str(ir.basis_size * (ir.value_dim if ir.vector_basis else 1)),
-        "width_doc": ": m n, e_j's component r at j n + r" if ir.vector_basis else ": m",
+        "width_doc": ": m n (e_j, r at j n + r)" if ir.vector_basis else ": m",
         "domain_lo": hex_float(lo.value), "domain_hi": hex_float(hi.value),
         "domain_lo_exact": c_comment_text(lo.exact), "domain_hi_exact": c_comment_text(hi.exact),
         "curve_lo": hex_float(cir.curve[0].value), "curve_hi": hex_float(cir.curve[1].value),
-        "curve_doc": ("; curves live on [{}, {}]".format(*(c_comment_text(c.exact) for c in cir.curve))
-                      if ir.curve_interval else ""),
+        "curve_doc": ("; curves live on [{}, {}]".format(
+            *(c_comment_text(c.exact) for c in cir.curve)) if ir.curve_interval else ""),
         "gram": _matrix_comment("The Gram matrix of the user basis, G_jl = <phi_j, phi_l>",
                                 "G", cir.gram),
         "cholesky": _matrix_comment(c_comment_text(ir.cholesky_doc), "R", cir.cholesky),
@@ -96,7 +98,8 @@ def _placeholders(cir, name):
         "piece_levels": (f"#define PIECE_LEVELS {cir.piece_levels}  /* binary-counter levels of "
                          "the parts of one piece */\n\n" if cir.piece_levels else "\n"),
         "rules": _rules(cir), "piece_sums": _piece_sums(cir),
-        "sub_piece_sums": _sub_piece_sums(cir), "max_order": (f"#define MAX_ORDER {cir.rules[-1].order}  /* the highest order of the "
+        "sub_piece_sums": _sub_piece_sums(cir),
+        "max_order": (f"#define MAX_ORDER {cir.rules[-1].order}  /* the highest order of the "
                       "projection's Gauss rules */\n" if ir.atoms_kind == "legendre" else ""),
         "accumulate": _ACCUMULATE[kind], "evaluate": _EVALUATE[kind],
         "default_bound": _default_bound(cir),
@@ -153,9 +156,10 @@ def _legendre_atoms(cir):
             double *p = out + q * ATOMS_SIZE;
             p[k + 1] = ((2 * k + 1) * u[q] * p[k] - k * p[k - 1]) / (k + 1);
         }""" if cir.module.atoms_size > 2 else "")
-    return f"""/* The atoms: normalized shifted Legendre L_k = sqrt((2k+1)/(b-a)) P_k(u), u = (2x - a - b)/(b - a),
- * by the three-term recurrence (never expanded into monomials), at count <= MAX_ORDER points
- * at once, out[q ATOMS_SIZE + k] (their recurrences are independent: the divisions overlap). */
+    return f"""/* The atoms: normalized shifted Legendre L_k = sqrt((2k+1)/(b-a)) P_k(u),
+ * u = (2x - a - b)/(b - a), by the three-term recurrence (never expanded into monomials), at
+ * count <= MAX_ORDER points at once, out[q ATOMS_SIZE + k] (their recurrences are
+ * independent: the divisions overlap). */
 static const double atom_scales[ATOMS_SIZE] = {{
 {scales}
 }};
@@ -174,7 +178,8 @@ static void atoms_at(const double *x, int count, double *out)
 
 
 def _fourier_atoms(cir):
-    return f"""/* The atoms: 1, cos(k w x), sin(k w x) for k = 1..{cir.module.atoms_size // 2}, w = 2 pi/(b - a). */
+    last = cir.module.atoms_size // 2
+    return f"""/* The atoms: 1, cos(k w x), sin(k w x) for k = 1..{last}, w = 2 pi/(b - a). */
 static const double rate = {hex_float(cir.rate.value)};  /* w = {c_comment_text(cir.rate.exact)} */
 
 static void atoms(double x, double *out)
@@ -191,8 +196,10 @@ static void atoms(double x, double *out)
 def _sinc_atoms(cir):
     first = cir.module.sinc_shifts[0]
     pi = hex_float(3.141592653589793)
-    return f"""/* The atoms: normalized sinc(x - k), k = {first}..{first + cir.module.atoms_size - 1}: orthonormal on R (paper Sec. 3.5), as
- * (-1)^(n + k) sin(pi r)/(pi (x - k)) with x = n + r, n = rint(x): an exact reduction. */
+    last = first + cir.module.atoms_size - 1
+    return f"""/* The atoms: normalized sinc(x - k), k = {first}..{last}: orthonormal on R (paper
+ * Sec. 3.5), as (-1)^(n + k) sin(pi r)/(pi (x - k)) with x = n + r, n = rint(x): an exact
+ * reduction. */
 #define SINC_FIRST {first}
 #define PI {pi}  /* pi */
 
@@ -242,9 +249,10 @@ def _orthonormal(cir):
                         for j, k, c in cir.transform)
     inner = ("        e[change[i].j] += change[i].value * a[change[i].k];" if n == 1 else
              "        for (int r = 0; r < VALUE_DIM; r++)\n"
-             "            e[change[i].j * VALUE_DIM + r] += change[i].value * a[change[i].k * VALUE_DIM + r];")
-    return f"""/* K, the change from the atoms to the orthonormal basis e = K . atoms (e = R^(-1) phi): its
- * nonzero entries (j, k, K_jk), row by row. */
+             "            e[change[i].j * VALUE_DIM + r] +=\n"
+             "                change[i].value * a[change[i].k * VALUE_DIM + r];")
+    return f"""/* K, the change from the atoms to the orthonormal basis e = K . atoms
+ * (e = R^(-1) phi): its nonzero entries (j, k, K_jk), row by row. */
 static const struct {{
     int j, k;
     double value;
@@ -272,8 +280,8 @@ def _orthonormal_at(cir):
                 "    atoms_at(x, count, e);\n}\n\n" + one)
     entries = "\n".join(f"    {{{j}, {k}, {hex_float(c.value)}}},  /* {c_comment_text(c.exact)} */"
                         for j, k, c in cir.transform)
-    return f"""/* K, the change from the atoms to the orthonormal basis e = K . atoms (e = R^(-1) phi): its
- * nonzero entries (j, k, K_jk), row by row. */
+    return f"""/* K, the change from the atoms to the orthonormal basis e = K . atoms
+ * (e = R^(-1) phi): its nonzero entries (j, k, K_jk), row by row. */
 static const struct {{
     int j, k;
     double value;
@@ -295,9 +303,10 @@ static void orthonormal_at(const double *x, int count, double *e)
 {one}"""
 
 
-_SUB_PIECE_SUMS = """/* The Gauss sums of one sub-piece [start, start + width] (in s in [0, 1]) of the linear
- * piece from t0 of width h: out[j] = sum wt (1 - s) e_j(x), out[WIDTH + j] = sum wt s e_j(x),
- * x = t0 + s h, wt the node's weight times h width/2 (the Python module's _gauss_sums)$how. */
+_SUB_PIECE_SUMS = """/* The Gauss sums of one sub-piece [start, start + width] (in s in [0, 1])
+ * of the linear piece from t0 of width h: out[j] = sum wt (1 - s) e_j(x),
+ * out[WIDTH + j] = sum wt s e_j(x), x = t0 + s h, wt the node's weight times h width/2 (the
+ * Python module's _gauss_sums)$how. */
 static void sub_piece_sums(double t0, double h, double start, double width,
                            const struct rule *rule, double *out)
 {
@@ -344,17 +353,19 @@ def _rules(cir):
     for rule in cir.rules:
         for label, values in (("nodes", rule.nodes), ("weights", rule.weights)):
             rows = "\n".join(f"    {hex_float(c.value)},  /* {c.exact} */" for c in values)
-            tables.append(f"static const double {label}_{rule.order}[{rule.order}] = {{\n{rows}\n}};")
+            tables.append(f"static const double {label}_{rule.order}[{rule.order}] = "
+                          f"{{\n{rows}\n}};")
     entries = "\n".join(
         f"    {{{r.order}, {hex_float(r.limit)}, nodes_{r.order}, weights_{r.order}}},"
         for r in cir.rules)
-    head = ("/* Gauss-Legendre rules on [-1, 1]: nodes and weights computed at 60 digits (Newton's\n"
-            " * method on P_n) and rounded once. Each rule's limit: the largest half width\n"
-            " * (h/pieces) F/2 of a run for which the Python module's gauss_order (truncation\n"
-            " * <= 1e-17) picks it (found by bisection over the floats at compile time). */"
+    head = ("/* Gauss-Legendre rules on [-1, 1]: nodes and weights computed at 60 digits\n"
+            " * (Newton's method on P_n) and rounded once. Each rule's limit: the largest half\n"
+            " * width (h/pieces) F/2 of a run for which the Python module's gauss_order\n"
+            " * (truncation <= 1e-17) picks it (found by bisection over the floats at compile\n"
+            " * time). */"
             if cir.frequency is not None else
-            "/* The Gauss-Legendre rule exact for these polynomial integrands (one per piece): nodes\n"
-            " * and weights on [-1, 1] computed at 60 digits and rounded once. */")
+            "/* The Gauss-Legendre rule exact for these polynomial integrands (one per piece):\n"
+            " * nodes and weights on [-1, 1] computed at 60 digits and rounded once. */")
     body = "\n\n".join(tables)
     select = _SELECT_EXACT if cir.frequency is None else _SELECT.replace(
         "$frequency", hex_float(cir.frequency)).replace("$exact", repr(cir.frequency))
@@ -381,7 +392,7 @@ static const struct rule *run_rule(const double *t, size_t first, size_t end)
     return &rules[0];
 }"""
 
-_SELECT = """#define FREQUENCY $frequency  /* $exact: the basis's frequency bound F (verified) */
+_SELECT = """#define FREQUENCY $frequency  /* $exact: the basis's frequency bound F */
 
 /* Sub-pieces of a piece of width h: ceil(h F/8), at least 1 (the Python module's _gauss_rule). */
 static double piece_count(double h)
@@ -423,8 +434,8 @@ static void piece_sums(double t0, double h, const struct rule *rule, double *out
               "    counter_total(slots, used, PIECE_LEVELS, out, 2 * WIDTH);"
               if counter else "    }\n    memcpy(out, part, sizeof part);")
     doc = ("its sub-pieces' sums added in order, in parts of rows\n"
-           " * sub-pieces (rows x order nodes hold CHUNK atom values: _numbered), the parts added by a\n"
-           " * binary counter (_piece_sums)" if counter else
+           " * sub-pieces (rows x order nodes hold CHUNK atom values: _numbered), the parts added\n"
+           " * by a binary counter (_piece_sums)" if counter else
            "its sub-pieces' sums added in order (a piece of this spec\n"
            " * has at most rows sub-pieces, one block of _numbered: CHUNK atom values)")
     return f"""/* The sums of one piece: {doc}. */
@@ -456,7 +467,8 @@ _ACCUMULATE = {
             }""",
     "vector_basis": """            for (int j = 0; j < COEF_DIM; j++)
                 for (int r = 0; r < VALUE_DIM; r++)
-                    partial[j] += value_at(y, s * VALUE_DIM + r, scaling) * weight[j * VALUE_DIM + r];""",
+                    partial[j] += value_at(y, s * VALUE_DIM + r, scaling)
+                                  * weight[j * VALUE_DIM + r];""",
 }
 
 _EVALUATE = {
@@ -496,8 +508,8 @@ def _default_bound(cir):
 }""").replace("NAME", cir.module.name)
 
 
-_SLACK_FITS = """/* Whether 2^k 2 ETA <= SLACK_FRACTION scale, exactly: each side a 106-bit product of two
- * 53-bit integers times a power of two, compared in 64-bit halves. */
+_SLACK_FITS = """/* Whether 2^k 2 ETA <= SLACK_FRACTION scale, exactly: each side a 106-bit product
+ * of two 53-bit integers times a power of two, compared in 64-bit halves. */
 #define SLACK_FRACTION 0x1.0c6f7a0b5ed8dp-20  /* the float64 1e-6 (the Python module's) */
 
 static void product(double a, double b, uint64_t *high, uint64_t *low, int *exponent)
