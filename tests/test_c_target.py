@@ -716,3 +716,31 @@ def test_the_cdf_spec_is_refused(tmp_path):
     from gpcompiler.compiler.emit.c.lowering import unsupported
     from gpcompiler.compiler.spec import load_spec
     assert unsupported(load_spec(ROOT / "specs" / "cdf_wages.toml", ROOT)) == "kind = 'cdf' specs"
+
+
+# ---- the inlined runtime --------------------------------------------------------------------
+
+def test_runtime_is_inlined_verbatim_with_its_hash_and_modules_link_together(built, tmp_path):
+    """NAME.h holds gp_runtime.h verbatim and NAME.c ends with gp_runtime.c verbatim, each
+    marked with its path, gpcompiler's version and the sha256 of its text; two modules link
+    into one program (the types' include guard, the runtime static in each)."""
+    import hashlib
+    from gpcompiler import __version__
+    for name in ("linear", "two_circles"):
+        files = built(name).files
+        for suffix, path in ((".h", "gp_runtime.h"), (".c", "gp_runtime.c")):
+            text = (ROOT / "gpcompiler" / "runtime" / "c" / path).read_text().strip("\n")
+            digest = hashlib.sha256(text.encode()).hexdigest()
+            marked = (f"/* ---- runtime/c/{path} from gpcompiler {__version__}, inlined verbatim\n"
+                      f" * ---- sha256 {digest} */\n{text}\n/* ---- end of runtime/c/{path} */")
+            assert marked in files[f"{name}{suffix}"]
+        assert files[f"{name}.c"].rstrip().endswith("/* ---- end of runtime/c/gp_runtime.c */")
+        for file_name, text in files.items():
+            (tmp_path / file_name).write_text(text)
+    (tmp_path / "both.c").write_text(
+        '#include "linear.h"\n#include "two_circles.h"\n#include "linear.h"\n'
+        "int main(void)\n{\n    double c[linear_COEF_DIM], t[2] = {0, 1}, y[2] = {1, 1};\n"
+        "    return linear_project(t, y, 2, 0, c) != GP_OK || two_circles_COEF_DIM != 2;\n}\n")
+    subprocess.run([compiler(), *FLAGS, "both.c", "linear.c", "two_circles.c", "-o", "both",
+                    "-lm"], cwd=tmp_path, check=True)
+    assert subprocess.run([str(tmp_path / "both")]).returncode == 0
