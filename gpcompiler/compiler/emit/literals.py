@@ -59,3 +59,50 @@ def python_identifier(name):
             and not keyword.iskeyword(name)):
         raise AssertionError(f"{name!r} is not an ASCII identifier")
     return name
+
+
+def c_string(text, width=None):
+    """The C string literal of ``text`` (UTF-8): every byte that is not printable ASCII,
+    every double quote, backslash and question mark (no trigraph can form) written as an
+    escape (three-digit octal for the bytes, so no following digit is swallowed); the
+    literal holds ``text``'s bytes exactly (a lone surrogate as its UTF-8 bytes, as the
+    spec file held it). Beyond ``width`` columns it is split into adjacent literals, one per
+    indented line (C joins them)."""
+    out = []
+    for byte in text.encode("utf-8", "surrogatepass"):
+        char = chr(byte)
+        if char in '"\\?':
+            out.append("\\" + char)
+        elif 0x20 <= byte < 0x7F:
+            out.append(char)
+        else:
+            out.append(f"\\{byte:03o}")
+    lines, line = [], ""
+    for piece in out:
+        if width is not None and line and len(line) + len(piece) + 2 > width:
+            lines.append(line)
+            line = ""
+        line += piece
+    return '"\n    "'.join(lines + [line]).join('""')
+
+
+def c_comment_text(text):
+    """``text`` to show inside a C block comment, on one line: python_text's escapes (every
+    non-printable character, backslash and double quote), a non-ASCII character as its
+    \\u escape, and every "*/" and "/*" broken by a space, so the comment cannot end or
+    nest early; "??" is written "?\\?" (no trigraph), and text ending in a backslash gets a
+    space after it (no line splice)."""
+    shown = python_text(text).encode("ascii", "backslashreplace").decode("ascii")
+    while "*/" in shown or "/*" in shown:
+        shown = shown.replace("*/", "* /").replace("/*", "/ *")
+    while "??" in shown:
+        shown = shown.replace("??", "?\\?")
+    return shown + " " if shown.endswith("\\") else shown
+
+
+def c_identifier(name):
+    """``name`` where generated C uses it as (part of) an identifier: an ASCII identifier
+    (an AssertionError otherwise: a bug, never a module)."""
+    if not (isinstance(name, str) and name.isascii() and name.isidentifier()):
+        raise AssertionError(f"{name!r} is not an ASCII identifier")
+    return name

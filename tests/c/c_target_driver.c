@@ -1,0 +1,213 @@
+/* The test driver of tests/test_c_target.py: built with one generated module (-DMODULE=name
+ * -DHEADER='"name.h"'), it reads commands on stdin and writes each result on one line of
+ * stdout, numbers as C99 hexadecimal floats (%a: exact). Every call's outputs are first
+ * filled with a sentinel, and "untouched" says whether an error left them so. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include HEADER
+
+#define CAT2(a, b) a##b
+#define CAT(a, b) CAT2(a, b)
+#define API(x) CAT(MODULE, x)
+#define D API(_COEF_DIM)
+#define N API(_VALUE_DIM)
+#define SENTINEL 0x1.234p+7
+
+static double *numbers(size_t count)
+{
+    double *out = malloc((count ? count : 1) * sizeof *out);
+    for (size_t i = 0; i < count; i++)
+        if (scanf("%lf", &out[i]) != 1)
+            exit(3);
+    return out;
+}
+
+static double *sentinels(size_t count)
+{
+    double *out = malloc((count ? count : 1) * sizeof *out);
+    for (size_t i = 0; i < count; i++)
+        out[i] = SENTINEL;
+    return out;
+}
+
+/* status, untouched (1 if every output still holds the sentinel), then the outputs. */
+static void report(int status, const double *out, size_t count)
+{
+    int untouched = 1;
+    for (size_t i = 0; i < count; i++)
+        untouched &= out[i] == SENTINEL;
+    printf("%d %d", status, untouched);
+    for (size_t i = 0; status == GP_OK && i < count; i++)
+        printf(" %a", out[i]);
+    printf("\n");
+}
+
+static int failing_fill(void *context, unsigned char *out, size_t size)
+{
+    (void)context;
+    (void)out;
+    (void)size;
+    return 1;
+}
+
+/* A source: "os", "fail" or 64 hex digits and a row (a keyed source). */
+static int source_from(const char *word, uint64_t row, gp_source *source)
+{
+    unsigned char key[32];
+    if (!strcmp(word, "os")) {
+        API(_source_os)(source);
+        return GP_OK;
+    }
+    if (!strcmp(word, "fail")) {
+        API(_source_callback)(source, failing_fill, NULL);
+        return GP_OK;
+    }
+    int status = API(_parse_key)(word, key);
+    if (status == GP_OK)
+        API(_source_key)(source, key, row);
+    return status;
+}
+
+static double seconds(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec + 1e-9 * now.tv_nsec;
+}
+
+/* Times of reps calls on a grid of samples over the curve interval: the first release of
+ * new times (project_and_privatize, B = 1 curve) against the bare contraction sum_s y_s A_s
+ * with the weights given (a matrix-vector product of the same shape). */
+static void bench(size_t samples, int reps)
+{
+    double lo = API(_CURVE_INTERVAL)[0], hi = API(_CURVE_INTERVAL)[1];
+    double *t = malloc(samples * sizeof *t), *y = malloc(samples * N * sizeof *y);
+    double *weights = malloc(samples * D * sizeof *weights), out[D], c[D];
+    unsigned char key[32] = {1};
+    gp_source source;
+    for (size_t s = 0; s < samples * D; s++)
+        weights[s] = 1.0 / (1.0 + s % 97);
+    double release = 0, project = 0, bare = 0;
+    for (int rep = 0; rep < reps; rep++) {
+        for (size_t s = 0; s < samples; s++) {
+            t[s] = lo + (hi - lo) * (s + 0.5 * (rep % 2) * (s > 0 && s + 1 < samples)) / (samples - 1);
+            for (size_t r = 0; r < N; r++)
+                y[s * N + r] = 0.01 * ((s * 7 + r + rep) % 13);
+        }
+        API(_source_key)(&source, key, (uint64_t)rep);
+        double start = seconds();
+        if (API(_project)(t, y, samples, 0, c) != GP_OK)
+            exit(4);
+        project += seconds() - start;
+        start = seconds();
+        if (API(_project_and_privatize)(t, y, samples, GP_EPSILON, 1.0, 0, &source, out) != GP_OK)
+            exit(4);
+        release += seconds() - start;
+        start = seconds();
+        for (size_t j = 0; j < D; j++)
+            c[j] = 0;
+        for (size_t s = 0; s < samples; s++)
+            for (size_t j = 0; j < D; j++)
+                c[j] += y[s * N + j % N] * weights[s * D + j];
+        bare += seconds() - start;
+        if (c[0] == 12345.0)
+            printf("!");
+    }
+    printf("%a %a %a\n", project / reps, release / reps, bare / reps);
+}
+
+int main(void)
+{
+    char command[32], word[80];
+    while (scanf("%31s", command) == 1) {
+        if (!strcmp(command, "sizes")) {
+            printf("%d %d %d %a %a %a\n", API(_BASIS_SIZE), API(_VALUE_DIM), API(_COEF_DIM),
+                   API(_CURVE_INTERVAL)[0], API(_CURVE_INTERVAL)[1], API(_ETA));
+        } else if (!strcmp(command, "strings")) {
+            const char *all[] = {API(_NAME), API(_TITLE), API(_SPEC_PATH), API(_SPEC_SHA256),
+                                 API(_TOOL_VERSION), API(_DOMAIN_UNITS), API(_VALUE_UNITS)};
+            for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+                printf(all[i] ? "s" : "-");
+                for (const unsigned char *p = (const unsigned char *)all[i]; p && *p; p++)
+                    printf("%02x", *p);
+                printf(" ");
+            }
+            printf("\n");
+        } else if (!strcmp(command, "project")) {
+            size_t samples;
+            double bound;
+            if (scanf("%zu %lf", &samples, &bound) != 2)
+                return 3;
+            double *t = numbers(samples), *y = numbers(samples * N), *c = sentinels(D);
+            report(API(_project)(t, y, samples, bound, c), c, D);
+            free(t), free(y), free(c);
+        } else if (!strcmp(command, "evaluate")) {
+            size_t count;
+            if (scanf("%zu", &count) != 1)
+                return 3;
+            double *c = numbers(D), *points = numbers(count), *values = sentinels(count * N);
+            report(API(_evaluate)(c, points, count, values), values, count * N);
+            free(c), free(points), free(values);
+        } else if (!strcmp(command, "facts")) {
+            int budget;
+            double value, bound;
+            if (scanf("%d %lf %lf", &budget, &value, &bound) != 3)
+                return 3;
+            API(_facts) facts = {SENTINEL, SENTINEL, SENTINEL, SENTINEL};
+            int status = API(_release_facts)(budget, value, bound, &facts);
+            report(status, &facts.scale, 4);
+        } else if (!strcmp(command, "privatize") || !strcmp(command, "release")) {
+            size_t rows, samples = 0;
+            int budget;
+            double value, bound;
+            uint64_t row;
+            if (scanf("%zu %d %lf %lf %79s %" SCNu64, &rows, &budget, &value, &bound, word, &row)
+                != 6)
+                return 3;
+            gp_source source;
+            int status = source_from(word, row, &source);
+            double *out = sentinels(rows * D);
+            if (!strcmp(command, "release")) {
+                if (scanf("%zu", &samples) != 1)
+                    return 3;
+                double *t = numbers(samples), *y = numbers(samples * N);
+                if (status == GP_OK)
+                    status = API(_project_and_privatize)(t, y, samples, budget, value, bound,
+                                                         &source, out);
+                free(t), free(y);
+            } else {
+                double *c = numbers(rows * D);
+                if (status == GP_OK)
+                    status = API(_privatize)(c, rows, budget, value, bound, &source, out);
+                free(c);
+            }
+            report(status, out, rows * D);
+            printf("row %" PRIu64 "\n", source.row);
+            free(out);
+        } else if (!strcmp(command, "key")) {
+            unsigned char key[32];
+            memset(key, 0xab, sizeof key);
+            if (scanf("%79s", word) != 1)
+                return 3;
+            int status = API(_parse_key)(word, key);
+            int untouched = 1;
+            for (int i = 0; i < 32; i++)
+                untouched &= key[i] == 0xab;
+            printf("%d %d %s\n", status, untouched, API(_status_message)(status));
+        } else if (!strcmp(command, "bench")) {
+            size_t samples;
+            int reps;
+            if (scanf("%zu %d", &samples, &reps) != 2)
+                return 3;
+            bench(samples, reps);
+        } else {
+            return 3;
+        }
+        fflush(stdout);
+    }
+    return 0;
+}
