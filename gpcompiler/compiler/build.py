@@ -45,9 +45,9 @@ def c_target(spec, analysis):
         what = "a CDF table" if spec.kind == "cdf" else f"a box in {spec.dimension} variables"
         raise SpecError([("", f"the C target compiles curves in one variable, and this spec is "
                               f"{what}: use --target python")], spec.path)
-    from .emit.c import emit_c_module  # NAME.h and NAME.c
+    from .emit.c import emit_c_module  # NAME.h and NAME.c (imported here: no cycle)
     from .emit.c.program import emit_program
-    return {**emit_c_module(lower(analysis)), f"{spec.name}_main.c": emit_program(spec.name)}
+    return {**emit_c_module(analysis), f"{spec.name}_main.c": emit_program(spec.name)}
 
 
 def compile_limit():
