@@ -16,7 +16,7 @@
 #define GPCOMPILER_ELLIPSE_H
 
 /* ---- runtime/c/gp_runtime.h from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 b27c7dd5acf999a0486f9e247ba77a0d2e64fabce6f06113a3746302403451bd */
+ * ---- sha256 3670b03bc87d796851a719ab56f55297c50053a7eabe6acecd94e57e4406a182 */
 /* The types of gpcompiler's C runtime (docs/reference/c.md). Every generated NAME.h carries
  * this text verbatim, so several generated modules can be linked into one program; the
  * runtime's functions (gp_runtime.c) are inlined into each NAME.c as static functions.
@@ -55,6 +55,10 @@ enum gp_status {
     GP_ENOMEM = 4,      /* the caller's buffer is too small */
     GP_EUNDECIDED = 5   /* refinement gave up (probability < 2^-4000 per coordinate) */
 };
+
+/* The least clip bound B (gpcompiler/compiler/slack.py, BOUND_FLOOR; docs/clipping.md, "No
+ * underflow"): below it the projection's products underflow past ETA B. */
+#define GP_BOUND_FLOOR 0x1p-960
 
 /* Which budget a release spends: epsilon (GP: spherical Laplace noise, scale 1/epsilon) or
  * rho (CGP: Gaussian noise, scale sqrt(1/(2 rho))); paper Alg. 2 and Alg. 6. */

@@ -878,7 +878,7 @@ static int slack_fits(int k, double scale)
 }
 
 /* The default bound at a noise scale: the largest power of two B with
- * 2 ETA B <= SLACK_FRACTION scale. */
+ * 2 ETA B <= SLACK_FRACTION scale, at least GP_BOUND_FLOOR. */
 static int default_bound(double scale, double *bound)
 {
     int k = ilogb(scale) + ilogb(SLACK_FRACTION) - ilogb(fourier8_ETA) - 1;
@@ -886,9 +886,9 @@ static int default_bound(double scale, double *bound)
         k--;
     while (slack_fits(k + 1, scale))
         k++;
-    if (k < -1022 || k > 1023)  /* Python: no normal float (a ValueError or OverflowError) */
+    if (k > 1023)  /* Python: no float (an OverflowError) */
         return GP_ERANGE;
-    *bound = ldexp(1.0, k);
+    *bound = k < -960 ? GP_BOUND_FLOOR : ldexp(1.0, k);  /* never below the least bound */
     return GP_OK;
 }
 
@@ -919,7 +919,7 @@ int fourier8_release_facts(int budget, double value, double bound, fourier8_fact
         return status;
     if (bound == 0 && (status = default_bound(scale, &radius)) != GP_OK)
         return status;
-    if (!(isfinite(radius) && radius >= 0x1p-1022))
+    if (!(isfinite(radius) && radius >= GP_BOUND_FLOOR))
         return GP_EINVAL;
     double limit = ldexp(gamma, 50);  /* beyond float64: refused, as Python's ldexp refuses */
     if (isinf(limit) || radius > limit)

@@ -835,7 +835,7 @@ int sinc_ecg_release_facts(int budget, double value, double bound, sinc_ecg_fact
         return status;
     if (bound == 0 && (status = default_bound(scale, &radius)) != GP_OK)
         return status;
-    if (!(isfinite(radius) && radius >= 0x1p-1022))
+    if (!(isfinite(radius) && radius >= GP_BOUND_FLOOR))
         return GP_EINVAL;
     double limit = ldexp(gamma, 50);  /* beyond float64: refused, as Python's ldexp refuses */
     if (isinf(limit) || radius > limit)

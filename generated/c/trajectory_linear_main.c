@@ -644,8 +644,9 @@ static int check_release(const options *o)
     repr_double(ldexp(facts.gamma, 50), limit);
     if (!(isfinite(o->bound) && o->bound > 0))
         return fail("the bound must be a positive finite number, got %s", value);
-    if (o->bound < 0x1p-1022)
-        return fail("the bound must be at least 2^-1022 (a normal float), got %s", value);
+    if (o->bound < GP_BOUND_FLOOR)
+        return fail("the bound must be at least 2^-960 (below it the projection's float "
+                    "error underflows past ETA B), got %s", value);
     if (o->bound > ldexp(facts.gamma, 50))
         return fail("the bound %s exceeds 2^50 lattice steps (%s) at this budget: use a "
                     "smaller bound or a smaller budget", value, limit);

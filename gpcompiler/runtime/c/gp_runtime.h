@@ -37,6 +37,10 @@ enum gp_status {
     GP_EUNDECIDED = 5   /* refinement gave up (probability < 2^-4000 per coordinate) */
 };
 
+/* The least clip bound B (gpcompiler/compiler/slack.py, BOUND_FLOOR; docs/clipping.md, "No
+ * underflow"): below it the projection's products underflow past ETA B. */
+#define GP_BOUND_FLOOR 0x1p-960
+
 /* Which budget a release spends: epsilon (GP: spherical Laplace noise, scale 1/epsilon) or
  * rho (CGP: Gaussian noise, scale sqrt(1/(2 rho))); paper Alg. 2 and Alg. 6. */
 enum gp_budget { GP_EPSILON = 1, GP_RHO = 2 };

@@ -501,9 +501,9 @@ def _default_bound(cir):
         k--;
     while (slack_fits(k + 1, scale))
         k++;
-    if (k < -1022 || k > 1023)  /* Python: no normal float (a ValueError or OverflowError) */
+    if (k > 1023)  /* Python: no float (an OverflowError) */
         return GP_ERANGE;
-    *bound = ldexp(1.0, k);
+    *bound = k < -960 ? GP_BOUND_FLOOR : ldexp(1.0, k);  /* never below the least bound */
     return GP_OK;
 }""").replace("NAME", cir.module.name)
 
@@ -541,7 +541,7 @@ static int slack_fits(int k, double scale)
 }
 
 /* The default bound at a noise scale: the largest power of two B with
- * 2 ETA B <= SLACK_FRACTION scale. */
+ * 2 ETA B <= SLACK_FRACTION scale, at least GP_BOUND_FLOOR. */
 static int default_bound(double scale, double *bound)
 {
 """
