@@ -2,8 +2,6 @@
 session, it gives the Python target's bytes for privatize --key, releases within the
 stated eta B of the Python target's, and the Python target's one-line errors; the same on
 aarch64 under qemu-user."""
-import csv
-import io
 import os
 import shutil
 import subprocess
