@@ -10,13 +10,13 @@ import sys
 import numpy
 import pytest
 
+from c_build import FLAGS
 from conftest import ROOT
 from gpcompiler.runtime.keyed import KeyedGenerator
 from gpcompiler.runtime.protocol import _protocol_parser
 from test_protocol import GENERATED, KEY, ONE_D, load
 
 C_DIR = GENERATED / "c"
-FLAGS = ["-std=c11", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-pedantic", "-Werror"]
 COMPILERS = [cc for cc in ("cc", "clang") if shutil.which(cc)]
 # one worker builds the programs (--dist loadgroup): the session fixture runs once
 pytestmark = pytest.mark.xdist_group("c_protocol")

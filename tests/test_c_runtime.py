@@ -23,9 +23,10 @@ from gpcompiler.runtime.rounding import ceil_float, ceil_sqrt
 
 from pathlib import Path
 
+from c_build import FLAGS
+
 ROOT = Path(__file__).resolve().parent.parent
 RUNTIME = ROOT / "gpcompiler" / "runtime" / "c"
-FLAGS = ["-std=c11", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-pedantic", "-Werror"]
 KEY = "a5" * 16 + "0123456789abcdef" * 2
 OK, EINVAL, EENTROPY, ERANGE, ENOMEM, EUNDECIDED = range(6)
 UNTOUCHED = -1234.5  # the driver's out before a call

@@ -7,7 +7,6 @@ bad arguments (the right status, outputs untouched); its constants against their
 its spec strings against hostile titles; other specs refused with one line."""
 import math
 import re
-import shutil
 import subprocess
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 import sympy
 from hypothesis import given, settings, strategies as st
 
+from c_build import FLAGS, build_driver, compiler
 from gpcompiler.compiler.build import compile_spec, import_module_file
 from gpcompiler.compiler.emit.c import emit_c, lower_c
 from gpcompiler.compiler.emit.c.printer import hex_float
@@ -26,10 +26,8 @@ from gpcompiler.errors import SpecError
 from gpcompiler.runtime.keyed import KeyedGenerator
 
 ROOT = Path(__file__).resolve().parent.parent
-DRIVER = ROOT / "tests" / "c" / "c_target_driver.c"
 LINE_SPECS = ["circle_shift", "ellipse", "fourier8", "legendre10", "linear", "monomial32",
               "sinc_ecg", "trajectory_linear", "two_circles"]
-FLAGS = ["-std=c11", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-pedantic", "-Werror"]
 KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 EPSILON, RHO = 1, 2   # enum gp_budget
 OK, EINVAL, EENTROPY, ERANGE = 0, 1, 2, 3
@@ -43,24 +41,11 @@ def digits_60():
         yield
 
 
-def compiler():
-    found = shutil.which("cc") or shutil.which("gcc")
-    assert found, "the C target's tests need a C compiler (cc or gcc) on PATH"
-    return found
-
-
 def build(directory, name, files, optimize="-O2"):
-    """Write the module's files in ``directory`` and build the driver with the strict flags
-    (``optimize``: -O0 where only strings are tested, a faster build)."""
+    """Write the module's files in ``directory`` and build the driver against them."""
     for file_name, text in files.items():
         (directory / file_name).write_text(text)
-    program = directory / f"driver_{name}"
-    flags = [optimize if flag == "-O2" else flag for flag in FLAGS]
-    subprocess.run([compiler(), *flags, "-D_POSIX_C_SOURCE=199309L", f"-DMODULE={name}",
-                    f'-DHEADER="{name}.h"', f"-I{directory}", str(DRIVER),
-                    str(directory / f"{name}.c"), "-o", str(program), "-lm"],
-                   check=True, capture_output=True, text=True)
-    return program
+    return build_driver(directory, name, directory / f"driver_{name}", optimize)
 
 
 class Built:

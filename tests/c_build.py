@@ -1,0 +1,26 @@
+"""Building the C target in the tests (docs/reference/c.md): the documented strict flags, the
+compiler, and the test driver tests/c/c_target_driver.c built against one module's NAME.c."""
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DRIVER = ROOT / "tests" / "c" / "c_target_driver.c"
+FLAGS = ["-std=c11", "-O2", "-ffp-contract=off", "-Wall", "-Wextra", "-pedantic", "-Werror"]
+
+
+def compiler():
+    found = shutil.which("cc") or shutil.which("gcc")
+    assert found, "the C target's tests need a C compiler (cc or gcc) on PATH"
+    return found
+
+
+def build_driver(directory, name, program, optimize="-O2"):
+    """The test driver built with the strict flags against ``directory``/NAME.c and NAME.h
+    (``optimize``: -O0 where only strings are tested, a faster build)."""
+    flags = [optimize if flag == "-O2" else flag for flag in FLAGS]
+    subprocess.run([compiler(), *flags, "-D_POSIX_C_SOURCE=199309L", f"-DMODULE={name}",
+                    f'-DHEADER="{name}.h"', f"-I{directory}", str(DRIVER),
+                    str(Path(directory) / f"{name}.c"), "-o", str(program), "-lm"],
+                   check=True, capture_output=True, text=True)
+    return program
