@@ -89,9 +89,9 @@ def ks(sample, cdf):
 
 @pytest.mark.parametrize("name, which", CASES)
 def test_gp_radius_is_gamma_d(noise, name, which):
-    """|z| ~ Gamma(d, 1). Catches: a scale off by any factor (here doubled, checked below),
-    a radius of the wrong shape (Gamma(d - 1), or an exponential as in d = 1), c ignored or
-    added twice (the vector rows)."""
+    """|z| ~ Gamma(d, 1). Catches: a scale off by any factor (doubled: checked below, and by
+    hand in the C of legendre10, where the CGP and lattice tests fail too), a radius of the
+    wrong shape (Gamma(d - 1), checked below), c ignored or added twice (the vector rows)."""
     d = SPECS[name]
     facts, _, _, z = noise(name, GP, which)
     assert facts[0] == 1 / EPSILON
@@ -104,11 +104,12 @@ def test_gp_radius_is_gamma_d(noise, name, which):
 @pytest.mark.parametrize("name, which", CASES)
 def test_gp_direction_is_uniform_on_the_sphere(noise, name, which):
     """Each coordinate of u = z/|z|: (u_j + 1)/2 ~ Beta((d-1)/2, (d-1)/2) by KS, and u_j > 0
-    with probability 1/2 (a two-sided binomial test). Catches: a direction not normalized
-    before the radius is applied (a Gaussian times a Gamma(d) radius: the radius test then
-    fails, and here the direction of i.i.d. Laplace coordinates, the L1 ball, or of a
-    uniform cube, whose coordinates are not Beta), one coordinate's sign fixed or biased,
-    coordinates swapped with c's (the vector rows)."""
+    with probability 1/2 (a two-sided binomial test). Catches: a direction that is not
+    uniform on the sphere, such as the pairs' angles without their sqrt(E_i) weights (the
+    C runtime mutated so, by hand: this test and the radius test fail on legendre10), the
+    direction of i.i.d. Laplace coordinates (the L1 ball, checked below), one coordinate's
+    sign fixed or biased. A direction not normalized by sqrt(H) is uniform but of the wrong
+    length: test_gp_radius_is_gamma_d fails (checked by hand), this one passes."""
     d = SPECS[name]
     _, _, _, z = noise(name, GP, which)
     u = z / numpy.linalg.norm(z, axis=1, keepdims=True)
