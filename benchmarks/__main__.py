@@ -14,7 +14,7 @@ refinement rate of exact noise and the cost of one refinement), seg (PrivFuncSeg
 S = 1e3..1e6), select (PrivFuncSelect, S = 1e3..1e6), cdf (cdf.estimate, N = 1e7, K = 20),
 dask (privatize_batch, B = 4096, then a Parquet dataset on a 2-worker LocalCluster with a
 per-worker memory limit, or a scheduler address), timing (the weight cache's timing side
-channel, with and without cache=False).
+channel, with and without cache=False), c (the C target: benchmarks/c_target.py).
 """
 import argparse
 import math
@@ -41,7 +41,7 @@ from gpcompiler.runtime.secure import SecureGenerator  # noqa: E402
 
 from benchmarks.original import original_weights  # noqa: E402
 
-SECTIONS = ("privatize", "exact", "seg", "select", "cdf", "dask", "timing")
+SECTIONS = ("privatize", "exact", "seg", "select", "cdf", "dask", "timing", "c")
 
 
 def best_time(function, repeats):
@@ -471,6 +471,12 @@ def bench_dask(args):
     same = numpy.array_equal(local.values, distributed_release.values)
     row("estimate on Dask (direct, K = 20)", seconds, "from_chunks, one process", reference,
         f"identical release: {same}")
+
+
+def bench_c(args):
+    """The C target: benchmarks/c_target.py."""
+    from benchmarks.c_target import bench
+    bench(args)
 
 
 def main(argv=None):
