@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include HEADER
 
@@ -70,54 +69,6 @@ static int source_from(const char *word, uint64_t row, gp_source *source)
     if (status == GP_OK)
         API(_source_key)(source, key, row);
     return status;
-}
-
-static double seconds(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return now.tv_sec + 1e-9 * now.tv_nsec;
-}
-
-/* Times of reps calls on a grid of samples over the curve interval: the first release of
- * new times (project_and_privatize, B = 1 curve) against the bare contraction sum_s y_s A_s
- * with the weights given (a matrix-vector product of the same shape). */
-static void bench(size_t samples, int reps)
-{
-    double lo = API(_CURVE_INTERVAL)[0], hi = API(_CURVE_INTERVAL)[1];
-    double *t = malloc(samples * sizeof *t), *y = malloc(samples * N * sizeof *y);
-    double *weights = malloc(samples * D * sizeof *weights), out[D], c[D];
-    unsigned char key[32] = {1};
-    gp_source source;
-    for (size_t s = 0; s < samples * D; s++)
-        weights[s] = 1.0 / (1.0 + s % 97);
-    double release = 0, project = 0, bare = 0;
-    for (int rep = 0; rep < reps; rep++) {
-        for (size_t s = 0; s < samples; s++) {
-            t[s] = lo + (hi - lo) * (s + 0.5 * (rep % 2) * (s > 0 && s + 1 < samples)) / (samples - 1);
-            for (size_t r = 0; r < N; r++)
-                y[s * N + r] = 0.01 * ((s * 7 + r + rep) % 13);
-        }
-        API(_source_key)(&source, key, (uint64_t)rep);
-        double start = seconds();
-        if (API(_project)(t, y, samples, 0, c) != GP_OK)
-            exit(4);
-        project += seconds() - start;
-        start = seconds();
-        if (API(_project_and_privatize)(t, y, samples, GP_EPSILON, 1.0, 0, &source, out) != GP_OK)
-            exit(4);
-        release += seconds() - start;
-        start = seconds();
-        for (size_t j = 0; j < D; j++)
-            c[j] = 0;
-        for (size_t s = 0; s < samples; s++)
-            for (size_t j = 0; j < D; j++)
-                c[j] += y[s * N + j % N] * weights[s * D + j];
-        bare += seconds() - start;
-        if (c[0] == 12345.0)
-            printf("!");
-    }
-    printf("%a %a %a\n", project / reps, release / reps, bare / reps);
 }
 
 int main(void)
@@ -198,12 +149,6 @@ int main(void)
             for (int i = 0; i < 32; i++)
                 untouched &= key[i] == 0xab;
             printf("%d %d %s\n", status, untouched, API(_status_message)(status));
-        } else if (!strcmp(command, "bench")) {
-            size_t samples;
-            int reps;
-            if (scanf("%zu %d", &samples, &reps) != 2)
-                return 3;
-            bench(samples, reps);
         } else {
             return 3;
         }
