@@ -94,10 +94,13 @@ def test_check_passes_and_compiling_twice_gives_identical_bytes():
 def test_check_reports_a_stale_module(tmp_path):
     """The stale module among fresh ones is the one reported (three specs: that every
     shipped spec checks clean is the test above, which compiles all 14)."""
-    for folder, suffix in (("specs", ".toml"), ("generated", ".py")):
-        (tmp_path / folder).mkdir()
+    (tmp_path / "generated" / "c").mkdir(parents=True)
+    for folder, suffixes in (("specs", [".toml"]), ("generated", [".py"]),
+                             ("generated/c", [".h", ".c", "_main.c"])):
+        (tmp_path / folder).mkdir(exist_ok=True)
         for name in ("linear", "legendre10", "fourier8"):
-            shutil.copy2(ROOT / folder / f"{name}{suffix}", tmp_path / folder)
+            for suffix in suffixes:   # the Python and the C targets
+                shutil.copy2(ROOT / folder / f"{name}{suffix}", tmp_path / folder)
     stale = tmp_path / "generated" / "linear.py"
     stale.write_text(stale.read_text().replace("(1/3)*p['T']**3", "(1/3)*p['T']**2"))
     problems = check(tmp_path / "specs", tmp_path / "generated")
