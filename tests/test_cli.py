@@ -767,17 +767,17 @@ def data_rows_of(text):
 
 
 def test_csv_reader_accepts_any_sample_count_and_refuses_decreasing_times(tmp_path):
-    """F4: the reader passes short curves and repeated times through unchanged; an empty
-    wide-format curve is the zero function; decreasing times are an error naming the
-    curve."""
+    """F4: the reader passes short curves and repeated times through unchanged; decreasing
+    times are an error naming the curve; a header without rows is an error (issue 34,
+    item 1), not an empty wide-format curve."""
     from gpcompiler.io.curves import parse_csv
     curves = parse_csv(SHORT["batch"], "b.csv")
     assert curves.ids == ("A", "B") and curves.times[1].tolist() == [0.5]
     assert curves.values[1].tolist() == [1.0]
     jump = parse_csv(SHORT["jump"])
     assert jump.times[0].tolist() == [0, 0.5, 0.5, 1] and jump.values[0].tolist() == [1, 2, 0, 0]
-    empty = parse_csv("t,x,y\n")
-    assert empty.times[0].shape == (0,) and empty.values[0].shape == (0, 2)
+    with pytest.raises(errors.DataError, match=r"e.csv: no data rows"):
+        parse_csv("t,x,y\n", "e.csv")
     with pytest.raises(errors.DataError, match=r"d.csv: curve 'B': .*non-decreasing"):
         parse_csv("id,t,y\nA,0,1\nB,1,0\nB,0.5,0\n", "d.csv")
 

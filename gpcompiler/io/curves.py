@@ -171,9 +171,7 @@ def parse_csv(text, source="<csv>", lenient=False):
     if not names or names[0].lower() not in TIME_NAMES or len(names) < 2:
         raise DataError(f"{source}: header must be t,y1[,y2...] (or time,...) optionally "
                         f"preceded by curve or id, got {ascii(','.join(header))}")
-    # wide format: one curve, which may have no samples (the zero function)
-    groups = {} if id_column else {"curve": array.array("d")}  # 8 bytes a number: read
-    invalid = {}                                                # row by row, kept packed
+    groups, invalid = {}, {}    # 8 bytes a number: read row by row, kept packed
     for number, row in numbered:
         key = row[0] if id_column else "curve"
         if isinstance(row, _Unreadable):
@@ -196,8 +194,8 @@ def parse_csv(text, source="<csv>", lenient=False):
             if not lenient:
                 raise DataError(f"{source}: line {number} has a NaN or infinite value")
             invalid[key] = "a value that is not a finite number"
-    if not groups:
-        raise DataError(f"{source}: no data rows")
+    if not groups:  # a header and no rows: no curve at all, not one without samples
+        raise DataError(f"{source}: no data rows (a header and nothing else)")
     times, values = [], []
     for key, items in groups.items():
         table = numpy.frombuffer(items, dtype=float).reshape(-1, len(names)).copy()
