@@ -183,8 +183,10 @@ def build_parser():
                                    formatter_class=_Help)
     p = command("compile", "compile spec files into NumPy modules")
     p.add_argument("specs", nargs="+", metavar="SPEC", help="spec files (TOML)")
-    p.add_argument("-o", "--output", default="generated", metavar="DIR",
-                   help="directory of the generated modules")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="directory of the generated modules (required: a plain compile "
+                        "never overwrites the committed generated/ that `check` compares "
+                        "against; e.g. -o build/generated)")
     p.set_defaults(run=cmd_compile)
     p = command("check", "regenerate every spec and diff against the generated modules")
     p.add_argument("--specs", default="specs", metavar="DIR",
