@@ -38,3 +38,35 @@ def test_compile_writes_only_where_told(cli, tmp_path):
     assert out == "" and {p: p.stat().st_mtime_ns for p in (ROOT / "generated").iterdir()} == before
     status, _, err = cli("compile", spec, "-o", tmp_path / "build")
     assert status == 0 and (tmp_path / "build" / "stray.py").exists(), err
+
+
+@pytest.mark.parametrize("options", [("--degree", "100000"), ("--degree", "300", "--method",
+                                                                "moments"),
+                                     ("--degree", "300", "--column", "b", "--lo", "0",
+                                      "--hi", "1")])
+def test_cdf_degree_is_checked_before_any_data_is_read(cli, tmp_path, monkeypatch, options):
+    """Item 7: `cdf --degree 100000` read the data, then refused a public option; the
+    parser's range (>= 1) disagreed with the estimator's (0..1000)."""
+    from gpcompiler.io import curves
+    monkeypatch.setattr(curves, "read_text", lambda *a, **k: pytest.fail("data was read"))
+    data = tmp_path / "d.csv"
+    data.write_text("a,b\n1,2\n")
+    status, out, err = cli("cdf", data, "--column", "a", "--lo", "0", "--hi", "1",
+                           "--epsilon", "1", "--delta", "1e-6", *options)
+    one_line_error(status, err, "--degree", "1..")
+    assert out == ""
+
+
+def test_the_cli_degree_limits_are_the_estimators():
+    """Item 7: MAX_DEGREE (what the CLI checks first) is what the estimators accept."""
+    import numpy
+    from gpcompiler.cdf import Statistics, joint
+    from gpcompiler.cli.cdf import MAX_DEGREE
+    data = numpy.array([0.2, 0.7])
+    for method in ("direct", "moments"):
+        Statistics.from_data(data, lo=0, hi=1, degree=MAX_DEGREE[method], method=method)
+        with pytest.raises(ValueError, match="degree"):
+            Statistics.from_data(data, lo=0, hi=1, degree=MAX_DEGREE[method] + 1, method=method)
+    joint._degrees(MAX_DEGREE["joint"], 2)
+    with pytest.raises(ValueError, match="degree"):
+        joint._degrees(MAX_DEGREE["joint"] + 1, 2)

@@ -128,6 +128,8 @@ def _joint_cdf(args, columns):
             raise UserError(message)
     for lo, hi in zip(args.lo, args.hi):
         _check_bounds(lo, hi)
+    if args.degree is not None:
+        _check_degree(args.degree, "joint")
     args.output_format = release_format(args.output) if args.output else None
     files = dataset_files(args.file)
     data = numpy.stack([read_dataset_column(files, column) for column in columns], axis=1)
@@ -239,6 +241,19 @@ def _check_bounds(lo, hi):
                         f"(2 (hi - lo) must be below {sys.float_info.max:.3g}): rescale the data")
 
 
+# The largest Legendre degree K of each method (the estimators' limits: cdf.estimators._size,
+# per column for a joint CDF cdf.joint._degrees), checked before any data is read.
+MAX_DEGREE = {"direct": 1000, "moments": 200, "joint": 200}
+
+
+def _check_degree(degree, method, where=""):
+    """A public degree K in 1..MAX_DEGREE[method] (or "auto"), else a one-line error."""
+    if degree != "auto" and not 1 <= degree <= MAX_DEGREE[method]:
+        what = "a joint CDF" if method == "joint" else f"the {method} method"
+        raise UserError(f"--degree: {what} needs a Legendre degree K in "
+                        f"1..{MAX_DEGREE[method]}, got {degree}{where}")
+
+
 def _cdf_setup(args):
     """Public bounds and degree: from a kind = "cdf" spec (--spec) or --lo/--hi/--degree."""
     if args.degree is not None and args.method not in LEGENDRE_METHODS:
@@ -251,9 +266,8 @@ def _cdf_setup(args):
                         "degree)")
     lo, hi, degree, spec = _cdf_bounds(args)
     _check_bounds(lo, hi)
-    if args.method in LEGENDRE_METHODS and degree != "auto" and degree < 1:
-        raise UserError(f"the {args.method} method needs a Legendre degree K >= 1, got {degree}"
-                        + (f" from {args.spec}" if args.spec else ""))
+    if args.method in LEGENDRE_METHODS:
+        _check_degree(degree, args.method, f" from {args.spec}" if args.spec else "")
     return lo, hi, degree, spec
 
 

@@ -17,7 +17,7 @@ import numpy
 from .. import __version__
 from ..errors import DataError, UserError
 from .audit import cmd_audit
-from .cdf import cmd_cdf
+from .cdf import MAX_DEGREE, cmd_cdf
 from .common import DEFAULT_GRID, MAX_GRID, MAX_NOISE_SCALE, STDOUT, noise_floor, scheduled
 from .compile import cmd_check, cmd_compile, cmd_explain
 from .experiment import cmd_experiment
@@ -93,11 +93,13 @@ def _calibrated(name):
     return parse
 
 
-_DEGREE = _typed(int, lambda v: v >= 1, 'an integer >= 1 or "auto"')
+_DEGREE = _typed(int, lambda v: 1 <= v <= max(MAX_DEGREE.values()),
+                 f'an integer in 1..{max(MAX_DEGREE.values())} or "auto"')
 
 
 def _degree(text):
-    """argparse type of --degree: an integer >= 1 or "auto"."""
+    """argparse type of --degree: an integer in 1..1000 or "auto" (each method's own
+    limit, cli.cdf.MAX_DEGREE, is checked before any data is read)."""
     return "auto" if text == "auto" else _DEGREE(text)
 
 
@@ -308,7 +310,8 @@ def build_parser():
     p.add_argument("--delta", type=_calibrated("delta"), required=True,
                    help="DP delta in [1e-12, 0.5) (required; no default)")
     p.add_argument("--degree", type=_degree,
-                   help="Legendre degree K, moments and direct only, or auto (direct: K "
+                   help="Legendre degree K, moments (1..200) and direct (1..1000; 1..200 per "
+                        "column for a joint CDF) only, or auto (direct: K "
                         "chosen privately with 1/5 of epsilon, docs/choosing.md) (default: "
                         "from --spec, else 10; 8 per column for a joint CDF)")
     p.add_argument("--method", default="direct",
