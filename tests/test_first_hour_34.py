@@ -70,3 +70,19 @@ def test_the_cli_degree_limits_are_the_estimators():
     joint._degrees(MAX_DEGREE["joint"], 2)
     with pytest.raises(ValueError, match="degree"):
         joint._degrees(MAX_DEGREE["joint"] + 1, 2)
+
+
+@pytest.mark.parametrize("default", ["-1", "0", "1/0", "abc"])
+def test_a_bad_parameter_default_is_its_only_error(cli, tmp_path, default):
+    """Item 8: a bad default of T also gave `domain.intervals[0][1]: unknown name 'T'`; an
+    independent error elsewhere in the spec is still reported."""
+    text = (ROOT / "specs" / "linear.toml").read_text()
+    spec = tmp_path / "bad.toml"
+    spec.write_text(text.replace('parameters = { T = "1" }', f'parameters = {{ T = "{default}" }}'))
+    status, _, err = cli("compile", spec, "-o", tmp_path / "out")
+    one_line_error(status, err, "domain.parameters.T:")
+    assert err.count("; ") == 0 and "'T'" not in err and "intervals" not in err, err
+    spec.write_text(spec.read_text().replace('["t", "1"]', '["t", "q"]'))
+    status, _, err = cli("compile", spec, "-o", tmp_path / "out")
+    one_line_error(status, err, "domain.parameters.T:", "basis.functions[1]: unknown name 'q'")
+    assert "'T'" not in err, err
