@@ -187,7 +187,7 @@ def test_cdf_scheduler_gives_the_same_release_file(client, data, tmp_path, cli):
         assert cdf_release(cli, tmp_path, "--method", method, "--scheduler", address)[1] == \
             plain[1]
     assert f"N = {120777}" in cli("cdf", tmp_path, "--column", "x", "--lo", "-1", "--hi", "2",
-                                  "--epsilon", "1", "--delta", "1e-6")[1]
+                                  "--epsilon", "1", "--delta", "1e-6")[2]   # -o -: stderr
     outside = int(numpy.count_nonzero((data[:120777] < -1) | (data[:120777] > 2)))
     status, _, err = cli("cdf", tmp_path, "--column", "x", "--lo", "-1", "--hi", "2",
                          "--epsilon", "1", "--delta", "1e-6", "--scheduler", address)

@@ -86,3 +86,22 @@ def test_a_bad_parameter_default_is_its_only_error(cli, tmp_path, default):
     status, _, err = cli("compile", spec, "-o", tmp_path / "out")
     one_line_error(status, err, "domain.parameters.T:", "basis.functions[1]: unknown name 'q'")
     assert "'T'" not in err, err
+
+
+def test_cdf_and_privatize_without_o_both_write_the_release_to_standard_output(cli, tmp_path):
+    """Item 10: `cdf` without -o wrote nothing, `privatize` without -o wrote to stdout; now
+    both write the release CSV to stdout (summaries to stderr), and --help says so."""
+    data = tmp_path / "d.csv"
+    data.write_text("t,y\n0,0.5\n0.5,0.25\n1,0.75\n")
+    runs = {"cdf": ("cdf", data, "--column", "y", "--lo", "0", "--hi", "1", "--epsilon", "1",
+                    "--delta", "1e-6"),
+            "privatize": ("privatize", "specs/linear.toml", data, "--epsilon", "1")}
+    for command, options in runs.items():
+        status, out, err = cli(*options, "--seed", "3", "--grid", "5")
+        assert status == 0, err
+        header = "x,cdf" if command == "cdf" else "curve,t,"
+        lines = [line for line in out.splitlines() if not line.startswith("#")]
+        assert lines[0].startswith(header) and len(lines) == 1 + 5, (command, out)
+        assert "wrote" not in err and ("private quantile" in err or command == "privatize")
+        status, out, _ = cli(command, "--help")
+        assert "(default: -, standard output" in " ".join(out.split()), command

@@ -139,10 +139,10 @@ class _Times(argparse.Action):
         namespace.at_path = value
 
 
-def _common(parser, grid_help, output, at_help="curves only: evaluate the release at the "
+def _common(parser, grid_help, at_help="curves only: evaluate the release at the "
             "public times in FILE (one per line; default: use --grid)"):
-    """Options of both releasing commands: seed, output grid, files, comparison; ``output``
-    is the default of -o (STDOUT or None)."""
+    """Options of both releasing commands: seed, output grid, files, comparison; without
+    -o both write the release CSV to standard output."""
     parser.add_argument("--seed", type=_count(0),
                         help="seed of a NumPy generator, for tests and demos only "
                              "(default: OS entropy, see docs/design.md \"Secure noise\")")
@@ -150,11 +150,11 @@ def _common(parser, grid_help, output, at_help="curves only: evaluate the releas
     where.add_argument("--grid", type=_count(2, MAX_GRID), default=DEFAULT_GRID, metavar="N",
                        help=grid_help)
     where.add_argument("--at", action=_Times, metavar="FILE", help=at_help)
-    parser.add_argument("-o", "--output", metavar="FILE", default=output,
+    parser.add_argument("-o", "--output", metavar="FILE", default=STDOUT,
                         help="write the release: .csv (released values on the public grid) "
-                             "or .json (also the coefficients); - is standard output (CSV; "
-                             "summaries then go to standard error; missing directories are "
-                             "created)" + ("" if output else " (default: none)"))
+                             "or .json (also the coefficients); missing directories are "
+                             "created (default: -, standard output, as CSV; the summaries "
+                             "then go to standard error)")
     parser.add_argument("--plot", metavar="PNG", help="write a PNG of the release (default: none)")
     parser.add_argument("--compare", action="store_true",
                         help="NOT PRIVATE: compare with the true data on stderr and in the plot")
@@ -257,7 +257,7 @@ def build_parser():
                         "recently used grids)")
     _common(p, "evaluate the release at N evenly spaced points of the spec's curve domain "
                "(unbounded: of the released support; over k variables: N^(1/k) per "
-               "variable)", STDOUT)
+               "variable)")
     _scheduler_option(p, "curves with --method project: their projections")
     p.set_defaults(run=scheduled(cmd_privatize))
     p = command("audit", "privacy audit: black box and white-box noise conformance")
@@ -317,7 +317,7 @@ def build_parser():
     p.add_argument("--method", default="direct",
                    choices=["moments", "direct", "histogram", "adaptive-quantiles"],
                    help="estimator (docs/design.md, \"CDF estimation\")")
-    _common(p, "evaluate the private CDF at N evenly spaced points of [lo, hi]", None,
+    _common(p, "evaluate the private CDF at N evenly spaced points of [lo, hi]",
             "one column only: evaluate the private CDF at the public values in FILE (one per "
             "line; default: use --grid)")
     _scheduler_option(p, "one column: its statistics")
