@@ -324,7 +324,7 @@ def test_one_invalid_curve_never_stops_a_file(cli, tmp_path):
         status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1", "--seed",
                              "3", "-o", out)
         assert status == 0, err
-        assert "1 of 2 curves was not a valid function" in err and "not private" in err
+        assert "1 of 2 curves was not valid" in err and "not private" in err
         assert json.loads(out.read_text())["curves"] == expected
 
 

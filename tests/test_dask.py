@@ -244,7 +244,7 @@ def test_privatize_scheduler_gives_the_same_release_file(client, tmp_path, cli):
     errors = [cli("privatize", "specs/linear.toml", tmp_path / "far.csv", "--epsilon", "1",
                   *options)[::2] for options in ((), ("--scheduler", address))]
     assert errors[0] == errors[1] and errors[0][0] == 0
-    assert "1 of 2 curves was not a valid function" in errors[0][1] and "b (sample" in errors[0][1]
+    assert "1 of 2 curves was not valid" in errors[0][1] and "b (sample" in errors[0][1]
 
 
 def test_scheduler_local_starts_a_cluster_and_a_bad_address_is_one_line(tmp_path, cli):

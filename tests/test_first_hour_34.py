@@ -105,3 +105,18 @@ def test_cdf_and_privatize_without_o_both_write_the_release_to_standard_output(c
         assert "wrote" not in err and ("private quantile" in err or command == "privatize")
         status, out, _ = cli(command, "--help")
         assert "(default: -, standard output" in " ".join(out.split()), command
+
+
+def test_invalid_curves_are_one_summary_line_with_the_hint_once(cli, tmp_path):
+    """Item 3: bundled:ais with specs/trajectory_linear.toml at T = 1 repeated the domain
+    hint once per curve (12 times, a 1,493-character line); now one line says what
+    happened, by design, each reason once, and the hint once."""
+    status, _, err = cli("privatize", "specs/trajectory_linear.toml", "bundled:ais:12",
+                         "--epsilon", "1", "--seed", "1", "-o", tmp_path / "r.csv")
+    assert status == 0, err
+    told = [line for line in err.splitlines() if line.startswith("not private:")]
+    assert len(told) == 1 and len(told[0]) < 400, told
+    line, = told
+    assert "12 of 12 curves were not valid" in line and "zero function" in line
+    assert "by design" in line and "and 7 more" in line
+    assert line.count("--param T=VALUE") == 1 and line.count("must lie in") == 1

@@ -36,7 +36,7 @@ class Curves:
     time_label: str = "t"
     value_labels: tuple = None
     seconds_per_unit: float = None
-    invalid: tuple = ()   # "id (reason)" of curves read leniently that were no valid function
+    invalid: tuple = ()   # (id, reason) of curves read leniently that were no valid function
 
 
 def bundled_ecg(window=0):
@@ -209,7 +209,7 @@ def parse_csv(text, source="<csv>", lenient=False):
         times.append(table[:, 0])
         values.append(table[:, 1] if table.shape[1] == 2 else table[:, 1:])
     return Curves(tuple(groups), tuple(times), tuple(values), tuple(names[1:]),
-                  invalid=tuple(f"{key} ({why})" for key, why in invalid.items()))
+                  invalid=tuple(invalid.items()))
 
 
 class _Unreadable(list):
