@@ -120,3 +120,25 @@ def test_invalid_curves_are_one_summary_line_with_the_hint_once(cli, tmp_path):
     assert "12 of 12 curves were not valid" in line and "zero function" in line
     assert "by design" in line and "and 7 more" in line
     assert line.count("--param T=VALUE") == 1 and line.count("must lie in") == 1
+
+
+BY_DESIGN = "by design: one person's bad data never stops a release"
+
+
+def test_an_all_text_cdf_column_is_released_as_the_docs_say_in_the_same_words(cli, tmp_path):
+    """Item 2: an all-text CDF column is released (a point mass at lo) with exit 0, while
+    docs/datasets_dask_units.md said it was an error; the command's summary line and every
+    page that describes bad data now say the same words."""
+    data = tmp_path / "text.csv"
+    data.write_text("a\nx\ny\nz\n")
+    status, out, err = cli("cdf", data, "--column", "a", "--lo", "0", "--hi", "1",
+                           "--epsilon", "1", "--delta", "1e-6", "-o", tmp_path / "r.csv")
+    assert status == 0 and (tmp_path / "r.csv").exists()
+    told = [line for line in err.splitlines() if "not a finite number" in line]
+    assert len(told) == 1 and "of 3" in told[0] and BY_DESIGN in told[0]
+    assert "every record" in told[0]
+    for page in ("README.md", "docs/datasets_dask_units.md", "docs/threat-model.md",
+                 "docs/clipping.md"):
+        text = " ".join((ROOT / page).read_text().split())
+        assert BY_DESIGN in text and "all text is" in text, page
+    assert "every value is finite" not in (ROOT / "docs/datasets_dask_units.md").read_text()

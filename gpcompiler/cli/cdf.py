@@ -7,7 +7,7 @@ import sys
 import numpy
 
 from ..errors import DataError, UserError
-from .common import named_error, not_private, say, scheduler_engine
+from .common import BY_DESIGN, named_error, not_private, say, scheduler_engine
 from .figures import check_plot, load_pyplot, png, with_unit
 from .writers import (csv_text, declared_units, exact_number, jsonable, release_format,
                       release_metadata, write_files)
@@ -137,7 +137,7 @@ def _joint_cdf(args, columns):
     _clipped(args, int(numpy.count_nonzero(numpy.any(finite & ((data < args.lo) |
                                                                (data > args.hi)), axis=1))),
              "of some column")
-    _not_numbers(args, int(numpy.count_nonzero(~numpy.all(finite, axis=1))),
+    _not_numbers(args, int(numpy.count_nonzero(~numpy.all(finite, axis=1))), len(data),
                  "the column's --lo", "its --hi")
     degree = 8 if args.degree is None else args.degree
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
@@ -210,7 +210,7 @@ def _cdf_column(args, lo, hi):
     else:
         data, (outside, invalid) = engine.dataset_column(files, args.column, lo, hi)
     _clipped(args, outside, f"[{lo:g}, {hi:g}]")
-    _not_numbers(args, invalid, f"lo = {lo:g}", f"hi = {hi:g}")
+    _not_numbers(args, invalid, int(data.size), f"lo = {lo:g}", f"hi = {hi:g}")
     return data
 
 
@@ -222,13 +222,15 @@ def _clipped(args, count, bounds):
               f"public bounds {bounds}", file=sys.stderr)
 
 
-def _not_numbers(args, count, lower, upper):
-    """The data owner's count of NaN or infinite records (standard error; not released):
-    their public values (gpcompiler.cdf.streaming.public_values)."""
+def _not_numbers(args, count, total, lower, upper):
+    """The data owner's count of NaN or infinite records of ``total`` (standard error; not
+    released): their public values (gpcompiler.cdf.streaming.public_values), by design."""
     if count and not args.quiet:
-        print(f"{count} record{'s' if count > 1 else ''} not a finite number (not private): "
-              f"NaN, blank or text fields and -inf taken as {lower}, +inf as {upper}",
-              file=sys.stderr)
+        print(f"{count} record{'s' if count > 1 else ''} not a finite number (not private), "
+              f"of {total}: NaN, blank or text fields and -inf taken as {lower}, +inf as "
+              f"{upper}, {BY_DESIGN}"
+              + ("; that is every record: the release is the CDF of these public values, "
+                 "plus noise" if count == total else ""), file=sys.stderr)
 
 
 def _check_bounds(lo, hi):

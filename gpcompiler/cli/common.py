@@ -45,8 +45,9 @@ def not_private(message):
 
 # What happens to bad data, in the same words everywhere (README, docs/threat-model.md
 # "Public limits", docs/faq.md): by design, never an error.
-ZERO_RELEASE = ("released as the {zero} in its place, by design: one person's bad data never "
-                "stops a release (docs/threat-model.md, \"Public limits\")")
+BY_DESIGN = ("by design: one person's bad data never stops a release (docs/threat-model.md, "
+             "\"Public limits\")")
+ZERO_RELEASE = "released as the {zero} in its place, " + BY_DESIGN
 
 
 def tell_invalid(args, invalid, total, noun, zero, hint=""):
