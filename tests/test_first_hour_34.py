@@ -142,3 +142,23 @@ def test_an_all_text_cdf_column_is_released_as_the_docs_say_in_the_same_words(cl
         text = " ".join((ROOT / page).read_text().split())
         assert BY_DESIGN in text and "all text is" in text, page
     assert "every value is finite" not in (ROOT / "docs/datasets_dask_units.md").read_text()
+
+
+def test_unbounded_release_says_it_used_the_real_line_not_the_spec_domain(cli, tmp_path):
+    """Item 6: --method unbounded on a spec over [0, 1] released over [-1, 1] while the
+    metadata said "over the curve domain" (and gave the spec's parameter T, unused)."""
+    data = tmp_path / "u.csv"
+    data.write_text("t,y\n0,0.2\n0.5,0.9\n1,0.1\n")
+    for suffix in ("csv", "json"):
+        out = tmp_path / f"u.{suffix}"
+        status, _, err = cli("privatize", "specs/linear.toml", data, "--method", "unbounded",
+                             "--epsilon", "5", "--seed", "1", "--grid", "3", "-o", out)
+        assert status == 0, err
+        text = out.read_text()
+        assert "the real line: --method unbounded does not use the spec's domain [0, 1]" in text
+        assert "over the curve domain" not in text and '"parameters"' not in text
+        assert "parameters:" not in text
+    status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "5", "--seed",
+                         "1", "--grid", "3", "-o", tmp_path / "p.csv")
+    text = (tmp_path / "p.csv").read_text()
+    assert "over the curve domain" in text and "real line" not in text

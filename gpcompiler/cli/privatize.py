@@ -274,7 +274,8 @@ def _privatize_file(args, module, curves, releases, grids, params):
     and per curve the released coefficients (JSON) and the released function on its
     public grid."""
     metadata = release_metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256,
-                                **_parameter_values(module, params),
+                                **(_domain(module) if args.method == "unbounded"
+                                   else _parameter_values(module, params)),
                                 **facts_metadata(curves.ids, [r.facts for r in releases]),
                                 **declared_units(module.UNITS, curve=True))
     values = [numpy.asarray(r.evaluate(g)).reshape(len(g), -1) for r, g in zip(releases, grids)]
@@ -284,10 +285,22 @@ def _privatize_file(args, module, curves, releases, grids, params):
              "values": jsonable(v)}
             for key, release, grid, v in zip(curves.ids, releases, grids, values)]}) + "\n"
     metadata["grid"] = (f"--at {args.at_path}" if args.at is not None
+                        else f"{args.grid} points over each curve's released support"
+                        if args.method == "unbounded"
                         else f"{args.grid} points over the curve domain")
     rows = ([key, repr(float(ti)), *map(exact_number, vi)]
             for key, grid, v in zip(curves.ids, grids, values) for ti, vi in zip(grid, v))
     return csv_text(metadata, ["curve", "t", *curves.value_names], rows)
+
+
+def _domain(module):
+    """{"domain": ...} of --method unbounded: the real line whatever the spec's domain and
+    its parameters (paper Sec. 4.3: each curve's support is chosen privately and released
+    in its breakpoints)."""
+    a, b = module.curve_interval()
+    return {"domain": f"the real line: --method unbounded does not use the spec's domain "
+                      f"[{a:g}, {b:g}] or its parameters (each curve's support is chosen "
+                      "privately and released: its first and last breakpoints)"}
 
 
 def cmd_privatize(args):
