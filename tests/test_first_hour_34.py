@@ -162,3 +162,30 @@ def test_unbounded_release_says_it_used_the_real_line_not_the_spec_domain(cli, t
                          "1", "--grid", "3", "-o", tmp_path / "p.csv")
     text = (tmp_path / "p.csv").read_text()
     assert "over the curve domain" in text and "real line" not in text
+
+
+def test_a_larger_epsilon_never_shrinks_the_default_bound_below_its_caps():
+    """Item 9: the default bound fell as 1/epsilon, so a huge epsilon clipped every curve to
+    about 0 (B = 4.9e-4 at epsilon 1e9 for specs/linear.toml; raising epsilon made a release
+    worse). Now B stops shrinking above epsilon 1 and shrinks only where the slack 2 ETA B
+    would pass the noise scale or B would pass 2^50 lattice steps (what a release allows)."""
+    import math
+    from fractions import Fraction
+    from gpcompiler.compiler.build import load
+    from gpcompiler.runtime.exact import lattice
+    for name in ("linear", "harbour", "legendre10"):
+        module = load(ROOT / "specs" / f"{name}.toml")
+        bounds = []
+        for epsilon in [10.0 ** k for k in range(0, 31)]:
+            facts = module.release_facts(epsilon=epsilon)
+            scale, bound = module._scale(epsilon, None), facts["bound"]
+            assert Fraction(facts["slack"]) <= Fraction(scale)          # below the noise
+            assert bound <= math.ldexp(lattice(scale), 50)
+            binding = (bound == bounds[0] if bounds else True,
+                       4 * Fraction(module.ETA) * Fraction(bound) > Fraction(scale),
+                       2 * bound > math.ldexp(lattice(scale), 50))
+            assert any(binding), (name, epsilon, bound)  # else a larger B was allowed
+            bounds.append(bound)
+        assert bounds == sorted(bounds, reverse=True), name
+        assert bounds[3] == bounds[0], name                               # epsilon 1e3
+    assert load(ROOT / "specs" / "linear.toml").default_bound(epsilon=1e9) >= 16

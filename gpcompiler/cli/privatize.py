@@ -159,8 +159,14 @@ def _release_bound(module, args):
                                   module.BOUND if args.bound is None else args.bound)
         return module.release_facts(bound=args.bound, **budget)["bound"]
     except ValueError as error:
-        where = "--bound" if args.bound is not None else f"{args.spec}: privacy.bound"
+        where = ("--bound" if args.bound is not None
+                 else f"{args.spec}: privacy.bound" if module.BOUND is not None
+                 else f"the default bound at this budget ({_budget_option(args)})")
         raise UserError(f"{where}: {error}") from None
+
+
+def _budget_option(args):
+    return f"--epsilon {args.epsilon:g}" if args.epsilon is not None else f"--rho {args.rho:g}"
 
 
 def _own_release(module, args, params, key, t, y, rng, bound, projection, invalid):
