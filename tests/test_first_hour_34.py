@@ -189,3 +189,23 @@ def test_a_larger_epsilon_never_shrinks_the_default_bound_below_its_caps():
         assert bounds == sorted(bounds, reverse=True), name
         assert bounds[3] == bounds[0], name                               # epsilon 1e3
     assert load(ROOT / "specs" / "linear.toml").default_bound(epsilon=1e9) >= 16
+
+
+def test_a_users_own_cdf_spec_is_audited(cli, tmp_path):
+    """Item 11: `gpcompiler audit wage_cdf.toml` was refused ("compiles CDF tables, not a
+    curve mechanism"); now its direct release at its own bounds and degree is audited
+    (black box and conformance) at (--epsilon, --delta)-DP."""
+    import numpy
+    from gpcompiler import cdf
+    spec = tmp_path / "wage_cdf.toml"
+    spec.write_text('name = "wage_cdf"\nkind = "cdf"\n[domain]\nintervals = [["0", "3000"]]\n'
+                    '[basis]\nfamily = { name = "legendre", degree = 6 }\n')
+    status, out, err = cli("audit", spec, "--quick", "--epsilon", "2", "--delta", "1e-6")
+    assert status == 0, err
+    assert "| wage_cdf (CDF direct, K = 6) | (2, 1e-06)-DP | pass | no |" in out, out
+    sensitivity = cdf.Statistics.from_data(numpy.zeros(3), lo=0.0, hi=3000.0,
+                                           degree=6).sum_sensitivity()
+    claimed = cdf.analytic_gaussian_sigma(2.0, 1e-6, sensitivity)
+    assert f"d = 7" in out and f"claimed {claimed:.6g}" in out and "conforms" in out, out
+    one_line_error(*cli("audit", spec, "--rho", "1")[::2], "--rho", "(epsilon, delta)-DP")
+    one_line_error(*cli("audit", "specs/linear.toml", "--delta", "1e-6")[::2], "--delta")

@@ -270,6 +270,9 @@ def build_parser():
                    help="SPEC: GP claim to audit (default: GP 1 and CGP 0.5)")
     p.add_argument("--rho", type=_budget_value("rho"),
                    help="SPEC: CGP claim to audit (default: see --epsilon)")
+    p.add_argument("--delta", type=_calibrated("delta"),
+                   help="SPEC of kind = \"cdf\": the delta of its (epsilon, delta)-DP claim "
+                        "(default: 1e-5, with --epsilon 1 unless given)")
     p.add_argument("--samples", type=_count(100),
                    help="SPEC: black-box samples per phase (default: 400000/d in "
                         "[2000, 100000]; --quick: 10000/d in [500, 100000])")
