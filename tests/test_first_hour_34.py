@@ -225,3 +225,51 @@ def test_every_cdf_estimate_reaches_1_at_the_public_upper_bound(method):
                                 method=method, rng=numpy.random.default_rng(seed))
         assert estimate.cdf(4000.0) == 1.0 and estimate.values[-1] == 1.0
         assert numpy.all(numpy.diff(estimate.values) >= 0)
+
+
+@pytest.fixture
+def figures(monkeypatch):
+    from gpcompiler.cli import privatize as privatize_command
+    shown = []
+    monkeypatch.setattr(privatize_command, "png", lambda figure: shown.append(figure) or b"png")
+    return shown
+
+
+def test_identical_releases_stay_visible_and_seg_shows_its_breakpoints(cli, tmp_path,
+                                                                        figures):
+    """Item 12: identical releases on a shared axis hid each other (same style, drawn on
+    top), and a seg plot omitted the released breakpoints."""
+    data = tmp_path / "twins.csv"
+    rows = "".join(f"{c},{k / 4!r},{k / 4 * 0.5!r}\n" for c in ("a", "b", "c") for k in range(5))
+    data.write_text("curve,t,y\n" + rows)
+    status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1", "--seed",
+                         "2", "--grid", "9", "--method", "seg", "--plot", tmp_path / "p.png",
+                         "-o", tmp_path / "r.json")
+    assert status == 0, err
+    axis = figures[0].axes[0]
+    releases = [line for line in axis.lines if line.get_label().startswith("private")]
+    dashes = {line._unscaled_dash_pattern[1] for line in releases}   # solid: None
+    assert len(releases) == 3 and len(dashes) == 3, dashes
+    import json
+    released = json.loads((tmp_path / "r.json").read_text())["curves"]
+    markers = [line for line in axis.lines if line.get_marker() == "o"]
+    assert len(markers) == 3
+    for line, curve in zip(markers, released):
+        assert list(line.get_xdata()) == curve["breakpoints"]
+    assert "released breakpoints" in [text.get_text() for text in axis.get_legend().texts]
+
+
+def test_a_field_plot_keeps_the_box_aspect(cli, tmp_path, figures):
+    """Item 12: field heat maps ignored the box's aspect ratio (a 4 x 1 box drawn square)."""
+    spec = tmp_path / "wide.toml"
+    spec.write_text('name = "wide"\n[domain]\nvariables = ["x", "y"]\nintervals = '
+                    '[["0", "4"], ["0", "1"]]\n[basis]\nfamily = { name = "legendre", '
+                    'degree = [1, 1] }\n')
+    data = tmp_path / "f.csv"
+    data.write_text("x,y,value\n" + "".join(f"{x},{y},{x + y}\n" for x in range(5)
+                                            for y in (0, 1)))
+    status, _, err = cli("privatize", spec, data, "--epsilon", "1", "--seed", "1",
+                         "--plot", tmp_path / "f.png", "-o", tmp_path / "f.csv.out.csv")
+    assert status == 0, err
+    axis = figures[0].axes[0]
+    assert axis.get_aspect() == 1.0
