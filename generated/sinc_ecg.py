@@ -66,7 +66,7 @@ CERTIFICATE = 'G = I: every pivot equals 1'
 CONDITION_NUMBER = 1.0  # of the user-basis Gram matrix, at the defaults
 ETA = 1.088940180136165e-11  # projection float error per unit of B (docs/clipping.md)
 BOUND = 256.0  # the spec's [privacy] bound B, or None: the default bound
-SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
+SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x max(scale, 1)
 _BOUND_FLOOR = 2.0 ** -960  # the least bound: below it the projection's products underflow
 SLACK_CONDITION = None  # None: the slack holds for every input; else when it holds
 
@@ -600,7 +600,8 @@ def privatize(c, *, epsilon=None, rho=None, rng=None, bound=None):
 def default_bound(*, epsilon=None, rho=None):
     """The public norm bound B of a release at this budget (docs/clipping.md): the spec's
     [privacy] bound, else the largest power of two with 2 ETA B <= SLACK_FRACTION x the
-    noise scale, so the float slack of the projection is negligible beside the noise."""
+    noise scale (the scale taken at least 1) and below the noise scale, at most 2^50
+    lattice steps: a larger budget never clips more until the lattice caps B."""
     return _bound(None, _scale(epsilon, rho))
 
 

@@ -60,7 +60,7 @@ CERTIFICATE = (
 CONDITION_NUMBER = 383295.7  # of the user-basis Gram matrix, at the defaults
 ETA = 1.702675471212216e-10  # projection float error per unit of B (docs/clipping.md)
 BOUND = None  # the spec's [privacy] bound B, or None: the default bound
-SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x the noise scale
+SLACK_FRACTION = 1e-6  # at the default bound, the slack 2 ETA B is <= this x max(scale, 1)
 _BOUND_FLOOR = 2.0 ** -960  # the least bound: below it the projection's products underflow
 SLACK_CONDITION = None  # None: the slack holds for every input; else when it holds
 
@@ -526,7 +526,8 @@ def privatize(c, *, epsilon=None, rho=None, rng=None, bound=None):
 def default_bound(*, epsilon=None, rho=None):
     """The public norm bound B of a release at this budget (docs/clipping.md): the spec's
     [privacy] bound, else the largest power of two with 2 ETA B <= SLACK_FRACTION x the
-    noise scale, so the float slack of the projection is negligible beside the noise."""
+    noise scale (the scale taken at least 1) and below the noise scale, at most 2^50
+    lattice steps: a larger budget never clips more until the lattice caps B."""
     return _bound(None, _scale(epsilon, rho))
 
 
@@ -543,15 +544,20 @@ _BOUNDS = {}
 
 
 def _default_bound(scale):
-    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact),
+    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x max(scale, 1) and
+    2 ETA B <= scale (exact), at most 2^50 lattice steps: below the noise scale 1 (epsilon
+    above 1) B stops shrinking while the slack stays below the noise, so a larger budget
+    never clips more until the lattice caps B (docs/clipping.md, "The default bound");
     remembered for 1024 scales."""
     if scale in _BOUNDS:
         return _BOUNDS[scale]
-    target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
+    exact = Fraction(scale)
+    target = min(Fraction(SLACK_FRACTION) * max(exact, 1), exact) / (2 * Fraction(ETA))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
     # at most two halvings: float(target) is within half an ulp of target
     while Fraction(radius) > target:
         radius /= 2
+    radius = min(radius, math.ldexp(lattice(scale), 50))  # _bound's limit
     radius = max(radius, _BOUND_FLOOR)  # no underflow in the projection (docs/clipping.md)
     if len(_BOUNDS) < 1024:
         _BOUNDS[scale] = radius

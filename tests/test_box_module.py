@@ -600,8 +600,8 @@ def test_cli_privatizes_a_field_of_a_vector_valued_basis(tmp_path, capsys, compi
 
 def test_cli_gridded_input_edge_cases(tmp_path, capsys, monkeypatch):
     """How the input was read is said (a batch is B fields, each with the whole budget); a
-    header-only long-form CSV is the zero field (as a curve without samples); an empty .npy,
-    no fields, or an output under /proc are one-line errors before any noise."""
+    header-only long-form CSV, an empty .npy, no fields, or an output under /proc are
+    one-line errors before any noise."""
     from conftest import ROOT
     monkeypatch.chdir(ROOT)
     numpy.save(tmp_path / "batch.npy", numpy.ones((3, 4, 2)))
@@ -609,15 +609,13 @@ def test_cli_gridded_input_edge_cases(tmp_path, capsys, monkeypatch):
                                    tmp_path / "batch.npy", "--epsilon", 1, "-o", tmp_path / "b.json")
     assert status == 0 and "3 fields of 4 x 2 values (linear), each privatized with the whole " \
         "budget (if it is one field of 2-vectors, its spec needs [values] dimension)" in out
-    (tmp_path / "header.csv").write_text("x,y,value\n")
-    status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",
-                                   tmp_path / "header.csv", "--epsilon", 1, "--seed", 4,
-                                   "-o", tmp_path / "zero.json")
-    assert status == 0, err
-    release = json.loads((tmp_path / "zero.json").read_text())["fields"]
-    module = generated("legendre_box")
-    assert len(release) == 1 and numpy.allclose(release[0]["coefficients"], module.privatize(
-        numpy.zeros(35), epsilon=1, rng=numpy.random.default_rng(4)), rtol=1e-9)
+    for header in ("x,y,value\n", "field,x,y,value\n"):   # issue 34, item 1
+        (tmp_path / "header.csv").write_text(header)
+        status, out, err = _gpcompiler(capsys, "privatize", "specs/legendre_box.toml",
+                                       tmp_path / "header.csv", "--epsilon", 1, "--seed", 4,
+                                       "-o", tmp_path / "zero.json")
+        assert status == 2 and "no data rows" in err and err.count("\n") == 1, err
+        assert not (tmp_path / "zero.json").exists()
     (tmp_path / "empty.npy").write_bytes(b"")
     numpy.save(tmp_path / "none.npy", numpy.ones((0, 4, 2)))
     numpy.save(tmp_path / "flat.npy", numpy.ones(31))

@@ -105,7 +105,7 @@ def test_gzip_input_is_read_and_binary_input_is_one_line_error(cli, tmp_path):
     nul.write_bytes(b"t,y\n0,0\x00\n1,1\n")
     status, _, err = cli("privatize", "specs/linear.toml", nul, "--epsilon", "1", "-o",
                          tmp_path / "nul.out.csv")
-    assert status == 0 and "1 of 1 curve was not a valid function" in err, err
+    assert status == 0 and "1 of 1 curve was not valid" in err, err
     nul.write_bytes(b"t,y\x00\n0,0\n1,1\n")   # in the header: not a CSV file
     one_line_error(*cli("privatize", "specs/linear.toml", nul, "--epsilon", "1")[::2],
                    "nul.csv", "not a UTF-8 CSV")
@@ -607,7 +607,7 @@ def test_privatize_csv_long_format_and_bad_data(cli, tmp_path):
         bad.write_text(text)
         status, _, err = cli("privatize", "specs/trajectory_linear.toml", bad, "--rho", "1",
                              "--seed", "1", "-o", tmp_path / "zero.csv")
-        assert status == 0 and "not private: 1 of 1 curve was not a valid function" in err
+        assert status == 0 and "not private: 1 of 1 curve was not valid" in err
         assert needle in err and (tmp_path / "zero.csv").exists()
 
 
@@ -768,17 +768,17 @@ def data_rows_of(text):
 
 
 def test_csv_reader_accepts_any_sample_count_and_refuses_decreasing_times(tmp_path):
-    """F4: the reader passes short curves and repeated times through unchanged; an empty
-    wide-format curve is the zero function; decreasing times are an error naming the
-    curve."""
+    """F4: the reader passes short curves and repeated times through unchanged; decreasing
+    times are an error naming the curve; a header without rows is an error (issue 34,
+    item 1), not an empty wide-format curve."""
     from gpcompiler.io.curves import parse_csv
     curves = parse_csv(SHORT["batch"], "b.csv")
     assert curves.ids == ("A", "B") and curves.times[1].tolist() == [0.5]
     assert curves.values[1].tolist() == [1.0]
     jump = parse_csv(SHORT["jump"])
     assert jump.times[0].tolist() == [0, 0.5, 0.5, 1] and jump.values[0].tolist() == [1, 2, 0, 0]
-    empty = parse_csv("t,x,y\n")
-    assert empty.times[0].shape == (0,) and empty.values[0].shape == (0, 2)
+    with pytest.raises(errors.DataError, match=r"e.csv: no data rows"):
+        parse_csv("t,x,y\n", "e.csv")
     with pytest.raises(errors.DataError, match=r"d.csv: curve 'B': .*non-decreasing"):
         parse_csv("id,t,y\nA,0,1\nB,1,0\nB,0.5,0\n", "d.csv")
 
@@ -1054,7 +1054,7 @@ def test_a_field_with_a_nan_is_the_zero_field_and_the_others_are_released(cli, t
         numpy.save(tmp_path / f"{name}.npy", array)
         status, _, err = cli("privatize", "specs/legendre_box.toml", tmp_path / f"{name}.npy",
                              "--epsilon", "10", "--seed", "5", "-o", tmp_path / f"{name}.csv")
-        assert status == 0 and ("1 of 3 fields were not valid" in err) == (name == "bad")
+        assert status == 0 and ("1 of 3 fields was not valid" in err) == (name == "bad")
         files.append((tmp_path / f"{name}.csv").read_bytes())
     assert files[0] == files[1]
 
@@ -1103,5 +1103,5 @@ def test_one_lines_bad_bytes_spoil_only_its_curve(cli, tmp_path, bad):
         errors.append(err)
         outputs.append([line for line in out.read_text().splitlines()
                          if not line.startswith("#")])
-    assert "1 of 3 curves was not a valid function" in errors[0] and "b (" in errors[0]
+    assert "1 of 3 curves was not valid" in errors[0] and "b (" in errors[0]
     assert outputs[0] == outputs[1]

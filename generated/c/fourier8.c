@@ -845,8 +845,8 @@ int fourier8_project(const double *t, const double *y, size_t samples, double bo
     return GP_OK;
 }
 
-/* Whether 2^k 2 ETA <= SLACK_FRACTION scale, exactly: each side a 106-bit product
- * of two 53-bit integers times a power of two, compared in 64-bit halves. */
+/* Products compared exactly: each side a 106-bit product of two 53-bit integers
+ * times a power of two, compared in 64-bit halves. */
 #define SLACK_FRACTION 0x1.0c6f7a0b5ed8dp-20  /* the float64 1e-6 (the Python module's) */
 
 static void product(double a, double b, uint64_t *high, uint64_t *low, int *exponent)
@@ -865,30 +865,40 @@ static void product(double a, double b, uint64_t *high, uint64_t *low, int *expo
     }
 }
 
+/* Whether 2^k 2 ETA <= min(SLACK_FRACTION max(scale, 1), scale), exactly (below the noise
+ * scale 1 the bound stops shrinking while the slack stays below the noise). */
 static int slack_fits(int k, double scale)
 {
     uint64_t high[2], low[2];
     int exponent[2];
     product(fourier8_ETA, 1.0, &high[0], &low[0], &exponent[0]);
-    product(SLACK_FRACTION, scale, &high[1], &low[1], &exponent[1]);
+    if (scale >= 1)
+        product(SLACK_FRACTION, scale, &high[1], &low[1], &exponent[1]);
+    else
+        product(fmin(SLACK_FRACTION, scale), 1.0, &high[1], &low[1], &exponent[1]);
     exponent[0] += k + 1;
     if (exponent[0] != exponent[1])
         return exponent[0] < exponent[1];
     return high[0] != high[1] ? high[0] < high[1] : low[0] <= low[1];
 }
 
-/* The default bound at a noise scale: the largest power of two B with
- * 2 ETA B <= SLACK_FRACTION scale, at least GP_BOUND_FLOOR. */
+/* The default bound at a noise scale (the Python module's _default_bound): the largest
+ * power of two B with 2 ETA B <= min(SLACK_FRACTION max(scale, 1), scale), at most 2^50
+ * lattice steps, at least GP_BOUND_FLOOR. */
 static int default_bound(double scale, double *bound)
 {
+    double gamma, limit;
     int k = ilogb(scale) + ilogb(SLACK_FRACTION) - ilogb(fourier8_ETA) - 1;
     while (!slack_fits(k, scale))
         k--;
     while (slack_fits(k + 1, scale))
         k++;
-    if (k > 1023)  /* Python: no float (an OverflowError) */
+    if (k > 1023 || gp_lattice(scale, &gamma) != GP_OK)  /* Python: an OverflowError */
         return GP_ERANGE;
-    *bound = k < -960 ? GP_BOUND_FLOOR : ldexp(1.0, k);  /* never below the least bound */
+    limit = ldexp(gamma, 50);  /* _bound's limit: 2^50 lattice steps */
+    if (isinf(limit))
+        return GP_ERANGE;
+    *bound = fmax(fmin(ldexp(1.0, k), limit), GP_BOUND_FLOOR);
     return GP_OK;
 }
 

@@ -156,12 +156,12 @@ def module_audit(spec, model, budget, mutant=None, mode="full", alpha=ALPHA, see
 
 # -- CDF methods ---------------------------------------------------------------------------
 
-def _cdf_pair(n=1000, degree=10, method="direct"):
+def _cdf_pair(n=1000, degree=10, method="direct", lo=0.0, hi=1.0):
     """Neighbouring datasets: all records at lo, or one moved to hi (the worst case)."""
-    moved = numpy.zeros(n)
-    moved[0] = 1.0
-    return [cdf.Statistics.from_data(x, lo=0.0, hi=1.0, degree=degree, method=method)
-            for x in (numpy.zeros(n), moved)]
+    moved = numpy.full(n, lo)
+    moved[0] = hi
+    return [cdf.Statistics.from_data(x, lo=lo, hi=hi, degree=degree, method=method)
+            for x in (numpy.full(n, lo), moved)]
 
 
 def _noisy_sums(statistics, claim):
@@ -188,19 +188,37 @@ def cdf_audit(method, factor=1.0, mode="full", alpha=ALPHA, seed=50):
     return _timed(name, claim.describe(1.0), run)
 
 
-def _cdf_sums_audit(method, claim, s, alpha, seed, name):
-    base, neighbour = _cdf_pair(method=method)
-    samples = black_box_samples(base.sums.size, s["black_box"] * 4, s["least"])
-    pair = audit_pair(_noisy_sums(base, claim), _noisy_sums(neighbour, claim), claim, 1.0,
-                      label=name, samples=samples, alpha=alpha / 2,
-                      rng=numpy.random.default_rng(seed))
+def _cdf_sums_audit(method, claim, s, alpha, seed, name, pair=None, samples=None, draws=None,
+                    conformant=True):
+    """Black box of the noisy sums of ``pair`` (default _cdf_pair) and, if ``conformant``,
+    conformance of their noise, each with half of ``alpha`` (all of it without)."""
+    base, neighbour = pair or _cdf_pair(method=method)
+    share = alpha / 2 if conformant else alpha
+    samples = samples or black_box_samples(base.sums.size, s["black_box"] * 4, s["least"])
+    audited = audit_pair(_noisy_sums(base, claim), _noisy_sums(neighbour, claim), claim, 1.0,
+                         label=name, samples=samples, alpha=share,
+                         rng=numpy.random.default_rng(seed))
+    if not conformant:
+        return AuditReport(name, claim, (audited,), share), None
     sigma = cdf.analytic_gaussian_sigma(claim.budget, claim.delta, base.sum_sensitivity())
     sample = _noisy_sums(base, claim)
     d = base.sums.size
     conformant = conformance(name, lambda count, rng: sample(count, rng) - base.sums, "Gaussian",
-                             sigma, d, draws=_draws(d, s),
+                             sigma, d, draws=draws or _draws(d, s),
                              alpha=alpha / 2, seed=seed)
-    return AuditReport(name, claim, (pair,), alpha / 2), conformant
+    return AuditReport(name, claim, (audited,), share), conformant
+
+
+def cdf_spec_audit(module, epsilon=1.0, delta=1e-5, *, mode="full", alpha=ALPHA, seed=50,
+                   samples=None, draws=None, conformant=True):
+    """A kind = "cdf" spec's release, as `gpcompiler cdf --spec` makes it: the direct
+    method's noisy sums at the spec's bounds and degree, all records at lo against one
+    moved to hi (the worst case), black box and conformance at (epsilon, delta)-DP."""
+    claim = Claim("DP", epsilon, delta)
+    name = f"{module.NAME} (CDF direct, K = {module.DEGREE})"
+    pair = _cdf_pair(degree=module.DEGREE, lo=module.LO, hi=module.HI)
+    return _timed(name, claim.describe(1.0), lambda: _cdf_sums_audit(
+        "direct", claim, SETTINGS[mode], alpha, seed, name, pair, samples, draws, conformant))
 
 
 def _cdf_end_to_end(method, claim, s, alpha, seed, name):

@@ -272,6 +272,7 @@ def _from_coefficients(source, coefficients, sigma, sensitivity, epsilon, delta)
     reference = numpy.linspace(-1, 1, GRID_SIZE)
     grid = source.lo + (reference + 1) * (source.hi - source.lo) / 2
     values = _post_process(legendre_cdf(coefficients, reference))
+    values[-1] = 1.0    # every record is clipped into [lo, hi]: F(hi) = 1 (public)
     return CDFEstimate(source.method, source.lo, source.hi, grid, values, sigma, sensitivity,
                        epsilon, delta, source.degree, source.spent, source.noise)
 
@@ -280,6 +281,7 @@ def _histogram(noisy, sigma, epsilon, delta):
     """HQ: noisy counts of uniform bins, negatives -> 0, cumulated."""
     counts = numpy.maximum(noisy.noisy_sums, 0.0)
     values = numpy.clip(numpy.concatenate([[0.0], numpy.cumsum(counts)]) / noisy.count, 0.0, 1.0)
+    values[-1] = 1.0    # every record is clipped into [lo, hi]: F(hi) = 1 (public)
     grid = numpy.linspace(noisy.lo, noisy.hi, noisy.queries + 1)
     return CDFEstimate("histogram", noisy.lo, noisy.hi, grid, values, sigma,
                        math.sqrt(2) / noisy.count, epsilon, delta, None, noisy.spent, noisy.noise)

@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 from ..errors import UserError
-from .common import progress_bar
+from .common import named_error, progress_bar
 from .privatize import load_mechanism
 
 
@@ -49,6 +49,7 @@ def _check_options(args):
         return
     spec_only = [name for name, used in (
         (f"the spec {args.spec}", args.spec), ("--epsilon", args.epsilon), ("--rho", args.rho),
+        ("--delta", args.delta is not None),
         ("--samples", args.samples), ("--draws", args.draws),
         ("--no-conformance", not args.conformance), ("--seed", args.seed != 0)) if used]
     if spec_only:
@@ -70,6 +71,11 @@ def _audit_rows(args, mode):
     if not args.spec:
         raise UserError("give a spec or generated module to audit, or --suite / --power")
     module = _audited_module(args.spec)
+    if hasattr(module, "DEGREE"):
+        return [_cdf_spec_row(args, module, mode)]
+    if args.delta is not None:
+        raise UserError(f"--delta is for a kind = \"cdf\" spec ((epsilon, delta)-DP); "
+                        f"{args.spec} is a curve mechanism (GP or CGP)")
     claims = ([Claim("GP", args.epsilon)] if args.epsilon else []) + \
              ([Claim("CGP", args.rho)] if args.rho else [])
     claims = claims or [Claim("GP", 1.0), Claim("CGP", 0.5)]
@@ -84,11 +90,33 @@ def _audit_rows(args, mode):
     return rows
 
 
+def _cdf_spec_row(args, module, mode):
+    """The row of `audit CDF_SPEC`: its direct release at (--epsilon, --delta)-DP, default
+    (1, 1e-5) (audit.suite.cdf_spec_audit)."""
+    from ..audit import suite as audit_suite
+    if args.rho is not None:
+        raise UserError(f"--rho: {args.spec} is a kind = \"cdf\" spec, released under "
+                        "(epsilon, delta)-DP: give --epsilon and --delta")
+    bar = _audit_bar(args, 1)
+    audit = audit_suite.cdf_spec_audit(
+        module, args.epsilon or 1.0, 1e-5 if args.delta is None else args.delta, mode=mode,
+        alpha=args.alpha, seed=args.seed, samples=args.samples, draws=args.draws,
+        conformant=args.conformance)
+    bar.update_with(audit)
+    bar.close()
+    return audit_suite.Row(audit.name, False, audit)
+
+
 def _audited_module(spec):
-    """A spec's module, or a generated module file, checked to be a curve mechanism."""
-    from ..compiler.build import import_module_file
+    """A spec's module (a curve mechanism or a kind = "cdf" spec), or a generated module
+    file, checked to be a curve mechanism."""
+    from ..compiler.build import import_module_file, load
     if not spec.endswith(".py"):
-        return load_mechanism(spec)
+        try:
+            module = load(spec)
+        except UserError as error:
+            raise named_error(spec, error) from None
+        return module if hasattr(module, "DEGREE") else load_mechanism(spec)
     if not Path(spec).is_file():
         raise UserError(f"no generated module at {spec}")
     module = import_module_file(Path(spec))

@@ -7,7 +7,7 @@ import sys
 import numpy
 
 from ..errors import DataError, UserError
-from .common import named_error, not_private, say, scheduler_engine
+from .common import BY_DESIGN, named_error, not_private, say, scheduler_engine
 from .figures import check_plot, load_pyplot, png, with_unit
 from .writers import (csv_text, declared_units, exact_number, jsonable, release_format,
                       release_metadata, write_files)
@@ -128,6 +128,8 @@ def _joint_cdf(args, columns):
             raise UserError(message)
     for lo, hi in zip(args.lo, args.hi):
         _check_bounds(lo, hi)
+    if args.degree is not None:
+        _check_degree(args.degree, "joint")
     args.output_format = release_format(args.output) if args.output else None
     files = dataset_files(args.file)
     data = numpy.stack([read_dataset_column(files, column) for column in columns], axis=1)
@@ -135,7 +137,7 @@ def _joint_cdf(args, columns):
     _clipped(args, int(numpy.count_nonzero(numpy.any(finite & ((data < args.lo) |
                                                                (data > args.hi)), axis=1))),
              "of some column")
-    _not_numbers(args, int(numpy.count_nonzero(~numpy.all(finite, axis=1))),
+    _not_numbers(args, int(numpy.count_nonzero(~numpy.all(finite, axis=1))), len(data),
                  "the column's --lo", "its --hi")
     degree = 8 if args.degree is None else args.degree
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
@@ -208,7 +210,7 @@ def _cdf_column(args, lo, hi):
     else:
         data, (outside, invalid) = engine.dataset_column(files, args.column, lo, hi)
     _clipped(args, outside, f"[{lo:g}, {hi:g}]")
-    _not_numbers(args, invalid, f"lo = {lo:g}", f"hi = {hi:g}")
+    _not_numbers(args, invalid, int(data.size), f"lo = {lo:g}", f"hi = {hi:g}")
     return data
 
 
@@ -220,13 +222,15 @@ def _clipped(args, count, bounds):
               f"public bounds {bounds}", file=sys.stderr)
 
 
-def _not_numbers(args, count, lower, upper):
-    """The data owner's count of NaN or infinite records (standard error; not released):
-    their public values (gpcompiler.cdf.streaming.public_values)."""
+def _not_numbers(args, count, total, lower, upper):
+    """The data owner's count of NaN or infinite records of ``total`` (standard error; not
+    released): their public values (gpcompiler.cdf.streaming.public_values), by design."""
     if count and not args.quiet:
-        print(f"{count} record{'s' if count > 1 else ''} not a finite number (not private): "
-              f"NaN, blank or text fields and -inf taken as {lower}, +inf as {upper}",
-              file=sys.stderr)
+        print(f"{count} record{'s' if count > 1 else ''} not a finite number (not private), "
+              f"of {total}: NaN, blank or text fields and -inf taken as {lower}, +inf as "
+              f"{upper}, {BY_DESIGN}"
+              + ("; that is every record: the release is the CDF of these public values, "
+                 "plus noise" if count == total else ""), file=sys.stderr)
 
 
 def _check_bounds(lo, hi):
@@ -237,6 +241,19 @@ def _check_bounds(lo, hi):
     if not math.isfinite(2 * (hi - lo)):
         raise UserError(f"--lo/--hi: the width of [{lo:g}, {hi:g}] overflows float64 "
                         f"(2 (hi - lo) must be below {sys.float_info.max:.3g}): rescale the data")
+
+
+# The largest Legendre degree K of each method (the estimators' limits: cdf.estimators._size,
+# per column for a joint CDF cdf.joint._degrees), checked before any data is read.
+MAX_DEGREE = {"direct": 1000, "moments": 200, "joint": 200}
+
+
+def _check_degree(degree, method, where=""):
+    """A public degree K in 1..MAX_DEGREE[method] (or "auto"), else a one-line error."""
+    if degree != "auto" and not 1 <= degree <= MAX_DEGREE[method]:
+        what = "a joint CDF" if method == "joint" else f"the {method} method"
+        raise UserError(f"--degree: {what} needs a Legendre degree K in "
+                        f"1..{MAX_DEGREE[method]}, got {degree}{where}")
 
 
 def _cdf_setup(args):
@@ -251,9 +268,8 @@ def _cdf_setup(args):
                         "degree)")
     lo, hi, degree, spec = _cdf_bounds(args)
     _check_bounds(lo, hi)
-    if args.method in LEGENDRE_METHODS and degree != "auto" and degree < 1:
-        raise UserError(f"the {args.method} method needs a Legendre degree K >= 1, got {degree}"
-                        + (f" from {args.spec}" if args.spec else ""))
+    if args.method in LEGENDRE_METHODS:
+        _check_degree(degree, args.method, f" from {args.spec}" if args.spec else "")
     return lo, hi, degree, spec
 
 

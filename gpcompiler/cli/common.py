@@ -43,6 +43,29 @@ def not_private(message):
     print(f"not private: {message}", file=sys.stderr)
 
 
+# What happens to bad data, in the same words everywhere (README, docs/threat-model.md
+# "Public limits", docs/faq.md): by design, never an error.
+BY_DESIGN = ("by design: one person's bad data never stops a release (docs/threat-model.md, "
+             "\"Public limits\")")
+ZERO_RELEASE = "released as the {zero} in its place, " + BY_DESIGN
+
+
+def tell_invalid(args, invalid, total, noun, zero, hint=""):
+    """One line for the data owner: how many of ``total`` curves (fields) were not valid,
+    each reason once with the first ids that had it, then ``hint`` (once)."""
+    if not invalid or args.quiet:
+        return
+    reasons = {}
+    for key, reason in invalid:
+        reasons.setdefault(reason, []).append(str(key))
+    groups = "; ".join(", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5
+                                             else "") + f" ({reason})"
+                       for reason, keys in reasons.items())
+    verb = "was not valid" if len(invalid) == 1 else "were not valid"
+    not_private(f"{len(invalid)} of {plural(total, noun)} {verb}, each "
+                f"{ZERO_RELEASE.format(zero=zero)}: {groups}" + (f". {hint}" if hint else ""))
+
+
 def progress_bar(args, total, unit):
     """A tqdm progress bar on stderr; silent with --quiet or when stderr is not a terminal."""
     from tqdm import tqdm

@@ -36,6 +36,8 @@ def field_figure(module, fields, axes, values, compare, title, shown=4):
             _arrows(axis, grid, value, nodal)
         axis.set_title(name)
         domain, values = module.UNITS["domain"], module.UNITS["values"]
+        if domain[0] == domain[1]:  # one unit on both axes: the box's true shape
+            axis.set_aspect("equal", adjustable="box")
         axis.set_xlabel(f"{module.VARIABLES[0]} ({domain[0] or 'spec units'})")
         axis.set_ylabel(f"{module.VARIABLES[1]} ({domain[1] or 'spec units'})")
         figure.colorbar(mesh, ax=axis, label=f"{label} ({values or 'data units'})")
@@ -82,8 +84,10 @@ def png(figure):
     return buffer.getvalue()
 
 
-# One colour per curve sharing an axis: qualitative colours, no grey (grey is the true data).
+# One colour and one dash per curve sharing an axis: qualitative colours, no grey (grey is
+# the true data); the dashes keep identical releases visible on top of each other.
 PALETTE = ("C1", "C0", "C2", "C3", "C4")
+DASHES = ("-", (0, (5, 3)), (0, (1, 2)), (0, (8, 3, 1, 3)), (0, (3, 3, 1, 3, 1, 3)))
 
 
 SHARED_AXIS = len(PALETTE)  # up to this many curves share one axis; more: small multiples
@@ -121,14 +125,15 @@ def release_figure(curves, releases, grids, title, compare=False, units=None):
     figure, axis = load_pyplot().subplots(figsize=(8.5, 6) if plane else (11, 4.5),
                                       layout="constrained")
     several = len(curves.ids) > 1
-    for key, t, y, release, grid, colour in zip(curves.ids, curves.times, curves.values,
-                                                releases, grids, PALETTE):
+    for key, t, y, release, grid, colour, dash in zip(curves.ids, curves.times, curves.values,
+                                                      releases, grids, PALETTE, DASHES):
         if compare:
             axis.plot(*_path(t, y, plane), lw=2.4, color=colour if several else "0.6",
                       alpha=0.35 if several else 1.0, zorder=1)
         axis.plot(*_path(grid, numpy.asarray(release.evaluate(grid)), plane), lw=0.9,
-                  color=colour, label=f"private release: {key}" if several else
-                  "private release", zorder=2)
+                  color=colour, linestyle=dash, label=f"private release: {key}" if several
+                  else "private release", zorder=2)
+        _breakpoints(axis, release, plane, colour)
     _label_axes(axis, curves, units, plane)
     axis.set_title(title, fontsize=9)
     handles, names = axis.get_legend_handles_labels()
@@ -140,6 +145,18 @@ def release_figure(curves, releases, grids, title, compare=False, units=None):
     axis.legend(handles, names, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1),
                 borderaxespad=0)
     return figure
+
+
+def _breakpoints(axis, release, plane, colour):
+    """The released breakpoints of a piecewise release (seg, unbounded): markers on the
+    release where its pieces meet (both sides of a jump)."""
+    breakpoints = release.record.get("breakpoints")
+    if breakpoints is None:
+        return
+    points = numpy.asarray(breakpoints, dtype=float)
+    named = any(line.get_label() == "released breakpoints" for line in axis.lines)
+    axis.plot(*_path(points, numpy.asarray(release.evaluate(points)), plane), "o", ms=3.5,
+              color=colour, zorder=3, label="_nolegend_" if named else "released breakpoints")
 
 
 def _path(t, y, plane):
@@ -175,6 +192,7 @@ def _small_multiples(curves, releases, grids, title, compare, units):
             axis.plot(*_path(t, y, plane), lw=1.6, color="0.65", zorder=1)
         axis.plot(*_path(grid, numpy.asarray(release.evaluate(grid)), plane), lw=0.7,
                   color="C1", zorder=2)
+        _breakpoints(axis, release, plane, "C1")
         axis.set_title(str(key), fontsize=7, pad=2)
         axis.tick_params(labelsize=6)
         if plane:

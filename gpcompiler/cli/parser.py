@@ -17,7 +17,7 @@ import numpy
 from .. import __version__
 from ..errors import DataError, UserError
 from .audit import cmd_audit
-from .cdf import cmd_cdf
+from .cdf import MAX_DEGREE, cmd_cdf
 from .common import DEFAULT_GRID, MAX_GRID, MAX_NOISE_SCALE, STDOUT, noise_floor, scheduled
 from .compile import cmd_check, cmd_compile, cmd_explain
 from .experiment import cmd_experiment
@@ -93,11 +93,13 @@ def _calibrated(name):
     return parse
 
 
-_DEGREE = _typed(int, lambda v: v >= 1, 'an integer >= 1 or "auto"')
+_DEGREE = _typed(int, lambda v: 1 <= v <= max(MAX_DEGREE.values()),
+                 f'an integer in 1..{max(MAX_DEGREE.values())} or "auto"')
 
 
 def _degree(text):
-    """argparse type of --degree: an integer >= 1 or "auto"."""
+    """argparse type of --degree: an integer in 1..1000 or "auto" (each method's own
+    limit, cli.cdf.MAX_DEGREE, is checked before any data is read)."""
     return "auto" if text == "auto" else _DEGREE(text)
 
 
@@ -137,10 +139,10 @@ class _Times(argparse.Action):
         namespace.at_path = value
 
 
-def _common(parser, grid_help, output, at_help="curves only: evaluate the release at the "
+def _common(parser, grid_help, at_help="curves only: evaluate the release at the "
             "public times in FILE (one per line; default: use --grid)"):
-    """Options of both releasing commands: seed, output grid, files, comparison; ``output``
-    is the default of -o (STDOUT or None)."""
+    """Options of both releasing commands: seed, output grid, files, comparison; without
+    -o both write the release CSV to standard output."""
     parser.add_argument("--seed", type=_count(0),
                         help="seed of a NumPy generator, for tests and demos only "
                              "(default: OS entropy, see docs/design.md \"Secure noise\")")
@@ -148,11 +150,11 @@ def _common(parser, grid_help, output, at_help="curves only: evaluate the releas
     where.add_argument("--grid", type=_count(2, MAX_GRID), default=DEFAULT_GRID, metavar="N",
                        help=grid_help)
     where.add_argument("--at", action=_Times, metavar="FILE", help=at_help)
-    parser.add_argument("-o", "--output", metavar="FILE", default=output,
+    parser.add_argument("-o", "--output", metavar="FILE", default=STDOUT,
                         help="write the release: .csv (released values on the public grid) "
-                             "or .json (also the coefficients); - is standard output (CSV; "
-                             "summaries then go to standard error; missing directories are "
-                             "created)" + ("" if output else " (default: none)"))
+                             "or .json (also the coefficients); missing directories are "
+                             "created (default: -, standard output, as CSV; the summaries "
+                             "then go to standard error)")
     parser.add_argument("--plot", metavar="PNG", help="write a PNG of the release (default: none)")
     parser.add_argument("--compare", action="store_true",
                         help="NOT PRIVATE: compare with the true data on stderr and in the plot")
@@ -183,8 +185,10 @@ def build_parser():
                                    formatter_class=_Help)
     p = command("compile", "compile spec files into NumPy modules (or C: --target c)")
     p.add_argument("specs", nargs="+", metavar="SPEC", help="spec files (TOML)")
-    p.add_argument("-o", "--output", default="generated", metavar="DIR",
-                   help="directory of the generated modules")
+    p.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="directory of the generated modules (required: a plain compile "
+                        "never overwrites the committed generated/ that `check` compares "
+                        "against; e.g. -o build/generated)")
     p.add_argument("--target", choices=("python", "c"), default="python",
                    help="python: DIR/NAME.py, a NumPy module; c: DIR/NAME.h, DIR/NAME.c and "
                         "the protocol program DIR/NAME_main.c, for curves in one variable "
@@ -258,7 +262,7 @@ def build_parser():
                         "recently used grids)")
     _common(p, "evaluate the release at N evenly spaced points of the spec's curve domain "
                "(unbounded: of the released support; over k variables: N^(1/k) per "
-               "variable)", STDOUT)
+               "variable)")
     _scheduler_option(p, "curves with --method project: their projections")
     p.set_defaults(run=scheduled(cmd_privatize))
     p = command("audit", "privacy audit: black box and white-box noise conformance")
@@ -271,6 +275,9 @@ def build_parser():
                    help="SPEC: GP claim to audit (default: GP 1 and CGP 0.5)")
     p.add_argument("--rho", type=_budget_value("rho"),
                    help="SPEC: CGP claim to audit (default: see --epsilon)")
+    p.add_argument("--delta", type=_calibrated("delta"),
+                   help="SPEC of kind = \"cdf\": the delta of its (epsilon, delta)-DP claim "
+                        "(default: 1e-5, with --epsilon 1 unless given)")
     p.add_argument("--samples", type=_count(100),
                    help="SPEC: black-box samples per phase (default: 400000/d in "
                         "[2000, 100000]; --quick: 10000/d in [500, 100000])")
@@ -311,13 +318,14 @@ def build_parser():
     p.add_argument("--delta", type=_calibrated("delta"), required=True,
                    help="DP delta in [1e-12, 0.5) (required; no default)")
     p.add_argument("--degree", type=_degree,
-                   help="Legendre degree K, moments and direct only, or auto (direct: K "
+                   help="Legendre degree K, moments (1..200) and direct (1..1000; 1..200 per "
+                        "column for a joint CDF) only, or auto (direct: K "
                         "chosen privately with 1/5 of epsilon, docs/choosing.md) (default: "
                         "from --spec, else 10; 8 per column for a joint CDF)")
     p.add_argument("--method", default="direct",
                    choices=["moments", "direct", "histogram", "adaptive-quantiles"],
                    help="estimator (docs/design.md, \"CDF estimation\")")
-    _common(p, "evaluate the private CDF at N evenly spaced points of [lo, hi]", None,
+    _common(p, "evaluate the private CDF at N evenly spaced points of [lo, hi]",
             "one column only: evaluate the private CDF at the public values in FILE (one per "
             "line; default: use --grid)")
     _scheduler_option(p, "one column: its statistics")

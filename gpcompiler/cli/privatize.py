@@ -9,7 +9,7 @@ import numpy
 
 from ..errors import CURVE_ERRORS, DataError, UserError
 from .common import (MAX_FIELD_GRID, args_budget, named_error, not_private, plural,
-                     progress_bar, say, scheduler_engine)
+                     progress_bar, say, scheduler_engine, tell_invalid)
 from .figures import check_plot, field_figure, png, release_figure
 from .writers import (csv_text, declared_units, exact_number, facts_metadata, jsonable,
                       ledger_facts, release_format, release_metadata, tell_clipped, write_files)
@@ -120,14 +120,14 @@ def _check_spec_for_method(spec, module, method, params):
                             "domain.curve_interval in the spec)")
 
 
-def _domain_hint(module, method, params, error):
-    """For a sample outside the domain: how --param sets the public domain."""
-    if ("must lie in" not in str(error) or method == "unbounded" or not module.PARAMETERS
-            or module.PARAMETERS_FIXED):
+def _domain_hint(module, method, params, invalid):
+    """For samples outside the domain: how --param sets the public domain (said once)."""
+    if (not any("must lie in" in reason for _, reason in invalid) or method == "unbounded"
+            or not module.PARAMETERS or module.PARAMETERS_FIXED):
         return ""
     values = {**module.PARAMETERS, **params}
-    return (f" (the domain is public: set it with "
-            f"{' '.join(f'--param {name}=VALUE' for name in values)}; now "
+    return (f"The domain is public: set it with "
+            f"{' '.join(f'--param {name}=VALUE' for name in values)} (now "
             f"{', '.join(f'{name}={value:g}' for name, value in values.items())})")
 
 
@@ -159,8 +159,14 @@ def _release_bound(module, args):
                                   module.BOUND if args.bound is None else args.bound)
         return module.release_facts(bound=args.bound, **budget)["bound"]
     except ValueError as error:
-        where = "--bound" if args.bound is not None else f"{args.spec}: privacy.bound"
+        where = ("--bound" if args.bound is not None
+                 else f"{args.spec}: privacy.bound" if module.BOUND is not None
+                 else f"the default bound at this budget ({_budget_option(args)})")
         raise UserError(f"{where}: {error}") from None
+
+
+def _budget_option(args):
+    return f"--epsilon {args.epsilon:g}" if args.epsilon is not None else f"--rho {args.rho:g}"
 
 
 def _own_release(module, args, params, key, t, y, rng, bound, projection, invalid):
@@ -171,8 +177,7 @@ def _own_release(module, args, params, key, t, y, rng, bound, projection, invali
         return _release(module, args, params, t, y, rng, bound, projection)
     except CURVE_ERRORS as error:  # e.g. times outside the curve interval
         reason = f"out of memory: {error}" if isinstance(error, MemoryError) else str(error)
-        invalid.append(f"{key} ({reason or type(error).__name__}"
-                       f"{_domain_hint(module, args.method, params, error)})")
+        invalid.append((key, reason or type(error).__name__))
     return None
 
 
@@ -275,7 +280,8 @@ def _privatize_file(args, module, curves, releases, grids, params):
     and per curve the released coefficients (JSON) and the released function on its
     public grid."""
     metadata = release_metadata(args, spec=module.NAME, spec_sha256=module.SPEC_SHA256,
-                                **_parameter_values(module, params),
+                                **(_domain(module) if args.method == "unbounded"
+                                   else _parameter_values(module, params)),
                                 **facts_metadata(curves.ids, [r.facts for r in releases]),
                                 **declared_units(module.UNITS, curve=True))
     values = [numpy.asarray(r.evaluate(g)).reshape(len(g), -1) for r, g in zip(releases, grids)]
@@ -285,10 +291,22 @@ def _privatize_file(args, module, curves, releases, grids, params):
              "values": jsonable(v)}
             for key, release, grid, v in zip(curves.ids, releases, grids, values)]}) + "\n"
     metadata["grid"] = (f"--at {args.at_path}" if args.at is not None
+                        else f"{args.grid} points over each curve's released support"
+                        if args.method == "unbounded"
                         else f"{args.grid} points over the curve domain")
     rows = ([key, repr(float(ti)), *map(exact_number, vi)]
             for key, grid, v in zip(curves.ids, grids, values) for ti, vi in zip(grid, v))
     return csv_text(metadata, ["curve", "t", *curves.value_names], rows)
+
+
+def _domain(module):
+    """{"domain": ...} of --method unbounded: the real line whatever the spec's domain and
+    its parameters (paper Sec. 4.3: each curve's support is chosen privately and released
+    in its breakpoints)."""
+    a, b = module.curve_interval()
+    return {"domain": f"the real line: --method unbounded does not use the spec's domain "
+                      f"[{a:g}, {b:g}] or its parameters (each curve's support is chosen "
+                      "privately and released: its first and last breakpoints)"}
 
 
 def cmd_privatize(args):
@@ -340,14 +358,8 @@ def cmd_privatize(args):
         bar.update()
     bar.close()
     tell_clipped(args, clipped, len(curves.ids), "curves", bound)
-    if invalid and not args.quiet:
-        verb = "was not a valid function" if len(invalid) == 1 else "were not valid functions"
-        not_private(f"{len(invalid)} of {plural(len(curves.ids), 'curve')} {verb} (a value "
-                    "that is not a finite number, a line with the wrong number of fields or "
-                    "not CSV text, decreasing times, times outside the curve interval, or a "
-                    "projection "
-                    "that ran out of memory or overflowed); each was released as the zero "
-                    "function: " + "; ".join(map(str, invalid)))
+    tell_invalid(args, invalid, len(curves.ids), "curve", "zero function",
+                 _domain_hint(module, args.method, params, invalid))
     for key, release in zip(curves.ids, releases):
         say(args, f"{key}: {args.method}: {release.summary}")
     if args.compare:
@@ -409,7 +421,7 @@ def _privatize_fields(args, module, params):
             c = module.project_and_privatize(field.grids, field.values, kind=kind, rng=rng,
                                              bound=bound, **budget, **params)
         except CURVE_ERRORS as error:  # its own values or grids: released as the zero field
-            invalid.append(f"{field.id} ({error or type(error).__name__})")
+            invalid.append((field.id, str(error) or type(error).__name__))
             c = None
         if c is None:  # drawn in order, after the error is freed
             released.append(module.privatize(numpy.zeros(module.COEF_SHAPE), rng=rng,
@@ -418,9 +430,7 @@ def _privatize_fields(args, module, params):
         released.append(c)
         clipped += _field_clipped(module, field, kind, bound, params)
     tell_clipped(args, clipped, len(fields), "fields", bound)
-    if invalid and not args.quiet:
-        not_private(f"{len(invalid)} of {len(fields)} fields were not valid (each was released "
-                    "as the zero field): " + "; ".join(invalid))
+    tell_invalid(args, invalid, len(fields), "field", "zero field")
     per_axis = max(2, round(args.grid ** (1 / module.DIMENSION)))
     axes = [numpy.linspace(lo, hi, per_axis) for lo, hi in box]
     points = numpy.stack(numpy.meshgrid(*axes, indexing="ij"), axis=-1)

@@ -17,7 +17,7 @@ WEIGHT_ACCURACY = Fraction(1, 10 ** 13)  # delta_w: each weight's error, relativ
 BLOCK = 1024                      # samples per block of the 1-D contraction (BLAS)
 MAX_SAMPLES = 2 ** 40             # samples of one curve: 8 TiB of float64 times
 MAX_AXIS_NODES = 2 ** 16          # grid nodes per variable of a field (box modules)
-SLACK_FRACTION = 1e-6             # the default bound keeps 2 ETA B <= this x noise scale
+SLACK_FRACTION = 1e-6             # the default bound keeps 2 ETA B <= this x max(scale, 1)
 BOUND_FLOOR = 2.0 ** -960         # the least bound: below it the projection's products underflow
 NORM_TERMS = 64                   # rounding steps of a pairwise-summed norm (log2 2^40 + 24)
 
@@ -101,17 +101,22 @@ def box_eta(atoms_size, dimension, transform_norm, coefficients, ratios=None,
 def default_bound(eta, scale, declared=None):
     """The default clip bound at a noise scale (the generated modules' _default_bound): the
     spec's declared bound, else the largest power of two B with 2 eta B <= SLACK_FRACTION x
-    scale (exact comparison), at least BOUND_FLOOR: a product of the projection errs by at
-    most 2^-1075 absolutely, so its 2^41 products (the model's 2^40 samples, and their
-    differences for H^1) err by at most 2^-1034 < 2^-74 B: within ETA B."""
+    max(scale, 1) and 2 eta B <= scale (exact comparisons), at most 2^50 lattice steps (the
+    most a release allows), at least BOUND_FLOOR. Above epsilon 1 (noise scale 1) B stops
+    shrinking, so a larger budget never clips more, until the slack would pass the noise
+    scale or the lattice caps B (docs/clipping.md, "The default bound"). The floor: a
+    product of the projection errs by at most 2^-1075 absolutely, so its 2^41 products (the
+    model's 2^40 samples, and their differences for H^1) err by at most 2^-1034 < 2^-74 B:
+    within ETA B."""
     if declared is not None:
         return declared
-    target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(eta))
+    exact = Fraction(scale)
+    target = min(Fraction(SLACK_FRACTION) * max(exact, 1), exact) / (2 * Fraction(eta))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
     # at most two halvings: float(target) is within half an ulp of target
     while Fraction(radius) > target:
         radius /= 2
-    return max(radius, BOUND_FLOOR)
+    return max(min(radius, math.ldexp(lattice(scale), 50)), BOUND_FLOOR)
 
 
 def facts(eta, scale, declared=None):

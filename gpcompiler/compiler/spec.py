@@ -172,8 +172,9 @@ def _build(document, problems, path, sha256):
     if kind not in ("mechanism", "cdf"):
         problems.add("kind", f"expected 'mechanism' or 'cdf', got {kind!r}")
     domain = _section(document, "domain", problems)
-    variables, parameters = _symbols(domain, problems)
-    symbols = {**{str(v): v for v in variables}, **{str(s): s for s, _ in parameters}}
+    variables, parameters, refused = _symbols(domain, problems)
+    symbols = {**{str(v): v for v in variables}, **{str(s): s for s, _ in parameters},
+               **refused}   # a bad default is its own error only, not one per use
     intervals = _intervals(domain.get("intervals"), len(variables), symbols, problems)
     box = len(variables) > 1
     variable, interval = (None, None) if box else (variables[0], intervals[0])
@@ -321,7 +322,7 @@ def _symbols(domain, problems):
     if not isinstance(raw, dict):
         problems.add("domain.parameters", "expected a table of name = \"default\"")
         raw = {}
-    parameters = []
+    parameters, refused = [], {}
     for key in sorted(raw):
         where = f"domain.parameters.{_key(key)}"
         reserved = set(variables) | set(FUNCTIONS) | set(CONSTANTS) | RESERVED_PARAMETERS
@@ -335,9 +336,12 @@ def _symbols(domain, problems):
                                         and default.is_finite and _float64(default)):
             problems.add(where, f"expected a positive finite default (a positive float64 once "
                                 f"rounded), got {_shown(raw[key])}")
-            continue
-        parameters.append((sympy.Symbol(key, positive=True), default))
-    return tuple(sympy.Symbol(v, real=True) for v in variables), tuple(parameters)
+            default = None
+        if default is None:     # still a name, so that its uses add no error of their own
+            refused[key] = sympy.Symbol(key, positive=True)
+        else:
+            parameters.append((sympy.Symbol(key, positive=True), default))
+    return tuple(sympy.Symbol(v, real=True) for v in variables), tuple(parameters), refused
 
 
 def _expression(text, where, symbols, problems):

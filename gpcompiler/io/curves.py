@@ -36,7 +36,7 @@ class Curves:
     time_label: str = "t"
     value_labels: tuple = None
     seconds_per_unit: float = None
-    invalid: tuple = ()   # "id (reason)" of curves read leniently that were no valid function
+    invalid: tuple = ()   # (id, reason) of curves read leniently that were no valid function
 
 
 def bundled_ecg(window=0):
@@ -171,9 +171,7 @@ def parse_csv(text, source="<csv>", lenient=False):
     if not names or names[0].lower() not in TIME_NAMES or len(names) < 2:
         raise DataError(f"{source}: header must be t,y1[,y2...] (or time,...) optionally "
                         f"preceded by curve or id, got {ascii(','.join(header))}")
-    # wide format: one curve, which may have no samples (the zero function)
-    groups = {} if id_column else {"curve": array.array("d")}  # 8 bytes a number: read
-    invalid = {}                                                # row by row, kept packed
+    groups, invalid = {}, {}    # 8 bytes a number: read row by row, kept packed
     for number, row in numbered:
         key = row[0] if id_column else "curve"
         if isinstance(row, _Unreadable):
@@ -196,8 +194,8 @@ def parse_csv(text, source="<csv>", lenient=False):
             if not lenient:
                 raise DataError(f"{source}: line {number} has a NaN or infinite value")
             invalid[key] = "a value that is not a finite number"
-    if not groups:
-        raise DataError(f"{source}: no data rows")
+    if not groups:  # a header and no rows: no curve at all, not one without samples
+        raise DataError(f"{source}: no data rows (a header and nothing else)")
     times, values = [], []
     for key, items in groups.items():
         table = numpy.frombuffer(items, dtype=float).reshape(-1, len(names)).copy()
@@ -211,7 +209,7 @@ def parse_csv(text, source="<csv>", lenient=False):
         times.append(table[:, 0])
         values.append(table[:, 1] if table.shape[1] == 2 else table[:, 1:])
     return Curves(tuple(groups), tuple(times), tuple(values), tuple(names[1:]),
-                  invalid=tuple(f"{key} ({why})" for key, why in invalid.items()))
+                  invalid=tuple(invalid.items()))
 
 
 class _Unreadable(list):

@@ -80,8 +80,8 @@ def _arrays(source, loaded, suffix, variables, box, value_dim, kind):
 
 
 def _long_form(source, text, variables, box, value_dim):
-    """Fields of a long-form CSV, one per id (or one, "0"); a header without rows and
-    without an id column is the zero field, as a curve without samples is the zero curve."""
+    """Fields of a long-form CSV, one per id (or one, "0"); a header without rows is an
+    error."""
     rows = [row for row in csv.reader(io.StringIO(text))
             if row and not row[0].lstrip().startswith("#")]
     if not rows:
@@ -103,9 +103,8 @@ def _long_form(source, text, variables, box, value_dim):
         except ValueError:
             raise DataError(f"{source}: line {number}: a value is not a number") from None
         groups.setdefault(row[0] if has_id else "0", []).append(numbers)
-    if not groups and not has_id:
-        zero = numpy.zeros((2,) * k + ((value_dim,) if value_dim > 1 else ()))
-        return [Field("0", tuple(numpy.array(interval, dtype=float) for interval in box), zero)]
+    if not groups:  # as for curves (issue 34, item 1): no field at all, not a zero one
+        raise DataError(f"{source}: no data rows (a header and nothing else)")
     return [_gridded(source, key, numpy.array(items), k, value_dim)
             for key, items in groups.items()]
 

@@ -90,15 +90,20 @@ def common_placeholders(ir):
 _DEFAULT_BOUND = {
     False: '''    """The spec's [privacy] bound."""
     return BOUND''',
-    True: '''    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x scale (exact),
+    True: '''    """The largest power of two B with 2 ETA B <= SLACK_FRACTION x max(scale, 1) and
+    2 ETA B <= scale (exact), at most 2^50 lattice steps: below the noise scale 1 (epsilon
+    above 1) B stops shrinking while the slack stays below the noise, so a larger budget
+    never clips more until the lattice caps B (docs/clipping.md, "The default bound");
     remembered for 1024 scales."""
     if scale in _BOUNDS:
         return _BOUNDS[scale]
-    target = Fraction(SLACK_FRACTION) * Fraction(scale) / (2 * Fraction(ETA))
+    exact = Fraction(scale)
+    target = min(Fraction(SLACK_FRACTION) * max(exact, 1), exact) / (2 * Fraction(ETA))
     radius = math.ldexp(1.0, math.frexp(float(target))[1])
     # at most two halvings: float(target) is within half an ulp of target
     while Fraction(radius) > target:
         radius /= 2
+    radius = min(radius, math.ldexp(lattice(scale), 50))  # _bound's limit
     radius = max(radius, _BOUND_FLOOR)  # no underflow in the projection (docs/clipping.md)
     if len(_BOUNDS) < 1024:
         _BOUNDS[scale] = radius
