@@ -245,21 +245,11 @@ def _orthonormal(cir):
         return ("/* The orthonormal basis e: the atoms themselves (K = I). */\n"
                 "static void orthonormal(double x, double *e)\n{\n    atoms(x, e);\n}")
     n = ir.value_dim if ir.vector_basis else 1
-    entries = "\n".join(f"    {{{j}, {k}, {hex_float(c.value)}}},  /* {c_comment_text(c.exact)} */"
-                        for j, k, c in cir.transform)
     inner = ("        e[change[i].j] += change[i].value * a[change[i].k];" if n == 1 else
              "        for (int r = 0; r < VALUE_DIM; r++)\n"
              "            e[change[i].j * VALUE_DIM + r] +=\n"
              "                change[i].value * a[change[i].k * VALUE_DIM + r];")
-    return f"""/* K, the change from the atoms to the orthonormal basis e = K . atoms
- * (e = R^(-1) phi): its nonzero entries (j, k, K_jk), row by row. */
-static const struct {{
-    int j, k;
-    double value;
-}} change[] = {{
-{entries}
-}};
-
+    return _change_table(cir) + f"""
 static void orthonormal(double x, double *e)
 {{
     double a[ATOMS_SIZE * {n}];
@@ -270,6 +260,16 @@ static void orthonormal(double x, double *e)
 }}"""
 
 
+def _change_table(cir):
+    """The nonzero entries of K as a C table, each beside its exact value."""
+    entries = "\n".join(f"    {{{j}, {k}, {hex_float(c.value)}}},  /* {c_comment_text(c.exact)} */"
+                        for j, k, c in cir.transform)
+    return ("/* K, the change from the atoms to the orthonormal basis e = K . atoms\n"
+            " * (e = R^(-1) phi): its nonzero entries (j, k, K_jk), row by row. */\n"
+            "static const struct {\n    int j, k;\n    double value;\n} change[] = {\n"
+            f"{entries}\n}};\n")
+
+
 def _orthonormal_at(cir):
     """e = K . atoms at count points at once (Legendre atoms), and at one point."""
     one = ("/* The orthonormal basis e at one point. */\n"
@@ -278,17 +278,7 @@ def _orthonormal_at(cir):
         return ("/* The orthonormal basis e at count points: the atoms themselves (K = I). */\n"
                 "static void orthonormal_at(const double *x, int count, double *e)\n{\n"
                 "    atoms_at(x, count, e);\n}\n\n" + one)
-    entries = "\n".join(f"    {{{j}, {k}, {hex_float(c.value)}}},  /* {c_comment_text(c.exact)} */"
-                        for j, k, c in cir.transform)
-    return f"""/* K, the change from the atoms to the orthonormal basis e = K . atoms
- * (e = R^(-1) phi): its nonzero entries (j, k, K_jk), row by row. */
-static const struct {{
-    int j, k;
-    double value;
-}} change[] = {{
-{entries}
-}};
-
+    return _change_table(cir) + f"""
 /* The orthonormal basis e at count <= MAX_ORDER points: e[q WIDTH + j]. */
 static void orthonormal_at(const double *x, int count, double *e)
 {{
