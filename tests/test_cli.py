@@ -701,8 +701,10 @@ def test_explain_writes_out_the_orthonormal_basis(cli):
 
 
 def test_cdf_spec_is_refused_by_curve_commands(cli):
+    """privatize refuses a CDF spec, and audit a generated CDF module (a CDF spec itself is
+    audited: tests/test_first_hour_34.py)."""
     for command in (("privatize", "specs/cdf_wages.toml", "--epsilon", "1"),
-                    ("audit", "specs/cdf_wages.toml"), ("audit", "generated/cdf_wages.py")):
+                    ("audit", "generated/cdf_wages.py")):
         status, _, err = cli(*command)                 # cli: no traceback either
         assert status == 2 and "gpcompiler: error:" in err
 
