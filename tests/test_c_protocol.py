@@ -283,7 +283,7 @@ DRIVER = r"""
 int main(void)
 {
     static char line[4096];
-    char out[32];
+    char out[REPR_SIZE];
     while (fgets(line, sizeof line, stdin)) {
         size_t n = strcspn(line, "\n");
         double x;

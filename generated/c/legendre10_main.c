@@ -83,43 +83,58 @@ static int fail(const char *format, ...)
 
 /* -- Python's repr of a float and of a str ----------------------------------------------- */
 
-/* The shortest digits of x > 0 that parse back to x, and its decimal point (x = 0.DIGITS
- * 10^point): at each length the correctly rounded digits, else their neighbour on x's other
- * side (a power of two's gap below is half the one above), as Python's repr. */
-static void shortest(double x, char digits[20], int *point)
+/* Whether some p-digit decimal parses back to x > 0: the correctly rounded p digits, else
+ * their neighbour on x's other side (a power of two's gap below is half the one above);
+ * if so, its digits (trailing zeros dropped) and decimal point (x = 0.DIGITS 10^point). */
+static int digits_of_length(double x, int p, char digits[20], int *point)
 {
     char buffer[40];
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buffer, sizeof buffer, "%.*e", p - 1, x);
-        char *e = strchr(buffer, 'e');
-        int exponent = atoi(e + 1);
-        unsigned long long m = 0;
-        for (char *c = buffer; c < e; c++)
-            if (*c != '.')
-                m = 10 * m + (unsigned long long)(*c - '0');
-        for (int side = 0; side < 2; side++) {
-            unsigned long long k = side == 0 ? m : (strtod(buffer, NULL) > x ? m - 1 : m + 1);
-            int shift = 0;
-            if (k == 0)
-                continue;
-            snprintf(buffer, sizeof buffer, "%llue%d", k, exponent - p + 1);
-            if (strtod(buffer, NULL) != x)
-                continue;
-            int length = snprintf(digits, 20, "%llu", k);
-            shift = length - p; /* k + 1 may carry into one more digit */
-            while (length > 1 && digits[length - 1] == '0')
-                digits[--length] = '\0';
-            *point = exponent + 1 + shift;
-            return;
-        }
+    snprintf(buffer, sizeof buffer, "%.*e", p - 1, x);
+    char *e = strchr(buffer, 'e');
+    int exponent = atoi(e + 1);
+    unsigned long long m = 0;
+    for (char *c = buffer; c < e; c++)
+        if (*c != '.')
+            m = 10 * m + (unsigned long long)(*c - '0');
+    for (int side = 0; side < 2; side++) {
+        unsigned long long k = side == 0 ? m : (strtod(buffer, NULL) > x ? m - 1 : m + 1);
+        if (k == 0)
+            continue;
+        snprintf(buffer, sizeof buffer, "%llue%d", k, exponent - p + 1);
+        if (strtod(buffer, NULL) != x)
+            continue;
+        int length = snprintf(digits, 20, "%llu", k);
+        int shift = length - p; /* k + 1 may carry into one more digit */
+        while (length > 1 && digits[length - 1] == '0')
+            digits[--length] = '\0';
+        *point = exponent + 1 + shift;
+        return 1;
     }
-    /* unreachable: 17 digits always parse back (IEEE 754, 5.12.2) */
-    snprintf(digits, 20, "%.0f", 0.0);
-    *point = 1;
+    return 0;
 }
 
-/* Python's repr(float(x)): fixed notation for 1e-4 <= |x| < 1e16, else d.ddde+XX. */
-static void repr_double(double x, char out[32])
+/* The shortest digits of x > 0 that parse back to x, as Python's repr. A p-digit decimal
+ * parsing back to x implies a (p + 1)-digit one (the correctly rounded p + 1 digits are
+ * nearer x), so the shortest length is found by bisection over 1..17: 17 digits always
+ * parse back (IEEE 754, 5.12.2). */
+static void shortest(double x, char digits[20], int *point)
+{
+    int low = 1, high = 17;
+    while (low < high) {
+        int middle = (low + high) / 2;
+        if (digits_of_length(x, middle, digits, point))
+            high = middle;
+        else
+            low = middle + 1;
+    }
+    digits_of_length(x, low, digits, point);
+}
+
+/* Python's repr(float(x)): fixed notation for 1e-4 <= |x| < 1e16, else d.ddde+XX; at
+ * most 24 characters, in a buffer the compiler's bound on sprintf also covers. */
+#define REPR_SIZE 40
+
+static void repr_double(double x, char out[REPR_SIZE])
 {
     char digits[20], *o = out;
     int point, n;
@@ -631,7 +646,7 @@ static int parse_key(const char *hex, unsigned char key[32])
  * _noise_scale and _bound, in that order. */
 static int check_release(const options *o)
 {
-    char value[32], limit[32];
+    char value[REPR_SIZE], limit[REPR_SIZE];
     legendre10_facts facts;
     repr_double(o->value, value);
     if (!(isfinite(o->value) && o->value > 0))
@@ -656,7 +671,7 @@ static int check_release(const options *o)
 /* The sample times of one curve, checked as the Python module's _check_times. */
 static int check_times(const double *t, size_t samples)
 {
-    char lo[32], hi[32];
+    char lo[REPR_SIZE], hi[REPR_SIZE];
     for (size_t i = 1; i < samples; i++)
         if (t[i] < t[i - 1])
             return fail("sample times must be in increasing order (a repeated time is a jump)");
@@ -695,7 +710,7 @@ static int write_id(text *out, const char *s, size_t n)
 /* coefficients.csv of rows (ids: fields of t, every data record's first) and c (rows x D). */
 static int write_rows(text *out, const table *t, const size_t *id, size_t rows, const double *c)
 {
-    char number[32];
+    char number[REPR_SIZE];
     if (adds(out, "curve"))
         return fail("out of memory");
     for (size_t j = 0; j < D; j++) {
