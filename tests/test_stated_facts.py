@@ -294,6 +294,18 @@ class _GumbelScales:
         return self.real.Noise(kind, scale, rng)
 
 
+def _intercept_cdf_noise(monkeypatch):
+    """(the sigmas the exact Gaussian draws with, the Gumbel scales the exponential
+    mechanism draws with): both recorded as the noise is drawn."""
+    drawn = []
+    real = exact.gaussian
+    monkeypatch.setattr(exact, "gaussian",
+                        lambda x, sigma, rng: drawn.append(sigma) or real(x, sigma, rng))
+    gumbel = _GumbelScales(degree.compare)
+    monkeypatch.setattr(degree, "compare", gumbel)
+    return drawn, gumbel
+
+
 @pytest.mark.parametrize("method", ["direct", "moments", "histogram", "adaptive-quantiles",
                                     "auto", "joint", "joint histogram", "joint auto"])
 def test_cdf_noise_facts_are_the_noise_drawn(monkeypatch, method):
@@ -301,12 +313,7 @@ def test_cdf_noise_facts_are_the_noise_drawn(monkeypatch, method):
     exact Gaussian draws with, the lattice its step, and sigma is the analytic Gaussian
     sigma of the stated sensitivity at the release's (epsilon, delta); degree="auto"
     states its Gumbel scale (selection_noise, as the CLI writes it) as drawn."""
-    drawn = []
-    real = exact.gaussian
-    monkeypatch.setattr(exact, "gaussian",
-                        lambda x, sigma, rng: drawn.append(sigma) or real(x, sigma, rng))
-    gumbel = _GumbelScales(degree.compare)
-    monkeypatch.setattr(degree, "compare", gumbel)
+    drawn, gumbel = _intercept_cdf_noise(monkeypatch)
     rng = numpy.random.default_rng(5)
     data = rng.standard_normal((400, 2))
     epsilon, delta = 1.5, 1e-6
@@ -337,12 +344,7 @@ def test_cdf_release_files_state_the_noise_drawn(cli, monkeypatch, tmp_path, opt
     """`cdf` release files: "noise" (sum sensitivity, sigma, lattice) is the sigma the exact
     Gaussian drew with and its lattice, and with --degree auto "degree_selection_noise"
     states the Gumbel scale the exponential mechanism drew with."""
-    drawn = []
-    real = exact.gaussian
-    monkeypatch.setattr(exact, "gaussian",
-                        lambda x, sigma, rng: drawn.append(sigma) or real(x, sigma, rng))
-    gumbel = _GumbelScales(degree.compare)
-    monkeypatch.setattr(degree, "compare", gumbel)
+    drawn, gumbel = _intercept_cdf_noise(monkeypatch)
     data = tmp_path / "data.csv"
     rows = numpy.random.default_rng(6).standard_normal((300, 2))
     data.write_text("a,b\n" + "".join(f"{x!r},{y!r}\n" for x, y in rows))
