@@ -4,7 +4,7 @@ import textwrap
 
 from ..analysis.quadrature import gauss_order
 from .runtime import clips_fields
-from .common import (GRADED_PIECES, GRADED_POSITIONS, expression_body, grades_of, inlined_source,
+from .common import (GRADED_PIECES, GRADED_POSITIONS, LEGENDRE_SLOPES, expression_body, grades_of, inlined_source,
                      matrix_body, values_kind)
 from .literals import python_identifier, python_literal, python_text
 
@@ -305,17 +305,7 @@ def _axis_slopes(x, axis, p):
     P_(n+1)' = u P_n' + (n+1) P_n beside the atoms' own: shape x.shape + (n,)."""
     lo, hi = _domain(p)[axis]
     size = _AXIS_SIZES[axis]
-    u = (2.0 * x - lo - hi) / (hi - lo)
-    value, out = numpy.ones((size,) + u.shape), numpy.zeros((size,) + u.shape)
-    if size > 1:
-        value[1], out[1] = u, 1.0
-    for n in range(1, size - 1):
-        value[n + 1] = ((2 * n + 1) * u * value[n] - n * value[n - 1]) / (n + 1)
-        out[n + 1] = u * out[n] + (n + 1) * value[n]
-    scale = numpy.sqrt((2.0 * numpy.arange(size) + 1.0) / (hi - lo)) * 2.0 / (hi - lo)
-    out *= scale.reshape((-1,) + u.ndim * (1,))
-    return numpy.moveaxis(out, 0, -1)
-''',
+''' + LEGENDRE_SLOPES + "\n",
     "node_atoms": '''def _node_atoms(nodes, p):
     """<., psi_a>_H1 as a table over per-axis (value | derivative) Legendre indices: one-hot
     at the value index and at each axis's derivative index, (2 n_1, ..., 2 n_k, A)."""

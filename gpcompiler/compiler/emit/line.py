@@ -3,8 +3,8 @@ singular ends), Sobolev norms and the placeholders of module.py.tmpl."""
 import textwrap
 
 from ..analysis.quadrature import gauss_order
-from .common import (GRADED_PIECES, GRADED_POSITIONS, common_placeholders, expression_body,
-                     grades_of, inlined_source, matrix_body, values_kind)
+from .common import (GRADED_PIECES, GRADED_POSITIONS, LEGENDRE_SLOPES, common_placeholders,
+                     expression_body, grades_of, inlined_source, matrix_body, values_kind)
 from .literals import python_literal
 from .runtime import clips_curves
 
@@ -341,16 +341,8 @@ _SLOPES = {
     """Derivatives of the atoms, L_k' = sqrt((2k+1)/(b-a)) P_k'(u) 2/(b-a), by the recurrence
     P_(k+1)' = u P_k' + (k+1) P_k beside the atoms' own: shape (..., _ATOMS_SIZE)."""
     lo, hi = _domain(p)
-    u = (2.0 * x - lo - hi) / (hi - lo)
-    value, out = numpy.ones((_ATOMS_SIZE,) + x.shape), numpy.zeros((_ATOMS_SIZE,) + x.shape)
-    if _ATOMS_SIZE > 1:
-        value[1], out[1] = u, 1.0
-    for k in range(1, _ATOMS_SIZE - 1):
-        value[k + 1] = ((2 * k + 1) * u * value[k] - k * value[k - 1]) / (k + 1)
-        out[k + 1] = u * out[k] + (k + 1) * value[k]
-    scale = numpy.sqrt((2.0 * numpy.arange(_ATOMS_SIZE) + 1.0) / (hi - lo)) * 2.0 / (hi - lo)
-    out *= scale.reshape((-1,) + u.ndim * (1,))
-    return numpy.moveaxis(out, 0, -1)''',
+    size = _ATOMS_SIZE
+''' + LEGENDRE_SLOPES,
     "fourier": '''def _atom_slopes(x, p):
     """Derivatives of the atoms: 0, -k w sin(k w t), k w cos(k w t): shape (..., _ATOMS_SIZE)."""
     lo, hi = _domain(p)
