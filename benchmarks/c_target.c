@@ -2,10 +2,13 @@
  * (-DMODULE=name -DHEADER='"name.h"') and the documented flags, it reads a curve's samples
  * (t, then y: samples x n, as %a or decimal) on stdin and prints the median time of one call
  * (the median over REPEAT rounds of the mean of NUMBER calls, timeit-style) of: the bare
- * contraction c = sum_s y_s A_s with the weights A given, NAME_project, the B = 1 secure
- * release NAME_project_and_privatize (OS entropy) on the same grid and on a new grid per call,
- * and NAME_privatize of one row of given coefficients (OS entropy).
- * Usage: c_target_bench SAMPLES NUMBER REPEAT < samples */
+ * contraction c = sum_s y_s A_s with the weights A given (NAME_projection_weights of the
+ * grid), NAME_project, the B = 1 secure release with the grid's weights given
+ * (NAME_project_weighted, then NAME_privatize of one row), NAME_projection_weights (the cost of
+ * a new grid), the B = 1 secure release NAME_project_and_privatize (weights computed) on the
+ * same grid and on a new grid per call, and NAME_privatize of one row of given coefficients.
+ * Randomness: OS entropy.
+ * Scalar-valued modules (NAME_VALUE_DIM 1). Usage: c_target_bench SAMPLES NUMBER REPEAT < samples */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +21,12 @@
 #define API(x) CAT(MODULE, x)
 #define D API(_COEF_DIM)
 #define N API(_VALUE_DIM)
+#define W API(_WEIGHT_WIDTH)
 
-enum { BARE, PROJECT, SEEN, NEW, PRIVATIZE, KINDS };
+enum { BARE, PROJECT, WEIGHTED, WEIGHTS, SEEN, NEW, PRIVATIZE, KINDS };
 
 static size_t samples;
-static double *t, *y, *weights, *grids, c[D], out[D];
+static double *t, *y, *weights, *scratch, *grids, bound, c[D], out[D];
 static volatile double sink;
 static gp_source source;
 
@@ -43,15 +47,24 @@ static int compare(const void *a, const void *b)
 static int call(int kind, int k)
 {
     switch (kind) {
-    case BARE:
-        memset(c, 0, sizeof c);
-        for (size_t s = 0; s < samples; s++)
-            for (size_t j = 0; j < D; j++)
-                c[j] += y[s * N + j % N] * weights[s * D + j];
-        sink = c[0];
+    case BARE: {
+        double sum[D] = {0};  /* a local sum, which the compiler keeps and vectorizes */
+        for (size_t s = 0; s < samples; s++) {
+            double v = y[s];
+            for (size_t j = 0; j < W; j++)
+                sum[j] += v * weights[s * W + j];
+        }
+        sink = sum[0];
         return GP_OK;
+    }
     case PROJECT:
         return API(_project)(t, y, samples, 0, c);
+    case WEIGHTED: {
+        int status = API(_project_weighted)(t, y, samples, weights, bound, c);
+        return status ? status : API(_privatize)(c, 1, GP_EPSILON, 1.0, bound, &source, out);
+    }
+    case WEIGHTS:
+        return API(_projection_weights)(t, samples, scratch);
     case SEEN:
         return API(_project_and_privatize)(t, y, samples, GP_EPSILON, 1.0, 0, &source, out);
     case NEW:
@@ -70,10 +83,12 @@ int main(int argc, char **argv)
     int number = atoi(argv[2]), repeat = atoi(argv[3]);
     t = malloc(samples * sizeof *t);
     y = malloc(samples * N * sizeof *y);
-    weights = malloc(samples * D * sizeof *weights);
+    weights = malloc(samples * W * sizeof *weights);
+    scratch = malloc(samples * W * sizeof *scratch);
     grids = malloc((size_t)number * samples * sizeof *grids);
     double *rounds = malloc(repeat * sizeof *rounds);
-    if (!t || !y || !weights || !grids || !rounds || samples < 3 || number < 1 || repeat < 1)
+    if (!t || !y || !weights || !scratch || !grids || !rounds || N != 1 || samples < 3
+        || number < 1 || repeat < 1)
         return 2;
     for (size_t s = 0; s < samples; s++)
         if (scanf("%lf", &t[s]) != 1)
@@ -81,16 +96,18 @@ int main(int argc, char **argv)
     for (size_t s = 0; s < samples * N; s++)
         if (scanf("%lf", &y[s]) != 1)
             return 2;
-    for (size_t s = 0; s < samples * D; s++)
-        weights[s] = 1.0 / (1.0 + s % 97);
     size_t middle = samples / 2;  /* grid k: the middle sample moved by (k + 1) 1e-9 of its gap */
     for (int k = 0; k < number; k++) {
         memcpy(grids + (size_t)k * samples, t, samples * sizeof *t);
         grids[(size_t)k * samples + middle] += (k + 1) * 1e-9 * (t[middle + 1] - t[middle]);
     }
     API(_source_os)(&source);
-    if (API(_project)(t, y, samples, 0, c) != GP_OK)
+    API(_facts) facts;
+    if (API(_release_facts)(GP_EPSILON, 1.0, 0, &facts) != GP_OK
+        || API(_projection_weights)(t, samples, weights) != GP_OK
+        || API(_project)(t, y, samples, 0, c) != GP_OK)
         return 3;
+    bound = facts.bound;
     for (int kind = 0; kind < KINDS; kind++) {
         for (int r = 0; r < repeat; r++) {
             double start = seconds();
@@ -101,7 +118,7 @@ int main(int argc, char **argv)
         }
         qsort(rounds, repeat, sizeof *rounds, compare);
         printf("%s%a", kind ? " " : "", rounds[repeat / 2]);
-        if (kind == PROJECT || kind == BARE)
+        if (kind == PROJECT || kind == BARE || kind == WEIGHTED)
             API(_project)(t, y, samples, 0, c);  /* c: the curve's coefficients again */
     }
     printf("\n");

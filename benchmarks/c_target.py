@@ -1,13 +1,15 @@
 """The C target (issue 31; docs/reference/c.md) on monomial32 and sinc_ecg, 3600 samples per
 curve (sinc_ecg: the bundled ECG window; monomial32: evenly spaced over its interval), as
 ratios measured in one run, with OS entropy throughout:
-(a) the C B = 1 secure release (NAME_project_and_privatize of one curve; NAME_privatize of
-its given coefficients) against the C bare contraction sum_s y_s A_s with the weights A
-given, timed in the same C driver (benchmarks/c_target.c);
+(a) the C B = 1 secure release against the C bare contraction sum_s y_s A_s with the grid's
+weights A given, timed in the same C driver (benchmarks/c_target.c): with the weights given
+(NAME_project_weighted, then NAME_privatize of one row), with them computed
+(NAME_project_and_privatize), and NAME_privatize of given coefficients;
 (b) the C B = 1 release against the Python B = 1 call (project_and_privatize of one curve,
 privatize of one row);
-(c) the first call on a new grid against one on a seen grid: C has no cache, so both are
-measured; Python with cache=True;
+(c) the first call on a new grid against one on a seen grid: in C, the weights of a new grid
+(NAME_projection_weights) and the release with them computed, against the release with them
+given; Python with cache=True;
 (d) the size of the protocol program built from generated/c/NAME.c and NAME_main.c (-O2),
 stripped and not.
 Each time is the median over --repeats rounds (at least 5) of the mean of a number of calls
@@ -55,7 +57,8 @@ def curve(name, generated):
 
 
 def c_times(compiler, directory, name, t, y, number, repeats):
-    """The C driver's median times: bare, project, release seen, release new, privatize."""
+    """The C driver's median times: bare, project, release with weights given, weights,
+    release seen, release new, privatize."""
     program = directory / f"bench_{name}"
     subprocess.run([compiler, *FLAGS, "-D_POSIX_C_SOURCE=199309L", f"-DMODULE={name}",
                     f'-DHEADER="{name}.h"', f"-I{C_DIR}", str(DRIVER), str(C_DIR / f"{name}.c"),
@@ -112,20 +115,24 @@ def bench(args):
         for name in ("monomial32", "sinc_ecg"):
             generated = import_module_file(ROOT / "generated" / f"{name}.py")
             t, y = curve(name, generated)
-            bare, project, seen, new, privatize = c_times(compiler, directory, name, t, y,
+            bare, project, weighted, weights, seen, new, privatize = c_times(compiler, directory, name, t, y,
                                                           CALLS[name], repeats)
             py_seen, py_one, py_new = python_times(generated, t, y, repeats)
             size, stripped = binary_sizes(compiler, directory, name)
             print(f"\nc: {name}, {t.size} samples -> {generated.COEF_DIM} coefficients, "
                   f"median of {repeats} rounds, OS entropy\n  {'row':<40} {'time':>13}   "
                   f"{'reference':<34} {'time':>13}   {'ratio':>8}", flush=True)
+            line("(a) C release, B = 1, weights given", weighted, "C bare contraction y @ A",
+                 bare)
             line("(a) C project_and_privatize, B = 1", seen, "C bare contraction y @ A", bare)
             line("(a) C project (no noise)", project, "C bare contraction y @ A", bare)
             line("(a) C privatize, one row", privatize, "C bare contraction y @ A", bare)
             line("(b) C project_and_privatize, B = 1", seen, "Python project_and_privatize",
                  py_seen)
             line("(b) C privatize, one row", privatize, "Python privatize, one row", py_one)
-            line("(c) C release, new grid per call", new, "C release, seen grid", seen)
+            line("(c) C weights of a new grid", weights, "C release, weights given", weighted)
+            line("(c) C release, new grid per call", new, "C release, weights given", weighted)
+            line("(c) C release, new grid per call", new, "C project_and_privatize, seen", seen)
             line("(c) Python release, new grid (cache)", py_new, "Python release, seen grid",
                  py_seen)
             print(f"  (d) protocol program, -O2: {size:,} bytes; stripped (-s): "

@@ -297,6 +297,29 @@ def test_sinc_long_pieces_use_the_piece_counter(built):
 
 
 @pytest.mark.parametrize("name", LINE_SPECS)
+def test_weights_given_project_the_same_bits(built, name):
+    """NAME_projection_weights are the projection's: NAME_project_weighted with them gives
+    NAME_project's bits (the same blocks and binary counter; docs/reference/c.md), and with
+    them doubled twice the coordinates (so it uses the weights given), on random and
+    adversarial grids, clipped and not; bad times leave the weights and coordinates untouched."""
+    b = built(name)
+    commands = []
+    for _, t, y in grids(b, 11):
+        for scale, bound in ((1.0, 0.0), (1.0, 0.5), (2.0, 0.0)):
+            commands += [project_command(t, y, bound),
+                         f"weighted {scale.hex()} " + project_command(t, y, bound)[8:]]
+    lines = iter(b.run(commands))
+    for index, (project, weights, weighted) in enumerate(zip(lines, lines, lines)):
+        scale = (1, 1, 2)[index % 3]
+        assert parsed(weights, len(weights.split()) - 2)[:2] == (OK, 0) or weights == "0 1"
+        status, _, c = parsed(weighted, b.d)
+        assert status == OK and numpy.array_equal(c, scale * parsed(project, b.d)[2])
+    lo, hi = b.curve
+    bad = b.run(["weighted 0x1p+0 " + project_command([hi, lo], numpy.ones((2, b.n)), 0)[8:]])
+    assert [line.split()[:2] for line in bad] == [[str(EINVAL), "1"]] * 2
+
+
+@pytest.mark.parametrize("name", LINE_SPECS)
 def test_c_clip_factor_is_the_python_modules(built, name):
     """The curve clip sums the pieces' terms in NumPy's pairwise order, so its factor is
     runtime/curveclip.py's bit for bit: for curves outside the ball (300, 1,000 and 5 samples,
@@ -492,9 +515,9 @@ def test_bad_arguments_return_the_right_status_and_leave_outputs_untouched(built
     assert all(line.startswith("1 1 ") for line in keys), keys
 
 
-PROJECTION_CHAIN = ("project", "contract", "piece_sums", "sub_piece_sums", "orthonormal_at",
+PROJECTION_CHAIN = ("project", "project_weighted", "contract", "next_weight", "piece_sums", "sub_piece_sums", "orthonormal_at",
                     "orthonormal", "atoms_at", "atoms")
-CLIP_CHAIN = ("project", "curve_factor", "curve_squares", "piece_term")
+CLIP_CHAIN = ("project", "project_weighted", "curve_factor", "curve_squares", "piece_term")
 
 
 @pytest.mark.parametrize("name", ["monomial32", "sinc_ecg", "two_circles"])

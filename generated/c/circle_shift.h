@@ -85,6 +85,7 @@ typedef struct gp_source {
 #define circle_shift_BASIS_SIZE 3
 #define circle_shift_VALUE_DIM 2
 #define circle_shift_COEF_DIM 3
+#define circle_shift_WEIGHT_WIDTH 6  /* weights per sample: m n */
 
 /* The interval [a, b] where curves live (the domain, or the spec's curve interval), at the
  * parameters' defaults. */
@@ -119,6 +120,18 @@ int circle_shift_release_facts(int budget, double value, double bound, circle_sh
  * circle_shift_VALUE_DIM, C order). bound 0: no clip; else the curve is first clipped to the L2
  * ball of radius bound (as Python's project(t, y, bound=B)). At most 2^40 samples. */
 int circle_shift_project(const double *t, const double *y, size_t samples, double bound, double *c);
+
+/* The projection's weights on the sample times t (as circle_shift_project takes them): weights
+ * (samples x circle_shift_WEIGHT_WIDTH, C order) A_s = <hat_s, e>, the part of the projection that
+ * depends on the times alone. A device that samples on one grid computes them once; each
+ * circle_shift_project_weighted on that grid is then a contraction (docs/reference/c.md). */
+int circle_shift_projection_weights(const double *t, size_t samples, double *weights);
+
+/* circle_shift_project with the weights of t given (NULL: computed, as circle_shift_project does): the
+ * same bits as circle_shift_project when weights = circle_shift_projection_weights(t). Other weights
+ * give other coordinates, which circle_shift_privatize still clips to its bound. */
+int circle_shift_project_weighted(const double *t, const double *y, size_t samples,
+                             const double *weights, double bound, double *c);
 
 /* Releases of rows curves' coordinates c (rows x circle_shift_COEF_DIM): each row clipped to the
  * bound (0: the default) and rounded exactly from c + scale Z to the lattice, Z spherical

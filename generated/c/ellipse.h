@@ -85,6 +85,7 @@ typedef struct gp_source {
 #define ellipse_BASIS_SIZE 3
 #define ellipse_VALUE_DIM 2
 #define ellipse_COEF_DIM 6
+#define ellipse_WEIGHT_WIDTH 3  /* weights per sample: m */
 
 /* The interval [a, b] where curves live (the domain, or the spec's curve interval), at the
  * parameters' defaults. */
@@ -119,6 +120,18 @@ int ellipse_release_facts(int budget, double value, double bound, ellipse_facts 
  * ellipse_VALUE_DIM, C order). bound 0: no clip; else the curve is first clipped to the L2
  * ball of radius bound (as Python's project(t, y, bound=B)). At most 2^40 samples. */
 int ellipse_project(const double *t, const double *y, size_t samples, double bound, double *c);
+
+/* The projection's weights on the sample times t (as ellipse_project takes them): weights
+ * (samples x ellipse_WEIGHT_WIDTH, C order) A_s = <hat_s, e>, the part of the projection that
+ * depends on the times alone. A device that samples on one grid computes them once; each
+ * ellipse_project_weighted on that grid is then a contraction (docs/reference/c.md). */
+int ellipse_projection_weights(const double *t, size_t samples, double *weights);
+
+/* ellipse_project with the weights of t given (NULL: computed, as ellipse_project does): the
+ * same bits as ellipse_project when weights = ellipse_projection_weights(t). Other weights
+ * give other coordinates, which ellipse_privatize still clips to its bound. */
+int ellipse_project_weighted(const double *t, const double *y, size_t samples,
+                             const double *weights, double bound, double *c);
 
 /* Releases of rows curves' coordinates c (rows x ellipse_COEF_DIM): each row clipped to the
  * bound (0: the default) and rounded exactly from c + scale Z to the lattice, Z spherical

@@ -85,6 +85,7 @@ typedef struct gp_source {
 #define sinc_ecg_BASIS_SIZE 800
 #define sinc_ecg_VALUE_DIM 1
 #define sinc_ecg_COEF_DIM 800
+#define sinc_ecg_WEIGHT_WIDTH 800  /* weights per sample: m */
 
 /* The interval [a, b] where curves live (the domain, or the spec's curve interval), at the
  * parameters' defaults. */
@@ -118,6 +119,18 @@ int sinc_ecg_release_facts(int budget, double value, double bound, sinc_ecg_fact
  * sinc_ecg_VALUE_DIM, C order). bound 0: no clip; else the curve is first clipped to the L2
  * ball of radius bound (as Python's project(t, y, bound=B)). At most 2^40 samples. */
 int sinc_ecg_project(const double *t, const double *y, size_t samples, double bound, double *c);
+
+/* The projection's weights on the sample times t (as sinc_ecg_project takes them): weights
+ * (samples x sinc_ecg_WEIGHT_WIDTH, C order) A_s = <hat_s, e>, the part of the projection that
+ * depends on the times alone. A device that samples on one grid computes them once; each
+ * sinc_ecg_project_weighted on that grid is then a contraction (docs/reference/c.md). */
+int sinc_ecg_projection_weights(const double *t, size_t samples, double *weights);
+
+/* sinc_ecg_project with the weights of t given (NULL: computed, as sinc_ecg_project does): the
+ * same bits as sinc_ecg_project when weights = sinc_ecg_projection_weights(t). Other weights
+ * give other coordinates, which sinc_ecg_privatize still clips to its bound. */
+int sinc_ecg_project_weighted(const double *t, const double *y, size_t samples,
+                             const double *weights, double bound, double *c);
 
 /* Releases of rows curves' coordinates c (rows x sinc_ecg_COEF_DIM): each row clipped to the
  * bound (0: the default) and rounded exactly from c + scale Z to the lattice, Z spherical

@@ -243,38 +243,53 @@ static double value_at(const double *y, size_t i, const struct scaling *scaling)
     return scaling->scaled ? ldexp(y[i], -scaling->exponent) * scaling->inner : y[i];
 }
 
-/* sum_s v_s A_s of one curve (the Python module's _weights and _contract): the weights of
- * each block of BLOCK samples computed as the block is contracted (no cache: the cost of new
- * times is that of the Gauss sums), A_s = 0 + S0_s + S1_(s-1) with S0_s, S1_s the Gauss sums
- * of the piece (t_s, t_(s+1)) of its run; the block sums added by a binary counter. */
-static void contract(const double *t, const double *y, size_t samples,
+/* The weights A_s of one curve's samples, taken in order s = 0, 1, ... (the Python module's
+ * _weights): A_s = 0 + S0_s + S1_(s-1), with S0_s, S1_s the Gauss sums of the piece
+ * (t_s, t_(s+1)) of its run. */
+struct weigher {
+    const struct rule *rule;
+    size_t end;
+    int has_left;
+    double left[WIDTH], sums[2 * WIDTH];
+};
+
+static void next_weight(struct weigher *w, const double *t, size_t samples, size_t s,
+                        double *weight)
+{
+    if (s == w->end) {
+        w->end = run_end(t, s, samples);
+        w->rule = w->end - s >= 2 ? run_rule(t, s, w->end) : NULL;
+        w->has_left = 0;
+    }
+    int has_right = s + 1 < w->end;
+    if (has_right)
+        piece_sums(t[s], t[s + 1] - t[s], w->rule, w->sums);
+    for (int j = 0; j < WIDTH; j++) {
+        weight[j] = 0.0 + (has_right ? w->sums[j] : 0.0);
+        if (w->has_left)
+            weight[j] += w->left[j];
+    }
+    if (has_right)
+        memcpy(w->left, w->sums + WIDTH, sizeof w->left);
+    w->has_left = has_right;
+}
+
+/* sum_s v_s A_s of one curve (the Python module's _contract), the block sums of BLOCK samples
+ * added by a binary counter: with the given weights (samples x WIDTH), or each A_s computed
+ * as its block is contracted (no cache: the cost of new times is that of the Gauss sums). */
+static void contract(const double *t, const double *y, size_t samples, const double *weights,
                      const struct scaling *scaling, double *c)
 {
-    double partial[COEF_DIM], slots[SAMPLE_LEVELS * COEF_DIM], weight[WIDTH], left[WIDTH];
-    double sums[2 * WIDTH];
+    double partial[COEF_DIM], slots[SAMPLE_LEVELS * COEF_DIM], own[WIDTH];
     unsigned char used[SAMPLE_LEVELS] = {0};
-    const struct rule *rule = NULL;
-    size_t end = 0, s = 0;
-    int has_left = 0;
+    struct weigher weigher = {NULL, 0, 0, {0}, {0}};
+    size_t s = 0;
     for (size_t start = 0; start < (samples ? samples : 1); start += BLOCK) {
         memset(partial, 0, sizeof partial);
         for (; s < samples && s < start + BLOCK; s++) {
-            if (s == end) {
-                end = run_end(t, s, samples);
-                rule = end - s >= 2 ? run_rule(t, s, end) : NULL;
-                has_left = 0;
-            }
-            int has_right = s + 1 < end;
-            if (has_right)
-                piece_sums(t[s], t[s + 1] - t[s], rule, sums);
-            for (int j = 0; j < WIDTH; j++) {
-                weight[j] = 0.0 + (has_right ? sums[j] : 0.0);
-                if (has_left)
-                    weight[j] += left[j];
-            }
-            if (has_right)
-                memcpy(left, sums + WIDTH, sizeof left);
-            has_left = has_right;
+            const double *weight = weights ? weights + s * WIDTH : own;
+            if (!weights)
+                next_weight(&weigher, t, samples, s, own);
             for (int r = 0; r < VALUE_DIM; r++) {
                 double v = value_at(y, s * VALUE_DIM + r, scaling);
                 for (int j = 0; j < WIDTH; j++)
@@ -295,7 +310,11 @@ static void contract(const double *t, const double *y, size_t samples,
 static double piece_term(const double *t, const double *y, size_t i, int power)
 {
     size_t k = i / VALUE_DIM, r = i % VALUE_DIM;
-    double a = ldexp(y[k * VALUE_DIM + r], -power), b = ldexp(y[(k + 1) * VALUE_DIM + r], -power);
+    double a = y[k * VALUE_DIM + r], b = y[(k + 1) * VALUE_DIM + r];
+    if (power) {  /* a libm call per term only for an extreme curve */
+        a = ldexp(a, -power);
+        b = ldexp(b, -power);
+    }
     return ((a + b) * a + b * b) * (t[k + 1] - t[k]);
 }
 
@@ -355,10 +374,10 @@ static double curve_factor(const double *t, const double *y, size_t samples, dou
 
 /* ==== The API (trajectory_linear.h) */
 
-/* Whether t (increasing, in the curve interval) and y are finite, valid samples. */
-static int check_samples(const double *t, const double *y, size_t samples)
+/* Whether t (increasing, in the curve interval) are valid sample times. */
+static int check_times(const double *t, size_t samples)
 {
-    if (samples && !(t && y))
+    if (samples && !t)
         return GP_EINVAL;
     if ((uint64_t)samples > ((uint64_t)1 << 40))
         return GP_ERANGE;
@@ -366,27 +385,55 @@ static int check_samples(const double *t, const double *y, size_t samples)
     for (size_t s = 0; s < samples; s++)
         if (!(t[s] >= lo && t[s] <= hi) || (s && t[s] < t[s - 1]))
             return GP_EINVAL;
+    return GP_OK;
+}
+
+/* Whether t and y are valid samples and bound a valid clip bound (0: none). */
+static int check_samples(const double *t, const double *y, size_t samples, double bound)
+{
+    int status = check_times(t, samples);
+    if (status != GP_OK)
+        return status;
+    if ((samples && !y) || !(bound == 0 || (isfinite(bound) && bound > 0)))
+        return GP_EINVAL;
     for (size_t i = 0; i < samples * VALUE_DIM; i++)
         if (!isfinite(y[i]))
             return GP_EINVAL;
     return GP_OK;
 }
 
-int trajectory_linear_project(const double *t, const double *y, size_t samples, double bound, double *c)
+int trajectory_linear_projection_weights(const double *t, size_t samples, double *weights)
+{
+    struct weigher weigher = {NULL, 0, 0, {0}, {0}};
+    int status = check_times(t, samples);
+    if (status == GP_OK && samples && !weights)
+        status = GP_EINVAL;
+    for (size_t s = 0; status == GP_OK && s < samples; s++)
+        next_weight(&weigher, t, samples, s, weights + s * WIDTH);
+    return status;
+}
+
+int trajectory_linear_project_weighted(const double *t, const double *y, size_t samples,
+                             const double *weights, double bound, double *c)
 {
     double out[COEF_DIM], factor = 1.0;
     struct scaling scaling = {0, 0, 1.0};
-    int status = check_samples(t, y, samples);
+    int status = check_samples(t, y, samples, bound);
     if (status != GP_OK)
         return status;
-    if (!c || !(bound == 0 || (isfinite(bound) && bound > 0)))
+    if (!c)
         return GP_EINVAL;
     if (bound > 0)
         factor = curve_factor(t, y, samples, bound, &scaling);
-    contract(t, y, samples, &scaling, out);
+    contract(t, y, samples, weights, &scaling, out);
     for (int j = 0; j < COEF_DIM; j++)
         c[j] = bound > 0 ? out[j] * factor : out[j];
     return GP_OK;
+}
+
+int trajectory_linear_project(const double *t, const double *y, size_t samples, double bound, double *c)
+{
+    return trajectory_linear_project_weighted(t, y, samples, NULL, bound, c);
 }
 
 /* Products compared exactly: each side a 106-bit product of two 53-bit integers

@@ -84,6 +84,7 @@ typedef struct gp_source {
 #define trajectory_linear_BASIS_SIZE 2
 #define trajectory_linear_VALUE_DIM 2
 #define trajectory_linear_COEF_DIM 4
+#define trajectory_linear_WEIGHT_WIDTH 2  /* weights per sample: m */
 
 /* The interval [a, b] where curves live (the domain, or the spec's curve interval), at the
  * parameters' defaults (T = 1). */
@@ -118,6 +119,18 @@ int trajectory_linear_release_facts(int budget, double value, double bound, traj
  * trajectory_linear_VALUE_DIM, C order). bound 0: no clip; else the curve is first clipped to the L2
  * ball of radius bound (as Python's project(t, y, bound=B)). At most 2^40 samples. */
 int trajectory_linear_project(const double *t, const double *y, size_t samples, double bound, double *c);
+
+/* The projection's weights on the sample times t (as trajectory_linear_project takes them): weights
+ * (samples x trajectory_linear_WEIGHT_WIDTH, C order) A_s = <hat_s, e>, the part of the projection that
+ * depends on the times alone. A device that samples on one grid computes them once; each
+ * trajectory_linear_project_weighted on that grid is then a contraction (docs/reference/c.md). */
+int trajectory_linear_projection_weights(const double *t, size_t samples, double *weights);
+
+/* trajectory_linear_project with the weights of t given (NULL: computed, as trajectory_linear_project does): the
+ * same bits as trajectory_linear_project when weights = trajectory_linear_projection_weights(t). Other weights
+ * give other coordinates, which trajectory_linear_privatize still clips to its bound. */
+int trajectory_linear_project_weighted(const double *t, const double *y, size_t samples,
+                             const double *weights, double bound, double *c);
 
 /* Releases of rows curves' coordinates c (rows x trajectory_linear_COEF_DIM): each row clipped to the
  * bound (0: the default) and rounded exactly from c + scale Z to the lattice, Z spherical

@@ -84,6 +84,7 @@ typedef struct gp_source {
 #define two_circles_BASIS_SIZE 2
 #define two_circles_VALUE_DIM 2
 #define two_circles_COEF_DIM 2
+#define two_circles_WEIGHT_WIDTH 4  /* weights per sample: m n */
 
 /* The interval [a, b] where curves live (the domain, or the spec's curve interval), at the
  * parameters' defaults. */
@@ -118,6 +119,18 @@ int two_circles_release_facts(int budget, double value, double bound, two_circle
  * two_circles_VALUE_DIM, C order). bound 0: no clip; else the curve is first clipped to the L2
  * ball of radius bound (as Python's project(t, y, bound=B)). At most 2^40 samples. */
 int two_circles_project(const double *t, const double *y, size_t samples, double bound, double *c);
+
+/* The projection's weights on the sample times t (as two_circles_project takes them): weights
+ * (samples x two_circles_WEIGHT_WIDTH, C order) A_s = <hat_s, e>, the part of the projection that
+ * depends on the times alone. A device that samples on one grid computes them once; each
+ * two_circles_project_weighted on that grid is then a contraction (docs/reference/c.md). */
+int two_circles_projection_weights(const double *t, size_t samples, double *weights);
+
+/* two_circles_project with the weights of t given (NULL: computed, as two_circles_project does): the
+ * same bits as two_circles_project when weights = two_circles_projection_weights(t). Other weights
+ * give other coordinates, which two_circles_privatize still clips to its bound. */
+int two_circles_project_weighted(const double *t, const double *y, size_t samples,
+                             const double *weights, double bound, double *c);
 
 /* Releases of rows curves' coordinates c (rows x two_circles_COEF_DIM): each row clipped to the
  * bound (0: the default) and rounded exactly from c + scale Z to the lattice, Z spherical

@@ -96,6 +96,20 @@ int main(void)
             double *t = numbers(samples), *y = numbers(samples * N), *c = sentinels(D);
             report(API(_project)(t, y, samples, bound, c), c, D);
             free(t), free(y), free(c);
+        } else if (!strcmp(command, "weighted")) {  /* the weights, times scale, then the */
+            size_t samples;                          /* projection with them */
+            double scale, bound;
+            if (scanf("%lf %zu %lf", &scale, &samples, &bound) != 3)
+                return 3;
+            double *t = numbers(samples), *y = numbers(samples * N), *c = sentinels(D);
+            size_t size = samples * API(_WEIGHT_WIDTH);
+            double *weights = sentinels(size);
+            int status = API(_projection_weights)(t, samples, weights);
+            report(status, weights, size);
+            for (size_t i = 0; i < size; i++)
+                weights[i] *= scale;
+            report(API(_project_weighted)(t, y, samples, weights, bound, c), c, D);
+            free(t), free(y), free(c), free(weights);
         } else if (!strcmp(command, "evaluate")) {
             size_t count;
             if (scanf("%zu", &count) != 1)

@@ -84,6 +84,7 @@ def _placeholders(cir, name):
         "atoms_size": str(ir.atoms_size),
         "width": str(ir.basis_size * (ir.value_dim if ir.vector_basis else 1)),
         "width_doc": ": m n (e_j, r at j n + r)" if ir.vector_basis else ": m",
+        "width_doc_short": "m n" if ir.vector_basis else "m",
         "domain_lo": hex_float(lo.value), "domain_hi": hex_float(hi.value),
         "domain_lo_exact": c_comment_text(lo.exact), "domain_hi_exact": c_comment_text(hi.exact),
         "curve_lo": hex_float(cir.curve[0].value), "curve_hi": hex_float(cir.curve[1].value),
