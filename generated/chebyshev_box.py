@@ -1771,7 +1771,7 @@ def _finite_release(out):
 
 
 # ---- runtime/clip.py from gpcompiler 0.1.0
-# ---- sha256 d2f082d61588853331d2df4166f0841a865aa39272681631ebb02f600d2e311e
+# ---- sha256 a73e1f12e9daa45e82bfd558d9da360d70d85184b25ca76128f86d1c7d86537b
 
 _CLIP_SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
@@ -1785,7 +1785,7 @@ def clip_rows(c, bound):
     a row inside the ball is kept exactly, and the work does not depend on how many are."""
     rows = c.reshape(-1, c.shape[-1]) if c.ndim else c.reshape(1, 1)
     with numpy.errstate(over="ignore"):  # such rows are clipped again below
-        squares = numpy.einsum("ij,ij->i", rows, rows)
+        squares = _sum_squares(rows)
     safe = (squares >= _CLIP_SAFE[0]) & (squares <= _CLIP_SAFE[1])
     outside = safe & (squares > bound * bound)
     factor = numpy.where(outside, bound / numpy.sqrt(numpy.where(outside, squares, 1.0)), 1.0)
@@ -1802,11 +1802,19 @@ def _clip_scaled(c, bound):
     """clip_rows with every row first scaled by its largest |entry| (no overflow)."""
     big = numpy.max(numpy.abs(c), axis=-1, initial=0.0)
     unit = c / numpy.where(big > 0, big, 1.0)[..., None]
-    norm = numpy.sqrt(numpy.einsum("...i,...i->...", unit, unit))  # ||c|| / big, in [1, sqrt(d)]
+    norm = numpy.sqrt(_sum_squares(unit))  # ||c|| / big, in [1, sqrt(d)]
     with numpy.errstate(over="ignore"):
         outside = big * norm > bound
     scaled = unit * (bound / numpy.where(norm > 0, norm, 1.0))[..., None]  # B/||c|| never formed
     return numpy.where(outside[..., None], scaled, c)
+
+
+def _sum_squares(rows):
+    """Each row's sum of squares: the squares formed first, then NumPy's pairwise sum of a
+    contiguous row (eight partial sums, halves above 128 terms). It has no SIMD lanes and no
+    fused multiply-add, so it is the same on every platform, and the C runtime's
+    gp_sum_squares gives its bits (docs/reference/c.md)."""
+    return numpy.sum(rows * rows, axis=-1)
 
 # ---- end of runtime/clip.py
 

@@ -453,3 +453,37 @@ def test_a_subnormal_curve_clips_without_a_warning():
         released = module.project_and_privatize(numpy.linspace(-1, 1, 5), numpy.full(5, 1e-320),
                                                 epsilon=1.0, rng=1)
     assert numpy.isfinite(released).all()
+
+
+def _pairwise(terms):
+    """NumPy's pairwise sum, written out (pairwise_sum_DOUBLE): eight partial sums below 129
+    terms, else the halves (cut at a multiple of 8), each in Python's IEEE float64."""
+    n = len(terms)
+    if n < 8:
+        return sum(terms, -0.0)
+    if n <= 128:
+        partial = list(terms[:8])
+        end = n - n % 8
+        for i in range(8, end, 8):
+            partial = [p + t for p, t in zip(partial, terms[i:i + 8])]
+        r = partial
+        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for t in terms[end:]:
+            total += t
+        return total
+    half = n // 2 - (n // 2) % 8
+    return _pairwise(terms[:half]) + _pairwise(terms[half:])
+
+
+@pytest.mark.parametrize("d", [1, 7, 8, 9, 33, 128, 129, 800, 1001])
+def test_clip_norm_is_the_documented_pairwise_sum(d):
+    """The clip's sum of squares is 0 + the pairwise sum of the squares, in that order, for
+    every row of a batch and alone: an order that no platform's SIMD or fused multiply-add
+    changes, which the C runtime copies (a lane-wise einsum, as before, fails here)."""
+    from gpcompiler.runtime.clip import _sum_squares
+    rng = numpy.random.default_rng(d)
+    rows = rng.normal(size=(5, d)) * 10.0 ** rng.uniform(-8, 8, size=(5, d))
+    batch = _sum_squares(rows)
+    for row, got in zip(rows, batch):
+        expected = 0.0 + _pairwise([float(v) * float(v) for v in row])
+        assert got == expected == _sum_squares(row[None, :])[0]

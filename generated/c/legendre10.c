@@ -674,7 +674,7 @@ const char *legendre10_status_message(int status)
  * gpcompiler/runtime/c/gp_runtime.c inlined verbatim, marked with its version and the sha256 of its
  * text, the same in every module of this version. */
 /* ---- runtime/c/gp_runtime.c from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 924e75dad7c93b6dff1c65454e7b67b97cdeb09b9ac1f92a066014f5b095b2af */
+ * ---- sha256 70505b67878f2af00b3dbe0d262818508c08190e3476b6aa1cd6bb6b088d4943 */
 /* gpcompiler's C runtime: the functions of gp_runtime.h, the exact releases of
  * runtime/exact.py bit for bit (docs/threat-model.md, "Exact releases";
  * docs/reference/randomness.md, "The C runtime"). Inlined verbatim into every generated
@@ -1043,23 +1043,39 @@ static GP_UNUSED int gp_lattice(double scale, double *gamma)
     return GP_OK;
 }
 
-/* The sum of squares as NumPy's einsum("ij,ij->i") forms it on x86-64 (its baseline SIMD:
- * two lanes, four pairs per step, without fusing), so gp_clip_rows gives clip.py's bits. */
+/* NumPy's pairwise sum (pairwise_sum_DOUBLE) of the squares c[i] c[i] (formed first: no
+ * fused multiply-add), eight partial sums below 129 terms, halves above. */
+static double gp_pairwise_squares(const double *c, size_t n)
+{
+    if (n < 8) {
+        double sum = -0.0;
+        for (size_t i = 0; i < n; i++)
+            sum += c[i] * c[i];
+        return sum;
+    }
+    if (n <= 128) {
+        double r[8], sum;
+        size_t i;
+        for (int j = 0; j < 8; j++)
+            r[j] = c[j] * c[j];
+        for (i = 8; i < n - n % 8; i += 8)
+            for (int j = 0; j < 8; j++)
+                r[j] += c[i + j] * c[i + j];
+        sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            sum += c[i] * c[i];
+        return sum;
+    }
+    size_t half = n / 2;
+    half -= half % 8;
+    return gp_pairwise_squares(c, half) + gp_pairwise_squares(c + half, n - half);
+}
+
+/* A row's sum of squares as clip.py's _sum_squares forms it (numpy.sum of a contiguous row:
+ * 0 plus the pairwise sum), so gp_clip_rows gives clip.py's bits on every platform. */
 static double gp_sum_squares(const double *c, size_t d)
 {
-    double even = 0.0, odd = 0.0;
-    size_t i = 0;
-    for (; i + 8 <= d; i += 8)
-        for (int j = 6; j >= 0; j -= 2) {
-            even = c[i + j] * c[i + j] + even;
-            odd = c[i + j + 1] * c[i + j + 1] + odd;
-        }
-    for (; i < d; i += 2) {
-        even = c[i] * c[i] + even;
-        if (i + 1 < d)
-            odd = c[i + 1] * c[i + 1] + odd;
-    }
-    return even + odd;
+    return 0.0 + gp_pairwise_squares(c, d);
 }
 
 /* clip.py, _clip_scaled: a row scaled by its largest |entry| first (no overflow). */
