@@ -17,7 +17,8 @@ author = "the gpcompiler authors"
 copyright = "2026, the gpcompiler authors"
 version = release = __version__
 
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.mathjax", "gpdocs"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.mathjax", "sphinx_copybutton",
+              "gpdocs"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
 exclude_patterns = ["_build", "**/results.json"]
@@ -25,6 +26,11 @@ myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True}
-html_theme = "alabaster"
-html_static_path = []
+html_theme = "furo"
+html_title = f"gpcompiler {release}"
+html_static_path = ["_static"]
+html_css_files = ["gpdocs.css"]
+# the copy button copies a console block's commands (after "$ "), not their output
+copybutton_prompt_text = "$ "
+copybutton_only_copy_prompt_lines = True
 nitpicky = False
