@@ -34,3 +34,22 @@ html_css_files = ["gpdocs.css"]
 copybutton_prompt_text = "$ "
 copybutton_only_copy_prompt_lines = True
 nitpicky = False
+
+
+# Pages merged into others (issue 34): the old address sends the browser on.
+REDIRECTS = {"choosing": "howto/choose-basis-and-budget.html",
+             "experiments": "evidence/experiments.html"}
+
+
+def _write_redirects(app, exception):
+    if exception is not None or app.builder.format != "html":
+        return
+    for old, new in REDIRECTS.items():
+        Path(app.outdir, f"{old}.html").write_text(
+            f'<!DOCTYPE html>\n<meta charset="utf-8">\n<title>Moved</title>\n'
+            f'<meta http-equiv="refresh" content="0; url={new}">\n'
+            f'<p>This page moved to <a href="{new}">{new}</a>.</p>\n', encoding="utf-8")
+
+
+def setup(app):
+    app.connect("build-finished", _write_redirects)
