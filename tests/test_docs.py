@@ -71,6 +71,19 @@ def test_site_builds_with_every_page_and_the_executed_outputs(site):
     assert "privacy unit" in html_text(site, "threat-model.html")
 
 
+
+def test_merged_pages_redirect_to_their_new_place(site):
+    """Issue 34 merged the duplicate pages; their old addresses send the browser on to a
+    page that exists, and the new pages keep what the old ones said."""
+    for old, new in (("choosing", "howto/choose-basis-and-budget.html"),
+                     ("experiments", "evidence/experiments.html")):
+        assert not (DOCS / f"{old}.md").exists()
+        assert f'content="0; url={new}"' in (site / f"{old}.html").read_text()
+        assert (site / new).is_file()
+    assert "auto / best fixed K" in html_text(site, "howto/choose-basis-and-budget.html")
+    assert "Which method fits which spec" in html_text(site, "howto/choose-basis-and-budget.html")
+    assert "ours / theirs" in html_text(site, "evidence/experiments.html")
+
 def fenced_blocks(text):
     """(info string, body) of each fenced block of a Markdown page."""
     blocks, opened = [], None
