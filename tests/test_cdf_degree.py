@@ -170,7 +170,7 @@ def test_auto_release_charges_both_steps_and_uses_the_prefix_of_the_sums():
 def test_auto_on_cps_wages_beats_the_64_bin_histogram():
     """The bundled CPS 1988 wages in [0, 2500] at epsilon = 1 (5 seeds each): mean
     Kolmogorov distance of auto below the 64-bin histogram's and within 1.25x the best of
-    K = 8, 16 (about the best fixed K here, docs/choosing.md)."""
+    K = 8, 16 (about the best fixed K here, docs/howto/choose-basis-and-budget.md)."""
     raw = resources.files("gpcompiler").joinpath("data/AER__CPS1988.csv.gz").read_bytes()
     lines = gzip.decompress(raw).decode().splitlines()
     column = lines[0].split(",").index('"wage"') if '"wage"' in lines[0] else \
@@ -268,8 +268,8 @@ def test_auditor_passes_auto_and_flags_the_uncharged_mutant():
 
 @pytest.mark.slow
 def test_auto_degree_table_beats_the_histogram_on_every_column():
-    """docs/choosing.md's table with 3 seeds (about a minute): auto below the 64-bin
-    histogram on every column."""
+    """The table of docs/howto/choose-basis-and-budget.md with 3 seeds (about a minute):
+    auto below the 64-bin histogram on every column."""
     from gpcompiler.experiments import auto_degree
     rows = auto_degree.table(3).splitlines()[2:]
     assert len(rows) == len(auto_degree.COLUMNS)

@@ -273,3 +273,54 @@ def test_a_field_plot_keeps_the_box_aspect(cli, tmp_path, figures):
     assert status == 0, err
     axis = figures[0].axes[0]
     assert axis.get_aspect() == 1.0
+
+
+def test_a_joint_cdf_of_two_columns_is_plotted_with_labelled_axes(cli, tmp_path, monkeypatch):
+    """Item 12: there was no joint-CDF plot (`--plot` was refused with two columns). The
+    heat map is the released function on the public box (its corner at (hi, hi) is the
+    release's last value), the axes name the columns with their units, and the colour bar
+    says what the colour is; three columns are still refused, before any data is read."""
+    import csv
+    import numpy
+    from gpcompiler.cli import cdf as cdf_command
+    shown = []
+    monkeypatch.setattr(cdf_command, "png", lambda figure: shown.append(figure) or b"png")
+    out = tmp_path / "joint.csv"
+    status, _, err = cli("cdf", "bundled:cps1988", "--column", "wage", "--column", "education",
+                         "--lo", "0", "--lo", "0", "--hi", "2500", "--hi", "20", "--epsilon",
+                         "1", "--delta", "1e-5", "--seed", "1", "--plot", tmp_path / "j.png",
+                         "-o", out)
+    assert status == 0, err
+    axis = shown[0].axes[0]
+    assert (axis.get_xlabel(), axis.get_ylabel()) == ("wage (USD per week)",
+                                                            "education (years)")
+    assert shown[0].axes[1].get_ylabel() == "P(wage ≤ x, education ≤ y)"
+    heat = axis.collections[0].get_array().reshape(201, 201)        # rows: education
+    for axis_ in (0, 1):      # non-decreasing up to the multilinear interpolation's rounding
+        assert numpy.diff(heat, axis=axis_).min() > -1e-12
+    rows = list(csv.reader(line for line in out.read_text().splitlines()
+                           if not line.startswith("#")))
+    assert [float(v) for v in rows[-1][:2]] == [2500.0, 20.0]
+    assert heat[-1, -1] == float(rows[-1][-1])
+    status, _, err = cli("cdf", tmp_path / "missing.csv", "--column", "a", "--column", "b",
+                         "--column", "c", "--lo", "0", "--lo", "0", "--lo", "0", "--hi", "1",
+                         "--hi", "1", "--hi", "1", "--epsilon", "1", "--delta", "1e-5",
+                         "--plot", tmp_path / "k.png")
+    one_line_error(status, err, "--plot draws the CDF of one column or the joint CDF of two")
+
+
+def test_the_compared_empirical_joint_cdf_counts_records_as_the_estimate_does():
+    """The --compare contours of a joint-CDF plot: the share of records below each grid
+    point in both columns, checked against counting record by record (NaN and -inf at lo,
+    +inf at hi, as the estimators place them)."""
+    import numpy
+    from gpcompiler.cli.cdf import _empirical_joint
+    rng = numpy.random.default_rng(3)
+    data = rng.uniform(-0.2, 1.2, (300, 2))
+    data[:5, 0], data[5:8, 1], data[8:10, 0] = numpy.nan, numpy.inf, -numpy.inf
+    grids = [numpy.linspace(0, 1, 7), numpy.linspace(0, 1, 5)]
+    placed = numpy.stack([numpy.nan_to_num(data[:, 0], nan=0, neginf=0, posinf=1),
+                          numpy.nan_to_num(data[:, 1], nan=0, neginf=0, posinf=1)], axis=1)
+    counted = numpy.array([[numpy.mean((placed[:, 0] <= x) & (placed[:, 1] <= y))
+                            for y in grids[1]] for x in grids[0]])
+    assert numpy.array_equal(_empirical_joint(data, (0, 0), (1, 1), grids), counted)

@@ -96,7 +96,7 @@ def test_readme_facts_match_the_tool():
     listed = README.split(f"The {number}\nshipped specs", 1)[1].split("Full\nreference")[0]
     assert sorted(re.findall(r"`(\w+)`", listed)) == specs
     assert f"at most {MAX_BASIS_SIZE:,} functions" in README
-    assert "one column only: it is refused for a joint CDF" in README      # cdf --plot
+    assert "for `cdf`, one column or the joint CDF of two" in README        # cdf --plot
 
 
 def test_readme_spec_example_is_a_valid_spec():

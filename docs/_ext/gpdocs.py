@@ -95,7 +95,7 @@ class PythonExample(Directive):
             sys.path.remove(str(ROOT))
         result = [_block(code, "python")]
         if output.getvalue() and "hide-output" not in self.options:
-            result.append(_block(output.getvalue().rstrip("\n"), "text"))
+            result.append(_block(output.getvalue().rstrip("\n"), "output"))
         return result
 
 
@@ -134,7 +134,7 @@ class ShellExample(Directive):
         if "script" in self.options:
             script = "\n".join(self.content).strip("\n")
             text = "".join(output for _, output in outputs).rstrip("\n")
-            return [_block(script, "bash"), _block(text, "text")]
+            return [_block(script, "bash"), _block(text, "output")]
         shown = "\n".join(f"$ {command}\n{output}".rstrip("\n") for command, output in outputs)
         return [_block(shown, "console")]
 
@@ -189,7 +189,7 @@ class CommandLineReference(Directive):
                 title = name if name == "gpcompiler" else f"gpcompiler {name}"
                 target = nodes.target("", "", ids=[f"cli-{name}"])
                 result += [target, nodes.rubric(title, title),
-                           _block(command.format_help().rstrip("\n"), "text")]
+                           _block(command.format_help().rstrip("\n"), "output")]
             return result
         finally:
             if previous is None:

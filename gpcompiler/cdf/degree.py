@@ -1,5 +1,5 @@
 """The Legendre degree K of the direct CDF estimator chosen privately: ``degree="auto"``
-(docs/design.md, "CDF degree chosen privately"; docs/choosing.md).
+(docs/design.md, "CDF degree chosen privately"; docs/howto/choose-basis-and-budget.md).
 
 A public share ``SELECTION_SHARE`` of epsilon (pure, delta = 0) runs the exponential
 mechanism over the public candidates ``CANDIDATES`` with the score
@@ -13,9 +13,9 @@ proxy of the release's Kolmogorov error at degree K. The truncation's sup error 
 a sqrt(K + 1) ||c_(K, oo)|| (a degree-K truncation error lives on scales 1/K) and the
 noise's, after the isotonic post-processing, about b sigma sqrt(K + 1); lambda = (b/a)^2
 = 7.9, rounded to 8, from a = 0.754, b = 2.12 measured on synthetic distributions
-(docs/choosing.md; experiments/auto_degree.py), not on the real columns. The release is
-then the direct estimator at the chosen K with (epsilon - epsilon_s, delta); by basic
-composition the whole release is (epsilon, delta)-DP.
+(docs/howto/choose-basis-and-budget.md; experiments/auto_degree.py), not on the real
+columns. The release is then the direct estimator at the chosen K with (epsilon -
+epsilon_s, delta); by basic composition the whole release is (epsilon, delta)-DP.
 
 Sensitivity (replace-one, N public): one record moving from x to x' moves c by
 Delta = (v(x') - v(x))/N with v(x) = (int_x^1 e_k)_k, the coefficients of 1_[x, 1]. The

@@ -117,7 +117,8 @@ def _joint_cdf(args, columns):
                  f"--degree does not apply to --method {args.method}"),
                 (args.at is not None, "--at gives times of one column; a joint CDF is released "
                                       "on --grid N points (N^(1/k) per column)"),
-                (args.plot is not None, "--plot draws the CDF of one column"),
+                (args.plot is not None and k != 2, "--plot draws the CDF of one column or "
+                                                   "the joint CDF of two"),
                 (args.scheduler is not None, "--scheduler: a joint CDF of several columns is "
                                              "computed in memory (without --scheduler)")]
     problems += [(len(given or ()) != k, f"{name}: give one public bound per column ({k} for "
@@ -130,6 +131,7 @@ def _joint_cdf(args, columns):
         _check_bounds(lo, hi)
     if args.degree is not None:
         _check_degree(args.degree, "joint")
+    check_plot(args.plot)
     args.output_format = release_format(args.output) if args.output else None
     files = dataset_files(args.file)
     data = numpy.stack([read_dataset_column(files, column) for column in columns], axis=1)
@@ -160,9 +162,11 @@ def _joint_cdf(args, columns):
     if args.compare:
         not_private(f"Kolmogorov distance to the empirical joint CDF "
                      f"{joint.joint_distances(result, data):.4f}")
-    if args.output:
-        write_files(args, [(args.output, _joint_cdf_file(args, columns, result, degree,
-                                                          data.shape[0]))])
+    files = [(args.output, _joint_cdf_file(args, columns, result, degree, data.shape[0]))
+             ] if args.output else []
+    if args.plot:
+        files.append((args.plot, png(_joint_cdf_figure(args, columns, result, data))))
+    write_files(args, files)
     return 0
 
 
@@ -309,11 +313,58 @@ def _cdf_figure(args, result, data, lo, hi, degree, unit=None):
     axis.plot(x, result.cdf(x), color="C1", lw=1,
               label=f"private ({args.method}"
               + (f", K={degree})" if args.method in LEGENDRE_METHODS else ")"))
-    unit = unit or ("USD per week" if args.file == "bundled:cps1988" else None)
-    axis.set_xlabel(with_unit(args.column, unit))
+    axis.set_xlabel(_column_label(args.file, args.column, unit))
     axis.set_ylabel("cumulative probability")
     axis.set_title(f"(ε, δ) = ({args.epsilon:g}, {args.delta:g}), N = {data.size}"
                    + ("\nnot private: shows the true data" if args.compare else ""), fontsize=9)
     axis.legend()
     figure.tight_layout()
     return figure
+
+
+def _joint_cdf_figure(args, columns, result, data, points=201):
+    """The private joint CDF of two columns as a heat map over the public box [lo, hi],
+    with its 0.1, ..., 0.9 contours; with --compare the empirical joint CDF's contours
+    (dashed, "not private")."""
+    grids = [numpy.linspace(lo, hi, points) for lo, hi in zip(args.lo, args.hi)]
+    mesh = numpy.stack(numpy.meshgrid(*grids, indexing="ij"), axis=-1)
+    figure, axis = load_pyplot().subplots(figsize=(7, 5.5))
+    released = result.cdf(mesh).T                    # rows: the second column
+    image = axis.pcolormesh(*grids, released, shading="auto", cmap="viridis", vmin=0, vmax=1)
+    levels = numpy.linspace(0.1, 0.9, 9)
+    lines = axis.contour(*grids, released, levels=levels, colors="white", linewidths=0.8)
+    axis.clabel(lines, fmt="%.1f", fontsize=7)
+    if args.compare:
+        axis.contour(*grids, _empirical_joint(data, args.lo, args.hi, grids).T, levels=levels,
+                     colors="0.15", linewidths=0.8, linestyles="dashed")
+    axis.set_xlabel(_column_label(args.file, columns[0]))
+    axis.set_ylabel(_column_label(args.file, columns[1]))
+    figure.colorbar(image, ax=axis, label=f"P({columns[0]} ≤ x, {columns[1]} ≤ y)")
+    axis.set_title(f"private joint CDF ({args.method}), (ε, δ) = ({args.epsilon:g}, "
+                   f"{args.delta:g}), N = {len(data)}"
+                   + ("\nnot private: dashed, the empirical joint CDF of the true data"
+                      if args.compare else ""), fontsize=9)
+    figure.tight_layout()
+    return figure
+
+
+def _empirical_joint(data, lo, hi, grids):
+    """The empirical joint CDF of two columns on the tensor grid: the share of records
+    with x_i <= grid_i in both columns, NaN and -inf at lo and +inf at hi as estimated."""
+    first = [numpy.searchsorted(grid, numpy.nan_to_num(data[:, i], nan=lo[i], neginf=lo[i],
+                                                       posinf=hi[i]), side="left")
+             for i, grid in enumerate(grids)]
+    inside = (first[0] < len(grids[0])) & (first[1] < len(grids[1]))
+    counts = numpy.zeros((len(grids[0]), len(grids[1])))
+    numpy.add.at(counts, (first[0][inside], first[1][inside]), 1)
+    return counts.cumsum(axis=0).cumsum(axis=1) / len(data)
+
+
+# the units of the bundled CPS 1988 columns (gpcompiler/data/AER__CPS1988.descr.md)
+CPS1988_UNITS = {"wage": "USD per week", "education": "years", "experience": "years"}
+
+
+def _column_label(file, column, unit=None):
+    """An axis label for a data column: its declared unit (--spec), else a bundled one's."""
+    known = CPS1988_UNITS.get(column) if file == "bundled:cps1988" else None
+    return with_unit(column, unit or known)

@@ -1,5 +1,5 @@
 """`gpcompiler experiment NAME`: the paper's evaluation
-(docs/experiments.md)."""
+(docs/evidence/experiments.md)."""
 import time
 
 from ..errors import DataError

@@ -319,9 +319,9 @@ def build_parser():
                    help="DP delta in [1e-12, 0.5) (required; no default)")
     p.add_argument("--degree", type=_degree,
                    help="Legendre degree K, moments (1..200) and direct (1..1000; 1..200 per "
-                        "column for a joint CDF) only, or auto (direct: K "
-                        "chosen privately with 1/5 of epsilon, docs/choosing.md) (default: "
-                        "from --spec, else 10; 8 per column for a joint CDF)")
+                        "column for a joint CDF) only, or auto (direct: K chosen privately "
+                        "with 1/5 of epsilon, docs/howto/choose-basis-and-budget.md) "
+                        "(default: from --spec, else 10; 8 per column for a joint CDF)")
     p.add_argument("--method", default="direct",
                    choices=["moments", "direct", "histogram", "adaptive-quantiles"],
                    help="estimator (docs/design.md, \"CDF estimation\")")

@@ -1,10 +1,10 @@
 """The CDF degree chosen privately (degree="auto", gpcompiler/cdf/degree.py) against the
 64-bin histogram and every fixed candidate K, on real columns with declared public bounds
 at epsilon = 1, delta = 1e-5: ``python -m gpcompiler.experiments.auto_degree [SEEDS]``
-prints the Markdown table of docs/choosing.md; ``... auto_degree constants`` the proxy's
-constants a, b and ``... auto_degree design [SEEDS]`` the design table of the score's
-noise weight, both on synthetic distributions (the data the weight was chosen on, before
-the real columns were looked at). Not private: the errors compare
+prints the Markdown table of docs/howto/choose-basis-and-budget.md; ``... auto_degree
+constants`` the proxy's constants a, b and ``... auto_degree design [SEEDS]`` the design
+table of the score's noise weight, both on synthetic distributions (the data the weight
+was chosen on, before the real columns were looked at). Not private: the errors compare
 releases with the true data, and "best fixed K" is chosen with hindsight.
 
 Error: the Kolmogorov distance to the empirical CDF (cdf.distances), mean (and standard
