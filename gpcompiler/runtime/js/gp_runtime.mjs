@@ -1157,3 +1157,34 @@ function gpGaussian(x, rows, d, scale, source) {
 function gpSphericalLaplace(x, rows, d, scale, source) {
     return gpNoise(gpSphericalRow, x, rows, d, scale, source);
 }
+
+/* -- Exact products (the module's facts) --------------------------------------------------- */
+
+/* The sign of a b 2^k - c d for finite a, b, c, d >= 0, exactly. */
+function gpCompareProducts(a, b, k, c, d) {
+    const exact = (x, y, shift) => {
+        if (x === 0 || y === 0) return [0n, 0];
+        const [mx, ex] = gpMantissa(x), [my, ey] = gpMantissa(y);
+        return [mx * my, ex + ey + shift];
+    };
+    const [m1, e1] = exact(a, b, k), [m2, e2] = exact(c, d, 0);
+    if (m1 === 0n || m2 === 0n)
+        return m1 === m2 ? 0 : m1 === 0n ? -1 : 1;
+    const low = Math.min(e1, e2);
+    const left = m1 << BigInt(e1 - low), right = m2 << BigInt(e2 - low);
+    return left < right ? -1 : left > right ? 1 : 0;
+}
+
+/* a b 2^k rounded up to a float (rounding.ceil_float of the exact product), a, b > 0: the
+ * product of the significands rounded once, scaled (within two ulps), then stepped. */
+function gpCeilProduct(a, b, k) {
+    const ea = gpIlogb(a), eb = gpIlogb(b);
+    let r = gpLdexp(gpLdexp(a, -ea) * gpLdexp(b, -eb), ea + eb + k);
+    if (!Number.isFinite(r))
+        return r;
+    while (gpCompareProducts(a, b, k, r, 1) > 0)
+        r = gpNext(r, true);
+    while (r > 0 && gpCompareProducts(a, b, k, gpNext(r, false), 1) <= 0)
+        r = gpNext(r, false);
+    return r;
+}
