@@ -1,7 +1,10 @@
 """Golden values for the JS runtime's tests (tests/js/), computed with mpmath.
 
-    python tests/js/golden/make_golden.py           # writes tests/js/golden/kernel.json
+    python tests/js/golden/make_golden.py           # writes kernel.json and shake.json here
     python tests/js/golden/make_golden.py --check   # exit 1 if the committed files differ
+
+shake.json: SHAKE128 outputs of Python's hashlib (OpenSSL) for messages across the rate,
+and words of the address scheme (docs/reference/randomness.md) under a key.
 
 kernel.json: the exact kernel's functions (gp_runtime.mjs, gpLn, gpSincosTurn, gpPi, gpLn2)
 at levels 1, 2 and 6: inputs and the exact values times 2^F (F = 64 (L + 3) fraction bits),
@@ -9,6 +12,7 @@ rounded to the nearest integer, from mpmath at F + 128 bits (more than 60 digits
 level). Also the self-test table of gp_runtime.mjs (GP_LIB_CHECKS): the fast path's arguments
 of Math.log and Math.tan, each with its value correctly rounded to a double by mpmath at 60
 digits; --check compares the table in the runtime's text too."""
+import hashlib
 import json
 import re
 import sys
@@ -73,6 +77,24 @@ def kernel():
     return cases
 
 
+def shake():
+    """hashlib's SHAKE128 of deterministic messages of sizes across the rate (our 44-byte
+    address message among them), 400 output bytes (more than two blocks), and the words
+    word(row, index, level) at a few addresses, from the formula of randomness.md."""
+    rng = numpy.random.default_rng(202)
+    messages = [rng.bytes(size) for size in (0, 1, 44, 135, 167, 168, 169, 300)]
+    key = bytes(range(32))
+
+    def word(row, index, level):
+        stream = hashlib.shake_128(key + row.to_bytes(8, "little") + level.to_bytes(4, "little"))
+        return str(int.from_bytes(stream.digest(8 * index + 8)[8 * index:], "little"))
+    addresses = [(0, 0, 0), (0, 1, 0), (1, 0, 0), (0, 0, 1), (2 ** 64 - 1, 25, 3), (7, 20, 0),
+                 (7, 21, 0), (7, 62, 2)]
+    return {"outputs": [[m.hex(), hashlib.shake_128(m).hexdigest(400)] for m in messages],
+            "key": key.hex(),
+            "words": [[str(r), i, level, word(r, i, level)] for r, i, level in addresses]}
+
+
 def runtime_table(checks):
     """The text of GP_LIB_CHECKS's rows (repr: they parse back to the same doubles)."""
     def rows(pairs):
@@ -88,14 +110,16 @@ def with_table(text, checks):
 
 def main(argv):
     checks = lib_checks()
-    golden = json.dumps({"lib_checks": checks, "kernel": kernel()}, indent=1) + "\n"
-    runtime = with_table(RUNTIME.read_text(), checks)
+    files = {HERE / "kernel.json": json.dumps({"lib_checks": checks, "kernel": kernel()},
+                                              indent=1) + "\n",
+             HERE / "shake.json": json.dumps(shake(), indent=1) + "\n",
+             RUNTIME: with_table(RUNTIME.read_text(), checks)}
     if "--check" in argv:
-        same = (HERE / "kernel.json").read_text() == golden and RUNTIME.read_text() == runtime
+        same = all(path.read_text() == text for path, text in files.items())
         print("golden files up to date" if same else "golden files differ: rerun without --check")
         return 0 if same else 1
-    (HERE / "kernel.json").write_text(golden)
-    RUNTIME.write_text(runtime)
+    for path, text in files.items():
+        path.write_text(text)
     return 0
 
 
