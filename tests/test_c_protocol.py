@@ -10,32 +10,15 @@ import sys
 import numpy
 import pytest
 
-from c_build import FLAGS
+from c_build import COMPILERS, build
 from conftest import ROOT
 from gpcompiler.runtime.keyed import KeyedGenerator
 from gpcompiler.runtime.protocol import _protocol_parser
 from test_protocol import GENERATED, KEY, ONE_D, load
 
 C_DIR = GENERATED / "c"
-COMPILERS = [cc for cc in ("cc", "clang") if shutil.which(cc)]
 # one worker builds the programs (--dist loadgroup): the session fixture runs once
 pytestmark = pytest.mark.xdist_group("c_protocol")
-
-
-def build(compiler, sources, output, *extra):
-    done = subprocess.run([compiler, *FLAGS, *extra, *map(str, sources), "-lm", "-o",
-                           str(output)], capture_output=True, text=True)
-    assert done.returncode == 0 and done.stderr == "", done.stderr
-    return output
-
-
-@pytest.fixture(scope="session")
-def programs(tmp_path_factory):
-    """{(compiler, name): the protocol program built from generated/c/NAME.c, NAME_main.c}."""
-    base = tmp_path_factory.mktemp("c_protocol")
-    return {(cc, name): build(cc, [C_DIR / f"{name}.c", C_DIR / f"{name}_main.c"],
-                              base / f"{name}-{cc}")
-            for cc in COMPILERS for name in ONE_D}
 
 
 def run(command, *args, stdin=b""):

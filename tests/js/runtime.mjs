@@ -18,10 +18,11 @@ export const NAMES = [
 const directory = mkdtempSync(join(tmpdir(), "gp-runtime-"));
 let loads = 0;
 
-/** The runtime's text with `prefix` before it (e.g. a replaced Math), imported afresh. */
-export async function loadRuntime(prefix = "") {
-    const text = `${prefix}\n${readFileSync(RUNTIME_PATH, "utf8")}\nexport { ${NAMES.join(", ")} };\n`;
-    const path = join(directory, `runtime-${loads++}.mjs`);
-    writeFileSync(path, text);
-    return import(pathToFileURL(path).href);
+/** The runtime's text with `prefix` before it (e.g. a replaced Math), imported afresh; or
+ * another file of gpcompiler/runtime/js and the names to export from it. */
+export async function loadRuntime(prefix = "", path = RUNTIME_PATH, names = NAMES) {
+    const text = `${prefix}\n${readFileSync(path, "utf8")}\nexport { ${names.join(", ")} };\n`;
+    const file = join(directory, `runtime-${loads++}.mjs`);
+    writeFileSync(file, text);
+    return import(pathToFileURL(file).href);
 }

@@ -1,0 +1,201 @@
+"""The JS target (docs/reference/js.md): the node --test suites of tests/js/ (the runtime's PRF,
+kernel and law, the module's API), and the conformance of generated/js/ with the Python and
+C targets: privatize --key gives their bytes, GP and CGP, over tests/test_c_protocol.py's
+hostile rows (1,000 rows for linear and legendre10, 200 for the other shipped 1-D specs:
+about 5 s of node); release and project within 2 eta B of the Python target's; bad input
+gives the C program's line, exit 2 and nothing on stdout; numbers printed as Python's repr
+and read as Python's float()."""
+import io
+import json
+import re
+import shutil
+import subprocess
+
+import numpy
+import pytest
+
+from c_build import COMPILERS
+from conftest import ROOT
+from gpcompiler.runtime.protocol import run_protocol
+from test_c_protocol import C_ONLY, SAME, coefficients_text, curves_text, hostile_rows, parsed
+from test_protocol import GENERATED, KEY, ONE_D, load
+
+
+def node_missing():
+    """Why the JS tests cannot run here (None: node >= 18 is on PATH)."""
+    node = shutil.which("node")
+    if node is None:
+        return "node is not installed (the JS target needs Node >= 18)"
+    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
+    major = re.match(r"v(\d+)", version)
+    return None if major and int(major[1]) >= 18 else f"node {version.strip()} is older than 18"
+
+
+pytestmark = [pytest.mark.skipif(node_missing() is not None, reason=str(node_missing())),
+              pytest.mark.xdist_group("c_protocol")]   # shares the C programs (conftest)
+JS_DIR = GENERATED / "js"
+ROWS = {"linear": 1000, "legendre10": 1000}            # else 200
+
+
+def node(name, *args, stdin=b""):
+    """(exit status, stdout, stderr) of `node generated/js/NAME.mjs args` with stdin bytes."""
+    done = subprocess.run(["node", str(JS_DIR / f"{name}.mjs"), *args], input=stdin,
+                          capture_output=True, timeout=300)
+    return done.returncode, done.stdout, done.stderr
+
+
+def python_protocol(name, args, stdin):
+    """(exit status, stdout) of the Python target's protocol program, in process."""
+    out = io.StringIO()
+    status = run_protocol(load(name), args, io.StringIO(stdin.decode()), out, io.StringIO())
+    return status, out.getvalue().encode()
+
+
+def test_the_node_suites_pass():
+    """tests/js/*.test.mjs: SHAKE128 against FIPS 202 and hashlib, the kernel against mpmath,
+    the self-test and its fallback, the law with OS entropy, the API's statuses."""
+    done = subprocess.run(["node", "--test", "tests/js/"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert int(re.search(r"# pass (\d+)", done.stdout)[1]) >= 18
+    assert "# fail 0" in done.stdout
+
+
+def test_the_golden_files_are_mpmaths():
+    """tests/js/golden/*.json and the runtime's self-test table are what make_golden.py
+    computes with mpmath and hashlib now."""
+    done = subprocess.run(["python", "tests/js/golden/make_golden.py", "--check"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout
+
+
+@pytest.mark.parametrize("name", ONE_D)
+def test_privatize_gives_the_python_and_c_targets_bytes(programs, name):
+    """Hostile rows, GP (default bound) and CGP (--bound 3), the same key: node's stdout is
+    the Python program's and the C program's byte for byte."""
+    module = load(name)
+    text = coefficients_text(hostile_rows(module, ROWS.get(name, 200), ONE_D.index(name)))
+    for budget in (["--epsilon", "2"], ["--rho", "0.5", "--bound", "3"]):
+        args = ["privatize", *budget, "--key", KEY]
+        status, expected = python_protocol(name, args, text)
+        assert status == 0 and expected.count(b"\n") == ROWS.get(name, 200) + 1
+        assert node(name, *args, stdin=text) == (0, expected, b""), budget
+        done = subprocess.run([programs[COMPILERS[0], name], *args], input=text,
+                              capture_output=True, timeout=300)
+        assert done.stdout == expected, budget
+
+
+@pytest.mark.parametrize("name", ONE_D)
+def test_release_and_project_are_within_eta_b_of_the_python_targets(name):
+    """project: within 2 eta B of the Python target's (each within eta B of the exact
+    projection); release --bound B with the same key: the same words, so within 2 eta B
+    plus one lattice step."""
+    module = load(name)
+    lo, hi = module.curve_interval()
+    bound = max(3.0, float(numpy.sqrt(hi - lo) * module.VALUE_DIM) * 1.01)
+    text = curves_text(module, 40, ONE_D.index(name))
+    args = ["release", "--rho", "0.5", "--bound", repr(bound), "--key", KEY]
+    gamma = module.release_facts(rho=0.5, bound=bound)["lattice"]
+    for command, tolerance in ((["project"], 0.0), (args, gamma)):
+        status, expected = python_protocol(name, command, text)
+        got = node(name, *command, stdin=text)
+        assert status == got[0] == 0 and got[2] == b"", got[2]
+        ids, want = parsed(expected, module.COEF_DIM)
+        got_ids, values = parsed(got[1], module.COEF_DIM)
+        assert got_ids == ids == [f"c{k}" for k in range(40)]
+        assert numpy.all(numpy.abs(values - want) <= 2 * module.ETA * bound + tolerance)
+        assert numpy.any(values != 0)
+
+
+def test_every_bad_input_gives_the_c_programs_line_and_exit_2(programs):
+    """test_c_protocol's bad inputs (the Python target's lines there) through legendre10:
+    node's exit status, stdout and stderr are the C program's (exit 2, nothing on stdout,
+    one line), help texts included."""
+    cases = [(args, stdin) for args, stdin, _ in SAME + C_ONLY]
+    cases += [(args, b"") for args in (["-h"], ["privatize", "-h"], ["release", "--he"],
+                                       ["project", "-h"])]
+    processes = [subprocess.Popen(["node", str(JS_DIR / "legendre10.mjs"), *args],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE) for args, _ in cases]
+    for (args, stdin), process in zip(cases, processes):
+        out, err = process.communicate(stdin, timeout=120)
+        c = subprocess.run([programs[COMPILERS[0], "legendre10"], *args], input=stdin,
+                           capture_output=True, timeout=60)
+        assert (process.returncode, out, err) == (c.returncode, c.stdout, c.stderr), args
+        assert c.returncode == (0 if "-h" in args or "--he" in args else 2)
+
+
+def test_accepted_variants_give_the_c_programs_output(programs):
+    """What argparse, csv and float() accept besides the plain form (test_c_protocol's
+    variants): privatize byte for byte, project and release within 4 eta + a lattice step."""
+    spaced = " ".join(KEY[i:i + 2] for i in range(0, 64, 2))
+    stdin = ("curve,t,y\r\n\"a,1\",0,1\r\nb\"x,0.5,  2 \r\n\n\"a,1\",0.25,1_0.5\r\n"
+             "\"q\"\"\",-1,3\n\"a,1\",0.25,-0.0\n\"é\rü\",1e-5,+1E+2\n\"a\"\"\",0,1\n"
+             "\"a,1\",1.,.5").encode()
+    header = b"curve," + ",".join(f"c{j}" for j in range(11)).encode() + b"\n"
+    cases = [(["release", "--rh", "0.5", "--b=2", "--k", spaced], stdin), (["project"], stdin),
+             (["privatize", "--epsilon", "1", "--key", KEY], header + b"\"r,1\",1" + b",-2.5" * 10),
+             (["release", "--epsilon", "1"], b"curve,t,y\n")]
+    module = load("legendre10")
+    for args, data in cases:
+        c = subprocess.run([programs[COMPILERS[0], "legendre10"], *args], input=data,
+                           capture_output=True, timeout=60)
+        got = node("legendre10", *args, stdin=data)
+        assert c.returncode == got[0] == 0 and got[2] == b"", got[2]
+        if args[0] != "release" or "--rh" not in args:
+            assert got[1] == c.stdout or args == ["project"], args
+        (ids, want), (got_ids, values) = parsed(c.stdout, 11), parsed(got[1], 11)
+        gamma = module.release_facts(rho=0.5, bound=2)["lattice"] if "--rh" in args else 0
+        assert got_ids == ids and numpy.all(numpy.abs(values - want) <= 4 * module.ETA + gamma)
+
+
+REPR_SCRIPT = """
+import { loadRuntime } from "./tests/js/runtime.mjs";
+import { readFileSync } from "node:fs";
+const P = await loadRuntime("", new URL("./gpcompiler/runtime/js/gp_protocol.mjs", `file://${process.cwd()}/`),
+                            ["gpRepr", "gpParseFloat"]);
+const view = new DataView(new ArrayBuffer(8)), out = [];
+for (const line of readFileSync(0, "utf8").split("\\n").slice(0, -1)) {
+    if (line[0] === "r") {
+        view.setBigUint64(0, BigInt("0x" + line.slice(2)));
+        out.push(P.gpRepr(view.getFloat64(0)));
+    } else {
+        const v = P.gpParseFloat(JSON.parse(line.slice(2)));
+        out.push(v === null ? "error" : P.gpRepr(v));
+    }
+}
+process.stdout.write(out.join("\\n") + "\\n");
+"""
+
+
+def test_repr_and_float_are_pythons():
+    """The program's number printer against repr over 60,000 doubles (random bits, powers of
+    two and ten and their neighbours, subnormals, the repr thresholds), and its reader
+    against float() over texts float() accepts and rejects."""
+    rng = numpy.random.default_rng(32)
+    special = [2.0 ** k for k in range(-1074, 1024, 3)] + [10.0 ** k for k in range(-323, 308)]
+    special += [9.999999999999999e-05, 1e-4, 1e16, 9999999999999998.0, 5e-324, 1.7976931348623157e308]
+    with numpy.errstate(over="ignore"):
+        above = numpy.nextafter(special, numpy.inf)
+    values = numpy.concatenate([rng.integers(0, 2 ** 64, 55_000, dtype=numpy.uint64).view(float),
+                                numpy.array(special), numpy.nextafter(special, 0), above,
+                                -numpy.array(special), numpy.arange(-500, 500) / 8.0])
+    texts = ["1", " 1.5 ", "\t-2e-3\x0b", "1_000.000_1", "1__0", "_1", "1_", "1_e5", "1e_5", ".5",
+             "5.", ".", "e5", "1e", "1e+", "+-1", "inf", "-Infinity", "nAn", "infinit", "0x10",
+             "1e400", "-1e-400", "1" * 400, "0." + "0" * 400 + "1", "1.5x", "", " ", "\x1c1\x1f",
+             "2.4703282292062328e-324", "2.4703282292062327e-324", "1,5", "Infinity", "0b1"]
+    lines = [f"r {int(b):016x}" for b in values.view(numpy.uint64)]
+    lines += [f"f {json.dumps(t)}" for t in texts]
+    done = subprocess.run(["node", "--input-type=module", "-e", REPR_SCRIPT], cwd=ROOT,
+                          input="\n".join(lines) + "\n", capture_output=True, text=True,
+                          timeout=300)
+    got = done.stdout.splitlines()
+    assert done.returncode == 0, done.stderr
+    assert got[:len(values)] == [repr(float(v)) for v in values]
+
+    def python_float(text):
+        try:
+            return repr(float(text))
+        except ValueError:
+            return "error"
+    assert got[len(values):] == [python_float(t) for t in texts]
