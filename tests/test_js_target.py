@@ -17,9 +17,13 @@ import pytest
 
 from c_build import COMPILERS
 from conftest import ROOT
+from gpcompiler.compiler.build import compile_spec
+from gpcompiler.errors import SpecError
+from gpcompiler.runtime.keyed import KeyedGenerator
 from gpcompiler.runtime.protocol import run_protocol
 from test_c_protocol import C_ONLY, SAME, coefficients_text, curves_text, hostile_rows, parsed
 from test_protocol import GENERATED, KEY, ONE_D, load
+from test_spec_is_data import EXPLOITS, spec_bytes
 
 
 def node_missing():
@@ -202,3 +206,73 @@ def test_repr_and_float_are_pythons():
         except ValueError:
             return "error"
     assert got[len(values):] == [python_float(t) for t in texts]
+
+
+JS_PAYLOAD = "globalThis.GP_SPEC_RAN = 1"
+JS_EXPLOITS = EXPLOITS + [f'x"; {JS_PAYLOAD}; "', f"x`; {JS_PAYLOAD}; `", f"x */ {JS_PAYLOAD}; /*",
+                          f"x\u2028{JS_PAYLOAD}\u2029", f"x\\\"; {JS_PAYLOAD}; //", "é\udcff ${x}"]
+IMPORT_SCRIPT = """
+const out = [];
+for (const path of JSON.parse(process.argv[1])) {
+    const m = await import(path);
+    out.push([m.NAME, m.TITLE, m.DOMAIN_UNITS, m.VALUE_UNITS, m.SPEC_PATH]);
+}
+process.stdout.write(JSON.stringify([out, globalThis.GP_SPEC_RAN === undefined]));
+"""
+
+
+def test_spec_text_is_data_in_the_js_target(tmp_path):
+    """Hostile titles and units (test_spec_is_data's exploits, and JavaScript's: quotes,
+    template literals, comment ends, line separators, lone surrogates) compile to modules
+    that hold them exactly as strings (JSON's escapes) and run none of them."""
+    paths, expected = [], []
+    for k, text in enumerate(JS_EXPLOITS):
+        for field in ("title", "unit"):
+            strings = {"name": "tiny", "title": "Tiny", "unit": "s", "parameter": "h",
+                       field: text}
+            spec = tmp_path / f"spec{k}{field}.toml"
+            spec.write_bytes(spec_bytes(**strings))
+            try:
+                files = compile_spec(spec, root=tmp_path, target="js").source
+            except SpecError as error:
+                assert "\n" not in str(error)
+                continue
+            module = tmp_path / f"m{k}{field}.mjs"
+            module.write_text(files["tiny.mjs"], encoding="ascii")
+            paths.append(module.as_uri())
+            unit = strings["unit"].strip()
+            expected.append(["tiny", strings["title"], unit, unit, spec.name])
+    assert len(paths) >= 10  # the printable ones compile (a line end is refused)
+    done = subprocess.run(["node", "--input-type=module", "-e", IMPORT_SCRIPT, json.dumps(paths)],
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    got, clean = json.loads(done.stdout)
+    assert clean and [[s.encode("utf-16", "surrogatepass") for s in row] for row in got] == [
+        [s.encode("utf-16", "surrogatepass") for s in row] for row in expected]
+
+
+def test_the_docs_example_runs_and_matches_the_python_target(tmp_path):
+    """docs/reference/js.md's worked example, run as the page runs it: its facts are the
+    Python module's, its projection within 2 eta B, its keyed release within 2 eta B plus
+    a lattice step of the Python target's (the same words)."""
+    page = (ROOT / "docs" / "reference" / "js.md").read_text()
+    source = page.split("cat > example.mjs <<'EOF'\n")[1].split("\nEOF\n")[0]
+    (tmp_path / "example.mjs").write_text(source + "\n")
+    (tmp_path / "generated").symlink_to(GENERATED)
+    done = subprocess.run(["node", "example.mjs"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    facts, projection, lattice, keyed = done.stdout.splitlines()
+    module = load("linear")
+    stated = module.release_facts(epsilon=1.0)
+    bound, gamma = stated["bound"], stated["lattice"]
+    assert float(facts.split()[1].rstrip(",")) == bound and float(facts.split()[-1]) == gamma
+    t, y = numpy.array([0.0, 0.25, 0.5, 1.0]), numpy.array([1.0, 1.5, 2.0, 3.0])
+    want = module.project(t, y, bound=bound)
+    assert numpy.all(numpy.abs([float(v) for v in projection.split()[1:]] - want)
+                     <= 2 * module.ETA * bound)
+    assert lattice.endswith("true")
+    release = module.project_and_privatize(t, y, epsilon=1.0, rng=KeyedGenerator(KEY))
+    got = numpy.array([float(v) for v in keyed.split()[2:]])
+    assert numpy.all(numpy.abs(got - release) <= 2 * module.ETA * bound + gamma)
+    assert numpy.any(got != want)
