@@ -286,41 +286,50 @@ int main(void)
 """
 
 
-def test_repr_and_float_are_pythons(tmp_path):
-    """The program's number printer against repr over 200,000 doubles (random bits, powers
-    of two and their neighbours, subnormals, integers, the repr thresholds 1e-4 and 1e16),
-    and its number reader against float() over texts float() accepts and rejects."""
-    shutil.copy(C_DIR / "linear_main.c", tmp_path)
-    shutil.copy(C_DIR / "linear.h", tmp_path)
-    (tmp_path / "driver.c").write_text(DRIVER)
-    program = build(COMPILERS[0], [tmp_path / "driver.c", C_DIR / "linear.c"], tmp_path / "d",
-                    f"-I{tmp_path}", "-Wno-unused-function")
+def repr_values(random):
+    """``random`` doubles of random bits, then powers of two and ten, their neighbours, their
+    negatives, subnormals, the repr thresholds 1e-4 and 1e16, and multiples of 1/8."""
     rng = numpy.random.default_rng(31)
     special = [2.0 ** k for k in range(-1074, 1024)] + [10.0 ** k for k in range(-323, 308)]
     special += [9.999999999999999e-05, 1e-4, 1e16, 9999999999999998.0, 5e-324, 1.7976931348623157e308]
     with numpy.errstate(over="ignore"):
         above = numpy.nextafter(special, numpy.inf)
-    values = numpy.concatenate([rng.integers(0, 2 ** 64, 150_000, dtype=numpy.uint64).view(float),
-                                numpy.array(special), numpy.nextafter(special, 0),
-                                above, -numpy.array(special),
-                                numpy.arange(-5000, 5000) / 8.0])
-    texts = ["1", " 1.5 ", "\t-2e-3\x0b", "1_000.000_1", "1__0", "_1", "1_", "1_e5", "1e_5", ".5",
-             "5.", ".", "e5", "1e", "1e+", "+-1", "inf", "-Infinity", "nAn", "infinit", "0x10",
-             "1e400", "-1e-400", "1" * 400, "0." + "0" * 400 + "1", "1.5x", "", " ", "\x1c1\x1f",
-             "2.4703282292062328e-324", "2.4703282292062327e-324", "1,5", "١"]
-    lines = [f"r {int(b):016x}" for b in values.view(numpy.uint64)] + [f"f {t}" for t in texts]
+    return numpy.concatenate([rng.integers(0, 2 ** 64, random, dtype=numpy.uint64).view(float),
+                              numpy.array(special), numpy.nextafter(special, 0),
+                              above, -numpy.array(special), numpy.arange(-5000, 5000) / 8.0])
+
+
+# texts float() accepts and rejects; non-ASCII digits (last) only the Python target reads
+FLOAT_TEXTS = ["1", " 1.5 ", "\t-2e-3\x0b", "1_000.000_1", "1__0", "_1", "1_", "1_e5", "1e_5",
+               ".5", "5.", ".", "e5", "1e", "1e+", "+-1", "inf", "-Infinity", "nAn", "infinit",
+               "0x10", "1e400", "-1e-400", "1" * 400, "0." + "0" * 400 + "1", "1.5x", "", " ",
+               "\x1c1\x1f", "2.4703282292062328e-324", "2.4703282292062327e-324", "1,5", "١"]
+
+
+def python_float(text):
+    """repr(float(text)), or "error" where float() rejects it."""
+    try:
+        return repr(float(text))
+    except ValueError:
+        return "error"
+
+
+def test_repr_and_float_are_pythons(tmp_path):
+    """The program's number printer against repr over 200,000 doubles (repr_values), and its
+    number reader against float() over FLOAT_TEXTS."""
+    shutil.copy(C_DIR / "linear_main.c", tmp_path)
+    shutil.copy(C_DIR / "linear.h", tmp_path)
+    (tmp_path / "driver.c").write_text(DRIVER)
+    program = build(COMPILERS[0], [tmp_path / "driver.c", C_DIR / "linear.c"], tmp_path / "d",
+                    f"-I{tmp_path}", "-Wno-unused-function")
+    values = repr_values(150_000)
+    lines = [f"r {int(b):016x}" for b in values.view(numpy.uint64)]
+    lines += [f"f {t}" for t in FLOAT_TEXTS]
     done = subprocess.run([str(program)], input="\n".join(lines) + "\n",
                           capture_output=True, text=True, timeout=300)
     got = done.stdout.splitlines()
     assert got[:len(values)] == [repr(float(v)) for v in values]
-
-    def python_float(text):
-        try:
-            return repr(float(text))
-        except ValueError:
-            return "error"
-    expected = [python_float(t) for t in texts]
-    expected[texts.index("١")] = "error"  # non-ASCII digits: the C program reads ASCII only
+    expected = [python_float(t) for t in FLOAT_TEXTS[:-1]] + ["error"]  # ASCII digits only
     assert got[len(values):] == expected
 
 

@@ -4,10 +4,9 @@ float64 nearest its exact value (printer.js_number), which is written beside it;
 only through literals.js_string and literals.js_comment_text. The projection is the C
 target's algorithm (emit/c/emit.py) written in JavaScript, piece by piece."""
 import string
-import textwrap
 from importlib import resources
 
-from ..c.emit import _matrix_comment, inlined
+from ..c.emit import inlined, rules_head, shared_placeholders, sub_piece_sums, unit_texts
 from ..c.program import help_texts
 from ..common import values_kind
 from ..literals import c_identifier, js_comment_text, js_string
@@ -24,59 +23,26 @@ def emit_js(cir):
     return {f"{name}.mjs": string.Template(text).substitute(_placeholders(cir, name))}
 
 
-def _comment_lines(text, width=92, prefix=" * "):
-    return "\n".join(prefix + line for line in textwrap.wrap(js_comment_text(text), width)) \
-        or prefix.rstrip()
-
-
 def _placeholders(cir, name):
     ir = cir.module
-    kind = values_kind(ir)
-    lo, hi = cir.domain
-    units = ir.units
-    domain_unit = units["domain"][0] if units["domain"] else None
-    defaults = ", ".join(f"{n} = {v}" for n, v in cir.defaults)
-    texts = help_texts(name)
+    domain_unit, value_unit = unit_texts(ir)
     return {
+        **shared_placeholders(cir, js_number),
         "name": name,
-        "title": "\n * ".join(textwrap.wrap(js_comment_text(ir.title), 92)),
-        "tool_version": js_comment_text(ir.tool_version),
-        "spec_path": js_comment_text(ir.spec_path), "spec_sha256": js_comment_text(ir.spec_sha256),
-        "summary": "\n".join(_comment_lines(line) for line in ir.summary),
         "name_literal": js_string(ir.name), "title_literal": js_string(ir.title),
         "spec_path_literal": js_string(ir.spec_path),
         "spec_sha256_literal": js_string(ir.spec_sha256),
         "tool_version_literal": js_string(ir.tool_version),
         "domain_units_literal": "null" if domain_unit is None else js_string(domain_unit),
-        "value_units_literal": "null" if units["values"] is None else js_string(units["values"]),
-        "basis_size": str(ir.basis_size), "value_dim": str(ir.value_dim),
-        "coef_dim": str(ir.coef_dim),
-        "coef_doc": {"scalar": "m", "vector": "m x n, in C order (c[j n + r])",
-                     "vector_basis": "m, one per vector-valued basis function"}[kind],
-        "defaults_doc": f" ({js_comment_text(defaults)})" if defaults else "",
-        "default_bound_doc": (f"the spec's [privacy] bound, {cir.bound!r}" if cir.bound is not None
-                              else "the largest power of two B with\n * 2 ETA B <= 1e-6 scale"),
-        "atoms_size": str(ir.atoms_size),
-        "width": str(ir.basis_size * (ir.value_dim if ir.vector_basis else 1)),
-        "width_doc": ": m n (e_j, r at j n + r)" if ir.vector_basis else ": m",
+        "value_units_literal": "null" if value_unit is None else js_string(value_unit),
         "max_order": (f"const MAX_ORDER = {cir.rules[-1].order};  /* the highest order of the "
                       "projection's Gauss rules */\n" if ir.atoms_kind == "legendre" else ""),
-        "domain_lo": js_number(lo.value), "domain_hi": js_number(hi.value),
-        "domain_lo_exact": js_comment_text(lo.exact), "domain_hi_exact": js_comment_text(hi.exact),
-        "curve_lo": js_number(cir.curve[0].value), "curve_hi": js_number(cir.curve[1].value),
-        "curve_doc": ("; curves live on [{}, {}]".format(
-            *(js_comment_text(c.exact) for c in cir.curve)) if ir.curve_interval else ""),
-        "gram": _matrix_comment("The Gram matrix of the user basis, G_jl = <phi_j, phi_l>",
-                                "G", cir.gram, js_number),
-        "cholesky": _matrix_comment(js_comment_text(ir.cholesky_doc), "R", cir.cholesky,
-                                    js_number),
         "atoms": _ATOMS[ir.atoms_kind](cir), "orthonormal": _orthonormal(cir),
-        "eta": js_number(cir.eta), "eta_exact": repr(cir.eta),
         "piece_levels": "\n", "rules": _rules(cir), "piece_sums": _piece_sums(cir),
-        "sub_piece_sums": _sub_piece_sums(cir),
-        "accumulate": _ACCUMULATE[kind], "evaluate": _EVALUATE[kind],
+        "sub_piece_sums": sub_piece_sums(cir, _SUB_PIECE_SUMS, _ALL_NODES, _NODE_BY_NODE),
+        "accumulate": _ACCUMULATE[values_kind(ir)], "evaluate": _EVALUATE[values_kind(ir)],
         "default_bound": _default_bound(cir),
-        **{f"help_{key}": js_string(text) for key, text in texts.items()},
+        **{f"help_{key}": js_string(text) for key, text in help_texts(name).items()},
         "protocol": inlined(PROTOCOL), "runtime": _runtime(),
     }
 
@@ -258,13 +224,6 @@ _ALL_NODES = """    const s = [], x = [], e = new Float64Array(MAX_ORDER * WIDTH
     }"""
 
 
-def _sub_piece_sums(cir):
-    if cir.module.atoms_kind == "legendre":
-        return _SUB_PIECE_SUMS.replace("$how", ", the basis at all nodes at once").replace(
-            "$body", _ALL_NODES)
-    return _SUB_PIECE_SUMS.replace("$how", "").replace("$body", _NODE_BY_NODE)
-
-
 def _rules(cir):
     tables = []
     for rule in cir.rules:
@@ -273,13 +232,7 @@ def _rules(cir):
             tables.append(f"const {label}_{rule.order} = [\n{rows}\n];")
     entries = "\n".join(f"    {{ order: {r.order}, limit: {js_number(r.limit)}, "
                         f"xi: NODES_{r.order}, w: WEIGHTS_{r.order} }}," for r in cir.rules)
-    head = ("/* Gauss-Legendre rules on [-1, 1]: nodes and weights computed at 60 digits\n"
-            " * (Newton's method on P_n) and rounded once. Each rule's limit: the largest half\n"
-            " * width (h/pieces) F/2 of a run for which the Python module's gauss_order\n"
-            " * (truncation <= 1e-17) picks it. */"
-            if cir.frequency is not None else
-            "/* The Gauss-Legendre rule exact for these polynomial integrands (one per piece):\n"
-            " * nodes and weights on [-1, 1] computed at 60 digits and rounded once. */")
+    head = rules_head(cir)
     body = "\n\n".join(tables)
     select = (_SELECT_EXACT if cir.frequency is None else _SELECT.replace(
         "$frequency", js_number(cir.frequency)).replace("$exact", repr(cir.frequency)))

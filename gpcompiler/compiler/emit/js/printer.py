@@ -5,7 +5,7 @@ import math
 
 from sympy.printing.jscode import JavascriptCodePrinter
 
-from ..c.printer import exact_float
+from ..c.printer import ExactNumbers
 
 
 def js_number(value):
@@ -17,32 +17,10 @@ def js_number(value):
     return repr(float(value))
 
 
-class JSPrinter(JavascriptCodePrinter):
+class JSPrinter(ExactNumbers, JavascriptCodePrinter):
     """JavaScript of a basis function of the variable (printed ``x``) at the parameters'
     defaults: every number the float64 nearest it (js_number)."""
-
-    def __init__(self, variable):
-        super().__init__({"strict": False})
-        self._variable = variable
-
-    def _print_Symbol(self, symbol):
-        if symbol == self._variable:
-            return "x"
-        raise AssertionError(f"unexpected symbol {symbol} (parameters take their defaults)")
-
-    def _number(self, value):
-        literal = js_number(exact_float(value))
-        return f"({literal})" if literal.startswith("-") else literal
-
-    def _print_Integer(self, expr):
-        return self._number(expr)
-
-    _print_Rational = _print_Float = _print_NumberSymbol = _print_Integer
-    _print_Pi = _print_Exp1 = _print_Half = _print_One = _print_Zero = _print_Integer
-    _print_NegativeOne = _print_Integer
-
-    def _print_sinc(self, expr):
-        raise AssertionError("sinc in an expression basis: not in the JS target")
+    literal = staticmethod(js_number)
 
 
 def js_expression(expression, variable):
