@@ -384,17 +384,19 @@ def test_the_docs_example_builds_runs_and_matches_the_python_target(tmp_path):
 
 
 def test_check_reports_stale_missing_and_changed_c_files(tmp_path, capsys):
-    """gpcompiler check over a copy of linear.toml and its committed outputs: clean, then a
-    changed NAME_main.c (a diff), a missing NAME.h (a diff from nothing) and a stray file
-    in c/ (stale) each make it fail."""
+    """gpcompiler check over a copy of linear.toml and its committed outputs (Python, C and
+    JS targets): clean, then a changed NAME_main.c and NAME.mjs (diffs), a missing NAME.h (a
+    diff from nothing) and stray files in c/ and js/ (stale) each make it fail."""
     from gpcompiler.cli import main
     specs, generated = tmp_path / "specs", tmp_path / "generated"
     (generated / "c").mkdir(parents=True)
+    (generated / "js").mkdir()
     specs.mkdir()
     shutil.copy(ROOT / "specs" / "linear.toml", specs)
     shutil.copy(GENERATED / "linear.py", generated)
     for name in ("linear.h", "linear.c", "linear_main.c"):
         shutil.copy(C_DIR / name, generated / "c")
+    shutil.copy(GENERATED / "js" / "linear.mjs", generated / "js")
     check = ["check", "--specs", str(specs), "--generated", str(generated)]
     assert main(check) == 0
     main_c = generated / "c" / "linear_main.c"
@@ -402,8 +404,13 @@ def test_check_reports_stale_missing_and_changed_c_files(tmp_path, capsys):
                                                  "#define FIELD_LIMIT 131073"))
     (generated / "c" / "old.c").write_text("")
     (generated / "c" / "linear.h").unlink()
+    module = generated / "js" / "linear.mjs"
+    module.write_text(module.read_text().replace("const BLOCK = 1024;", "const BLOCK = 1025;"))
+    (generated / "js" / "old.mjs").write_text("")
     capsys.readouterr()
     assert main(check) == 1
     out = capsys.readouterr().out
     assert "+#define FIELD_LIMIT 131072" in out and "linear.h (regenerated)" in out
+    assert "+const BLOCK = 1024;" in out
     assert f"stale: {generated / 'c' / 'old.c'}" in out
+    assert f"stale: {generated / 'js' / 'old.mjs'}" in out

@@ -18,12 +18,14 @@ import pytest
 from c_build import COMPILERS
 from conftest import ROOT
 from gpcompiler.compiler.build import compile_spec
+from gpcompiler.compiler.emit.js.printer import js_number
 from gpcompiler.errors import SpecError
 from gpcompiler.runtime.keyed import KeyedGenerator
 from gpcompiler.runtime.protocol import run_protocol
 from test_c_protocol import (C_ONLY, FLOAT_TEXTS, SAME, coefficients_text, curves_text,
                              hostile_rows, parsed, python_float, repr_values)
 from test_protocol import GENERATED, KEY, ONE_D, load
+from test_c_target import UNSUPPORTED
 from test_spec_is_data import EXPLOITS, spec_bytes
 
 
@@ -261,3 +263,35 @@ def test_the_docs_example_runs_and_matches_the_python_target(tmp_path):
     got = numpy.array([float(v) for v in keyed.split()[2:]])
     assert numpy.all(numpy.abs(got - release) <= 2 * module.ETA * bound + gamma)
     assert numpy.any(got != want)
+
+
+@pytest.mark.parametrize("kind", ["sobolev", "box", "hermite"])
+def test_other_specs_are_refused_with_one_line(kind, tmp_path):
+    """What the C target refuses (test_c_target's UNSUPPORTED), the JS target refuses in one
+    line naming it and the JS target, never a module."""
+    body, what = UNSUPPORTED[kind]
+    spec = tmp_path / f"{kind}.toml"
+    spec.write_text(f'name = "{kind}_spec"\n' + body)
+    with pytest.raises(SpecError) as error:
+        compile_spec(spec, tmp_path, target="js")
+    message = str(error.value)
+    assert "JS target" in message and "\n" not in message
+    assert what in message or "curves in one variable" in message
+
+
+def test_the_runtime_is_inlined_verbatim_with_its_hash():
+    """Every generated/js/NAME.mjs holds gp_runtime.mjs and gp_protocol.mjs verbatim, each
+    marked with its path, gpcompiler's version and the sha256 of its text; every constant
+    of the spec part parses back to the double it was printed from (js_number)."""
+    import hashlib
+    from gpcompiler import __version__
+    for path in sorted(JS_DIR.glob("*.mjs")):
+        text = path.read_text()
+        for name in ("gp_runtime.mjs", "gp_protocol.mjs"):
+            source = (ROOT / "gpcompiler" / "runtime" / "js" / name).read_text().strip("\n")
+            digest = hashlib.sha256(source.encode()).hexdigest()
+            assert (f"/* ---- runtime/js/{name} from gpcompiler {__version__}, inlined verbatim\n"
+                    f" * ---- sha256 {digest} */\n{source}\n/* ---- end of runtime/js/{name} */"
+                    ) in text, (path, name)
+    assert [js_number(v) for v in (0.1, -2.5e-300, 1e16, 5e-324, float("inf"))] == [
+        "0.1", "-2.5e-300", "1e+16", "5e-324", "Infinity"]
