@@ -14,7 +14,8 @@ refinement rate of exact noise and the cost of one refinement), seg (PrivFuncSeg
 S = 1e3..1e6), select (PrivFuncSelect, S = 1e3..1e6), cdf (cdf.estimate, N = 1e7, K = 20),
 dask (privatize_batch, B = 4096, then a Parquet dataset on a 2-worker LocalCluster with a
 per-worker memory limit, or a scheduler address), timing (the weight cache's timing side
-channel, with and without cache=False), c (the C target: benchmarks/c_target.py).
+channel, with and without cache=False), c (the C target: benchmarks/c_target.py), js (the
+JS target: benchmarks/js_target.py).
 """
 import argparse
 import math
@@ -41,7 +42,7 @@ from gpcompiler.runtime.secure import SecureGenerator  # noqa: E402
 
 from benchmarks.original import original_weights  # noqa: E402
 
-SECTIONS = ("privatize", "exact", "seg", "select", "cdf", "dask", "timing", "c")
+SECTIONS = ("privatize", "exact", "seg", "select", "cdf", "dask", "timing", "c", "js")
 
 
 def best_time(function, repeats):
@@ -476,6 +477,12 @@ def bench_dask(args):
 def bench_c(args):
     """The C target: benchmarks/c_target.py."""
     from benchmarks.c_target import bench
+    bench(args)
+
+
+def bench_js(args):
+    """The JS target: benchmarks/js_target.py."""
+    from benchmarks.js_target import bench
     bench(args)
 
 

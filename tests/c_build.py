@@ -24,3 +24,30 @@ def build_driver(directory, name, program, optimize="-O2"):
                     str(Path(directory) / f"{name}.c"), "-o", str(program), "-lm"],
                    check=True, capture_output=True, text=True)
     return program
+
+
+COMPILERS = [cc for cc in ("cc", "clang") if shutil.which(cc)]
+
+
+def build(compiler, sources, output, *extra):
+    """``sources`` built with the strict flags (no warning) into ``output``."""
+    done = subprocess.run([compiler, *FLAGS, *extra, *map(str, sources), "-lm", "-o",
+                           str(output)], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return output
+
+
+class Programs(dict):
+    """{(compiler, name): the protocol program of generated/c/NAME.c and NAME_main.c}, each
+    built into ``directory`` on first use (the C and JS conformance tests share them)."""
+
+    def __init__(self, directory):
+        super().__init__()
+        self.directory = directory
+
+    def __missing__(self, key):
+        compiler, name = key
+        c_dir = ROOT / "generated" / "c"
+        self[key] = build(compiler, [c_dir / f"{name}.c", c_dir / f"{name}_main.c"],
+                          Path(self.directory) / f"{name}-{compiler}")
+        return self[key]

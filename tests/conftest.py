@@ -119,6 +119,14 @@ def spec(name):
     return load_spec(ROOT / "specs" / f"{name}.toml", ROOT)
 
 
+@pytest.fixture(scope="session")
+def programs(tmp_path_factory):
+    """{(compiler, name): the C protocol program of generated/c/NAME}, each built on first use
+    (c_build.Programs), shared by the C and JS conformance tests (one xdist group)."""
+    from c_build import Programs
+    return Programs(tmp_path_factory.mktemp("c_protocol"))
+
+
 @pytest.fixture
 def cli(capsys, monkeypatch):
     """Run ``gpcompiler ARGS`` in-process from the repository root: (status, out, err)."""

@@ -6,45 +6,22 @@ import os
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy
 import pytest
 
-from c_build import FLAGS
+from c_build import COMPILERS, build
 from conftest import ROOT
 from gpcompiler.runtime.keyed import KeyedGenerator
 from gpcompiler.runtime.protocol import _protocol_parser
 from test_protocol import GENERATED, KEY, ONE_D, load
 
 C_DIR = GENERATED / "c"
-COMPILERS = [cc for cc in ("cc", "clang") if shutil.which(cc)]
-# the second compiler (clang, where installed) builds these: a scalar, a vector-valued and the
+# the second compiler (clang, where installed) runs these: a scalar, a vector-valued and the
 # largest module (800 coefficients), which keeps the session's builds to 12
 SECOND_COMPILER_SPECS = ("legendre10", "two_circles", "sinc_ecg")
 # one worker builds the programs (--dist loadgroup): the session fixture runs once
 pytestmark = pytest.mark.xdist_group("c_protocol")
-
-
-def build(compiler, sources, output, *extra):
-    done = subprocess.run([compiler, *FLAGS, *extra, *map(str, sources), "-lm", "-o",
-                           str(output)], capture_output=True, text=True)
-    assert done.returncode == 0 and done.stderr == "", done.stderr
-    return output
-
-
-@pytest.fixture(scope="session")
-def programs(tmp_path_factory):
-    """{(compiler, name): the protocol program built from generated/c/NAME.c, NAME_main.c}
-    (the second compiler: SECOND_COMPILER_SPECS only)."""
-    base = tmp_path_factory.mktemp("c_protocol")
-    wanted = [(cc, name) for cc in COMPILERS for name in ONE_D
-              if cc == COMPILERS[0] or name in SECOND_COMPILER_SPECS]
-    with ThreadPoolExecutor(max_workers=2) as pool:   # two builds at once: the machine's cores
-        built = pool.map(lambda key: build(key[0], [C_DIR / f"{key[1]}.c",
-                                                    C_DIR / f"{key[1]}_main.c"],
-                                           base / f"{key[1]}-{key[0]}"), wanted)
-        return dict(zip(wanted, built))
 
 
 def compilers(name):
@@ -317,41 +294,50 @@ int main(void)
 """
 
 
-def test_repr_and_float_are_pythons(tmp_path):
-    """The program's number printer against repr over 200,000 doubles (random bits, powers
-    of two and their neighbours, subnormals, integers, the repr thresholds 1e-4 and 1e16),
-    and its number reader against float() over texts float() accepts and rejects."""
-    shutil.copy(C_DIR / "linear_main.c", tmp_path)
-    shutil.copy(C_DIR / "linear.h", tmp_path)
-    (tmp_path / "driver.c").write_text(DRIVER)
-    program = build(COMPILERS[0], [tmp_path / "driver.c", C_DIR / "linear.c"], tmp_path / "d",
-                    f"-I{tmp_path}", "-Wno-unused-function")
+def repr_values(random):
+    """``random`` doubles of random bits, then powers of two and ten, their neighbours, their
+    negatives, subnormals, the repr thresholds 1e-4 and 1e16, and multiples of 1/8."""
     rng = numpy.random.default_rng(31)
     special = [2.0 ** k for k in range(-1074, 1024)] + [10.0 ** k for k in range(-323, 308)]
     special += [9.999999999999999e-05, 1e-4, 1e16, 9999999999999998.0, 5e-324, 1.7976931348623157e308]
     with numpy.errstate(over="ignore"):
         above = numpy.nextafter(special, numpy.inf)
-    values = numpy.concatenate([rng.integers(0, 2 ** 64, 150_000, dtype=numpy.uint64).view(float),
-                                numpy.array(special), numpy.nextafter(special, 0),
-                                above, -numpy.array(special),
-                                numpy.arange(-5000, 5000) / 8.0])
-    texts = ["1", " 1.5 ", "\t-2e-3\x0b", "1_000.000_1", "1__0", "_1", "1_", "1_e5", "1e_5", ".5",
-             "5.", ".", "e5", "1e", "1e+", "+-1", "inf", "-Infinity", "nAn", "infinit", "0x10",
-             "1e400", "-1e-400", "1" * 400, "0." + "0" * 400 + "1", "1.5x", "", " ", "\x1c1\x1f",
-             "2.4703282292062328e-324", "2.4703282292062327e-324", "1,5", "١"]
-    lines = [f"r {int(b):016x}" for b in values.view(numpy.uint64)] + [f"f {t}" for t in texts]
+    return numpy.concatenate([rng.integers(0, 2 ** 64, random, dtype=numpy.uint64).view(float),
+                              numpy.array(special), numpy.nextafter(special, 0),
+                              above, -numpy.array(special), numpy.arange(-5000, 5000) / 8.0])
+
+
+# texts float() accepts and rejects; non-ASCII digits (last) only the Python target reads
+FLOAT_TEXTS = ["1", " 1.5 ", "\t-2e-3\x0b", "1_000.000_1", "1__0", "_1", "1_", "1_e5", "1e_5",
+               ".5", "5.", ".", "e5", "1e", "1e+", "+-1", "inf", "-Infinity", "nAn", "infinit",
+               "0x10", "1e400", "-1e-400", "1" * 400, "0." + "0" * 400 + "1", "1.5x", "", " ",
+               "\x1c1\x1f", "2.4703282292062328e-324", "2.4703282292062327e-324", "1,5", "١"]
+
+
+def python_float(text):
+    """repr(float(text)), or "error" where float() rejects it."""
+    try:
+        return repr(float(text))
+    except ValueError:
+        return "error"
+
+
+def test_repr_and_float_are_pythons(tmp_path):
+    """The program's number printer against repr over 200,000 doubles (repr_values), and its
+    number reader against float() over FLOAT_TEXTS."""
+    shutil.copy(C_DIR / "linear_main.c", tmp_path)
+    shutil.copy(C_DIR / "linear.h", tmp_path)
+    (tmp_path / "driver.c").write_text(DRIVER)
+    program = build(COMPILERS[0], [tmp_path / "driver.c", C_DIR / "linear.c"], tmp_path / "d",
+                    f"-I{tmp_path}", "-Wno-unused-function")
+    values = repr_values(150_000)
+    lines = [f"r {int(b):016x}" for b in values.view(numpy.uint64)]
+    lines += [f"f {t}" for t in FLOAT_TEXTS]
     done = subprocess.run([str(program)], input="\n".join(lines) + "\n",
                           capture_output=True, text=True, timeout=300)
     got = done.stdout.splitlines()
     assert got[:len(values)] == [repr(float(v)) for v in values]
-
-    def python_float(text):
-        try:
-            return repr(float(text))
-        except ValueError:
-            return "error"
-    expected = [python_float(t) for t in texts]
-    expected[texts.index("١")] = "error"  # non-ASCII digits: the C program reads ASCII only
+    expected = [python_float(t) for t in FLOAT_TEXTS[:-1]] + ["error"]  # ASCII digits only
     assert got[len(values):] == expected
 
 
@@ -406,17 +392,19 @@ def test_the_docs_example_builds_runs_and_matches_the_python_target(tmp_path):
 
 
 def test_check_reports_stale_missing_and_changed_c_files(tmp_path, capsys):
-    """gpcompiler check over a copy of linear.toml and its committed outputs: clean, then a
-    changed NAME_main.c (a diff), a missing NAME.h (a diff from nothing) and a stray file
-    in c/ (stale) each make it fail."""
+    """gpcompiler check over a copy of linear.toml and its committed outputs (Python, C and
+    JS targets): clean, then a changed NAME_main.c and NAME.mjs (diffs), a missing NAME.h (a
+    diff from nothing) and stray files in c/ and js/ (stale) each make it fail."""
     from gpcompiler.cli import main
     specs, generated = tmp_path / "specs", tmp_path / "generated"
     (generated / "c").mkdir(parents=True)
+    (generated / "js").mkdir()
     specs.mkdir()
     shutil.copy(ROOT / "specs" / "linear.toml", specs)
     shutil.copy(GENERATED / "linear.py", generated)
     for name in ("linear.h", "linear.c", "linear_main.c"):
         shutil.copy(C_DIR / name, generated / "c")
+    shutil.copy(GENERATED / "js" / "linear.mjs", generated / "js")
     check = ["check", "--specs", str(specs), "--generated", str(generated)]
     assert main(check) == 0
     main_c = generated / "c" / "linear_main.c"
@@ -424,8 +412,13 @@ def test_check_reports_stale_missing_and_changed_c_files(tmp_path, capsys):
                                                  "#define FIELD_LIMIT 131073"))
     (generated / "c" / "old.c").write_text("")
     (generated / "c" / "linear.h").unlink()
+    module = generated / "js" / "linear.mjs"
+    module.write_text(module.read_text().replace("const BLOCK = 1024;", "const BLOCK = 1025;"))
+    (generated / "js" / "old.mjs").write_text("")
     capsys.readouterr()
     assert main(check) == 1
     out = capsys.readouterr().out
     assert "+#define FIELD_LIMIT 131072" in out and "linear.h (regenerated)" in out
+    assert "+const BLOCK = 1024;" in out
     assert f"stale: {generated / 'c' / 'old.c'}" in out
+    assert f"stale: {generated / 'js' / 'old.mjs'}" in out

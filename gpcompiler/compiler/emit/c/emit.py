@@ -52,54 +52,67 @@ def _comment_lines(text, width=92, prefix=" * "):
         or prefix.rstrip()
 
 
-def _placeholders(cir, name):
+def shared_placeholders(cir, number):
+    """The placeholders the C and JS templates share: the spec's text in block comments
+    (c_comment_text: both languages' comments end at "*/"), the shapes, and the numbers as
+    ``number`` prints a float64 (printer.hex_float; js/printer.js_number)."""
     ir = cir.module
-    kind = values_kind(ir)
     lo, hi = cir.domain
-    units = ir.units
-    domain_unit = units["domain"][0] if units["domain"] else None
     defaults = ", ".join(f"{n} = {v}" for n, v in cir.defaults)
     return {
-        "name": name, "guard": f"GPCOMPILER_{name.upper()}_H",
         "title": "\n * ".join(textwrap.wrap(c_comment_text(ir.title), 92)),
         "tool_version": c_comment_text(ir.tool_version),
         "spec_path": c_comment_text(ir.spec_path), "spec_sha256": c_comment_text(ir.spec_sha256),
         "summary": "\n".join(_comment_lines(line) for line in ir.summary),
+        "basis_size": str(ir.basis_size), "value_dim": str(ir.value_dim),
+        "coef_dim": str(ir.coef_dim),
+        "coef_doc": {"scalar": "m", "vector": "m x n, in C order (c[j n + r])",
+                     "vector_basis": "m, one per vector-valued basis function"}[values_kind(ir)],
+        "defaults_doc": f" ({c_comment_text(defaults)})" if defaults else "",
+        "default_bound_doc": (f"the spec's [privacy] bound, {cir.bound!r}" if cir.bound is not None
+                              else "the largest power of two B with\n * 2 ETA B <= 1e-6 scale"),
+        "atoms_size": str(ir.atoms_size),
+        "width": str(ir.basis_size * (ir.value_dim if ir.vector_basis else 1)),
+        "width_doc": ": m n (e_j, r at j n + r)" if ir.vector_basis else ": m",
+        "width_doc_short": "m n" if ir.vector_basis else "m",
+        "domain_lo": number(lo.value), "domain_hi": number(hi.value),
+        "domain_lo_exact": c_comment_text(lo.exact), "domain_hi_exact": c_comment_text(hi.exact),
+        "curve_lo": number(cir.curve[0].value), "curve_hi": number(cir.curve[1].value),
+        "curve_doc": ("; curves live on [{}, {}]".format(
+            *(c_comment_text(c.exact) for c in cir.curve)) if ir.curve_interval else ""),
+        "gram": _matrix_comment("The Gram matrix of the user basis, G_jl = <phi_j, phi_l>",
+                                "G", cir.gram, number),
+        "cholesky": _matrix_comment(c_comment_text(ir.cholesky_doc), "R", cir.cholesky, number),
+        "eta": number(cir.eta), "eta_exact": repr(cir.eta),
+    }
+
+
+def unit_texts(ir):
+    """The spec's domain and value units (None: not declared)."""
+    return ir.units["domain"][0] if ir.units["domain"] else None, ir.units["values"]
+
+
+def _placeholders(cir, name):
+    ir = cir.module
+    kind = values_kind(ir)
+    domain_unit, value_unit = unit_texts(ir)
+    return {
+        **shared_placeholders(cir, hex_float),
+        "name": name, "guard": f"GPCOMPILER_{name.upper()}_H",
         "name_literal": c_string(ir.name), "title_literal": c_string(ir.title, 92),
         "spec_path_literal": c_string(ir.spec_path, 92),
         "spec_sha256_literal": c_string(ir.spec_sha256, 92),
         "tool_version_literal": c_string(ir.tool_version),
         "domain_units_literal": "NULL" if domain_unit is None else c_string(domain_unit, 40),
-        "value_units_literal": ("NULL" if units["values"] is None
-                                else c_string(units["values"], 40)),
-        "basis_size": str(ir.basis_size), "value_dim": str(ir.value_dim),
-        "coef_dim": str(ir.coef_dim),
-        "coef_doc": {"scalar": "m", "vector": "m x n, in C order (c[j n + r])",
-                     "vector_basis": "m, one per vector-valued basis function"}[kind],
-        "defaults_doc": f" ({c_comment_text(defaults)})" if defaults else "",
-        "default_bound_doc": (f"the spec's [privacy] bound, {cir.bound!r}" if cir.bound is not None
-                              else "the largest power of two B with\n * 2 ETA B <= 1e-6 scale"),
+        "value_units_literal": "NULL" if value_unit is None else c_string(value_unit, 40),
         "stack_kb": str(_stack_kb(cir)),
         "runtime_header": inlined(RUNTIME_H), "runtime": _runtime_c(),
-        "atoms_size": str(ir.atoms_size),
-        "width": str(ir.basis_size * (ir.value_dim if ir.vector_basis else 1)),
-        "width_doc": ": m n (e_j, r at j n + r)" if ir.vector_basis else ": m",
-        "width_doc_short": "m n" if ir.vector_basis else "m",
-        "domain_lo": hex_float(lo.value), "domain_hi": hex_float(hi.value),
-        "domain_lo_exact": c_comment_text(lo.exact), "domain_hi_exact": c_comment_text(hi.exact),
-        "curve_lo": hex_float(cir.curve[0].value), "curve_hi": hex_float(cir.curve[1].value),
-        "curve_doc": ("; curves live on [{}, {}]".format(
-            *(c_comment_text(c.exact) for c in cir.curve)) if ir.curve_interval else ""),
-        "gram": _matrix_comment("The Gram matrix of the user basis, G_jl = <phi_j, phi_l>",
-                                "G", cir.gram),
-        "cholesky": _matrix_comment(c_comment_text(ir.cholesky_doc), "R", cir.cholesky),
         "atoms": _ATOMS[ir.atoms_kind](cir),
         "orthonormal": _orthonormal(cir),
-        "eta": hex_float(cir.eta), "eta_exact": repr(cir.eta),
         "piece_levels": (f"#define PIECE_LEVELS {cir.piece_levels}  /* binary-counter levels of "
                          "the parts of one piece */\n\n" if cir.piece_levels else "\n"),
         "rules": _rules(cir), "piece_sums": _piece_sums(cir),
-        "sub_piece_sums": _sub_piece_sums(cir),
+        "sub_piece_sums": sub_piece_sums(cir, _SUB_PIECE_SUMS, _ALL_NODES, _NODE_BY_NODE),
         "max_order": (f"#define MAX_ORDER {cir.rules[-1].order}  /* the highest order of the "
                       "projection's Gauss rules */\n" if ir.atoms_kind == "legendre" else ""),
         "accumulate": _ACCUMULATE[kind], "evaluate": _EVALUATE[kind],
@@ -128,7 +141,9 @@ def _stack_kb(cir):
     return max(-(-doubles * 8 // 1024), 10) + 2
 
 
-def _matrix_comment(title, symbol, matrix):
+def _matrix_comment(title, symbol, matrix, number=hex_float):
+    """A block comment of an exact matrix: each entry as ``number`` prints it (the C
+    target's hexadecimal floats, the JS target's shortest decimals) beside its exact value."""
     entries, identity, formula = matrix
     lines = textwrap.wrap(f"{title} (exact): each entry's nearest float64 and its exact "
                           "value:", 92, initial_indent="/* ", subsequent_indent=" * ")
@@ -137,7 +152,7 @@ def _matrix_comment(title, symbol, matrix):
     if formula:
         lines.append(_comment_lines(f"Exact entries: {formula}.", 88, " *   "))
     for i, j, constant in entries:
-        text = f" *   {symbol}[{i}][{j}] = {hex_float(constant.value)}"
+        text = f" *   {symbol}[{i}][{j}] = {number(constant.value)}"
         exact = c_comment_text(constant.exact)
         if len(text) + len(exact) + 2 <= 96:
             lines.append(f"{text}  {exact}" if exact else text)
@@ -332,11 +347,25 @@ _ALL_NODES = """    double s[MAX_ORDER], x[MAX_ORDER], e[MAX_ORDER * WIDTH];
     }"""
 
 
-def _sub_piece_sums(cir):
+def sub_piece_sums(cir, template, all_nodes, node_by_node):
+    """The sub-piece sums' function of a target (C or JS): ``template`` with the body that
+    evaluates the basis at all nodes at once (Legendre atoms) or node by node."""
     if cir.module.atoms_kind == "legendre":
-        return _SUB_PIECE_SUMS.replace("$how", ", the basis at all nodes at once").replace(
-            "$body", _ALL_NODES)
-    return _SUB_PIECE_SUMS.replace("$how", "").replace("$body", _NODE_BY_NODE)
+        return template.replace("$how", ", the basis at all nodes at once").replace(
+            "$body", all_nodes)
+    return template.replace("$how", "").replace("$body", node_by_node)
+
+
+def rules_head(cir):
+    """The comment above the Gauss rules' tables (C and JS)."""
+    if cir.frequency is None:
+        return ("/* The Gauss-Legendre rule exact for these polynomial integrands (one per piece):\n"
+                " * nodes and weights on [-1, 1] computed at 60 digits and rounded once. */")
+    return ("/* Gauss-Legendre rules on [-1, 1]: nodes and weights computed at 60 digits\n"
+            " * (Newton's method on P_n) and rounded once. Each rule's limit: the largest half\n"
+            " * width (h/pieces) F/2 of a run for which the Python module's gauss_order\n"
+            " * (truncation <= 1e-17) picks it (found by bisection over the floats at compile\n"
+            " * time). */")
 
 
 def _rules(cir):
@@ -349,14 +378,7 @@ def _rules(cir):
     entries = "\n".join(
         f"    {{{r.order}, {hex_float(r.limit)}, nodes_{r.order}, weights_{r.order}}},"
         for r in cir.rules)
-    head = ("/* Gauss-Legendre rules on [-1, 1]: nodes and weights computed at 60 digits\n"
-            " * (Newton's method on P_n) and rounded once. Each rule's limit: the largest half\n"
-            " * width (h/pieces) F/2 of a run for which the Python module's gauss_order\n"
-            " * (truncation <= 1e-17) picks it (found by bisection over the floats at compile\n"
-            " * time). */"
-            if cir.frequency is not None else
-            "/* The Gauss-Legendre rule exact for these polynomial integrands (one per piece):\n"
-            " * nodes and weights on [-1, 1] computed at 60 digits and rounded once. */")
+    head = rules_head(cir)
     body = "\n\n".join(tables)
     select = _SELECT_EXACT if cir.frequency is None else _SELECT.replace(
         "$frequency", hex_float(cir.frequency)).replace("$exact", repr(cir.frequency))

@@ -28,9 +28,10 @@ def exact_float(value):
     return to_float(sympy.sympify(value))
 
 
-class CPrinter(C99CodePrinter):
-    """C99 code of a basis function of the variable (printed ``x``) at the parameters'
-    defaults: every number a hexadecimal float of its nearest float64."""
+class ExactNumbers:
+    """A SymPy code printer's numbers and variable for generated code (the C and JS
+    targets): the variable printed ``x``, every number the literal (``self.literal``) of the
+    float64 nearest its exact value, parenthesized when negative."""
 
     def __init__(self, variable):
         super().__init__({"strict": False})
@@ -42,7 +43,7 @@ class CPrinter(C99CodePrinter):
         raise AssertionError(f"unexpected symbol {symbol} (parameters take their defaults)")
 
     def _number(self, value):
-        literal = hex_float(exact_float(value))
+        literal = self.literal(exact_float(value))
         return f"({literal})" if literal.startswith("-") else literal
 
     def _print_Integer(self, expr):
@@ -53,7 +54,13 @@ class CPrinter(C99CodePrinter):
     _print_NegativeOne = _print_Integer
 
     def _print_sinc(self, expr):
-        raise AssertionError("sinc in an expression basis: not in the C target")
+        raise AssertionError("sinc in an expression basis: not in the C or JS target")
+
+
+class CPrinter(ExactNumbers, C99CodePrinter):
+    """C99 code of a basis function of the variable (printed ``x``) at the parameters'
+    defaults: every number a hexadecimal float of its nearest float64."""
+    literal = staticmethod(hex_float)
 
 
 def c_expression(expression, variable):
