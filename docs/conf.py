@@ -20,11 +20,13 @@ version = release = __version__
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.mathjax", "gpdocs"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "**/results.json"]
+exclude_patterns = ["_build", "**/results.json", "_page", "_extra"]
 myst_enable_extensions = ["dollarmath"]
 myst_heading_anchors = 3
 autodoc_member_order = "bysource"
 autodoc_default_options = {"members": True}
 html_theme = "alabaster"
 html_static_path = []
+# the privatize page, one self-contained file (docs/_page/build.py): site/privatize/index.html
+html_extra_path = ["_extra"]
 nitpicky = False
