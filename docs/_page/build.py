@@ -16,6 +16,8 @@ tests/test_page.py fails when the committed page differs from what this builds.
 import base64
 import hashlib
 import html
+import importlib.util
+import json
 import sys
 from pathlib import Path
 from string import Template
@@ -27,7 +29,18 @@ PAGE = ROOT / "docs" / "_extra" / "privatize" / "index.html"
 API = ("NAME", "TITLE", "DOMAIN_UNITS", "VALUE_UNITS", "VALUE_DIM", "CURVE_INTERVAL",
        "SPEC_SHA256", "TOOL_VERSION", "releaseFacts", "projectAndPrivatize", "evaluate",
        "sourceOS", "sourceKey", "parseKey")
-REGISTER = "\n;(globalThis.gpcompilerModules ??= {})[NAME] = {" + ", ".join(API) + "};\n"
+
+
+def _register(name):
+    """The line after module ``name`` that registers its API, with the public parameter
+    values it was compiled at (the spec's defaults: the JS module does not export them;
+    read from the Python target of the same spec, the release file's ``parameters``)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "generated" / f"{name}.py")
+    python = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(python)
+    parameters = {key: float(value) for key, value in python.PARAMETERS.items()}
+    extra = f", PARAMETERS: {json.dumps(parameters)}" if parameters else ""
+    return (f"\n;(globalThis.gpcompilerModules ??= {{}})[NAME] = {{{', '.join(API)}{extra}}};\n")
 
 
 def _inline(text, what):
@@ -57,7 +70,7 @@ def ecg_window():
 
 def build():
     """The page's HTML text."""
-    modules = [_inline(path.read_text(encoding="utf-8"), path.name) + REGISTER
+    modules = [_inline(path.read_text(encoding="utf-8"), path.name) + _register(path.stem)
                for path in sorted((ROOT / "generated" / "js").glob("*.mjs"))]
     if not modules:
         raise ValueError("generated/js/ holds no module: compile the specs with --target js")
