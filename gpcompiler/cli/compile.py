@@ -7,7 +7,7 @@ from .common import Steps, named_error, say
 
 
 def cmd_compile(args):
-    """`gpcompiler compile SPEC... -o DIR [--target c]`: write the generated modules."""
+    """`gpcompiler compile SPEC... -o DIR [--target c|js]`: write the generated modules."""
     from ..compiler.build import compile_files
     from ..io.curves import check_writable
     check_writable(args.output, directory=True)
@@ -51,15 +51,16 @@ def cmd_check(args):
     for diff in problems:
         sys.stdout.write(diff)
     names = {spec.name for spec in loaded}
-    c_names = {name for spec in loaded for name in c_target_names(spec)}
-    stale = sorted([p for p in generated.glob("*.py") if p.stem not in names]
-                   + [p for p in (generated / "c").glob("*") if p.name not in c_names])
+    stale = sorted([p for p in generated.glob("*.py") if p.stem not in names] + [
+        p for target in ("c", "js") for p in (generated / target).glob("*")
+        if p.name not in {name for spec in loaded for name in c_target_names(spec, target)}])
     for path in stale:
         print(f"stale: {path} is made by no spec in {spec_dir}/: remove it")
     if problems:
         print(f"{len(problems)} generated module(s) differ from their specs: "
               f"run `gpcompiler compile {spec_dir}/*.toml -o {generated}`, and for the curves "
-              f"in one variable `gpcompiler compile SPEC... --target c -o {generated}/c`",
+              f"in one variable `gpcompiler compile SPEC... --target c -o {generated}/c` and "
+              f"`gpcompiler compile SPEC... --target js -o {generated}/js`",
               file=sys.stderr)
     if problems or stale:
         return 1

@@ -183,19 +183,22 @@ def build_parser():
     def command(name, text):
         return commands.add_parser(name, help=text, description=text, parents=[quiet],
                                    formatter_class=_Help)
-    p = command("compile", "compile spec files into NumPy modules (or C: --target c)")
+    p = command("compile", "compile spec files into NumPy modules (or C or JavaScript: "
+                           "--target c, --target js)")
     p.add_argument("specs", nargs="+", metavar="SPEC", help="spec files (TOML)")
     p.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="directory of the generated modules (required: a plain compile "
                         "never overwrites the committed generated/ that `check` compares "
                         "against; e.g. -o build/generated)")
-    p.add_argument("--target", choices=("python", "c"), default="python",
+    p.add_argument("--target", choices=("python", "c", "js"), default="python",
                    help="python: DIR/NAME.py, a NumPy module; c: DIR/NAME.h, DIR/NAME.c and "
                         "the protocol program DIR/NAME_main.c, for curves in one variable "
-                        "(docs/reference/c.md)")
+                        "(docs/reference/c.md); js: DIR/NAME.mjs, an ES module and protocol "
+                        "program for Node and browsers, for curves in one variable "
+                        "(docs/reference/js.md)")
     p.set_defaults(run=cmd_compile)
     p = command("check", "regenerate every spec and diff against the generated modules "
-                         "(and their C target in DIR/c/)")
+                         "(and their C and JS targets in DIR/c/ and DIR/js/)")
     p.add_argument("--specs", default="specs", metavar="DIR",
                    help="directory of the specs, from the working directory")
     p.add_argument("--generated", default="generated", metavar="DIR",

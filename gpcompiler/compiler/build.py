@@ -26,25 +26,29 @@ SHIPPED_SPECS = Path(__file__).resolve().parent.parent / "specs"
 SHIPPED_MODULES = Path(__file__).resolve().parent.parent / "generated"
 
 
-TARGETS = ("python", "c")
+TARGETS = ("python", "c", "js")
 
 
 @dataclass(frozen=True)
 class Compiled:
     """A compiled spec: its analysis and the generated module's source text (target python),
-    or {file name: text} (target c: NAME.h, NAME.c, NAME_main.c)."""
+    or {file name: text} (target c: NAME.h, NAME.c, NAME_main.c; target js: NAME.mjs)."""
     spec: object
     analysis: object
     source: object
 
 
-def c_target(spec, analysis):
-    """{file name: text} of a curve spec's C target (docs/reference/c.md); a SpecError for
-    the other kinds (boxes and CDF tables have no C target yet)."""
+def c_target(spec, analysis, target="c"):
+    """{file name: text} of a curve spec's C target (docs/reference/c.md), or with
+    ``target`` "js" its JS target NAME.mjs (docs/reference/js.md); a SpecError for the other
+    kinds (boxes and CDF tables have no C or JS target yet)."""
     if spec.kind == "cdf" or spec.dimension > 1:
         what = "a CDF table" if spec.kind == "cdf" else f"a box in {spec.dimension} variables"
-        raise SpecError([("", f"the C target compiles curves in one variable, and this spec is "
-                              f"{what}: use --target python")], spec.path)
+        raise SpecError([("", f"the {target.upper()} target compiles curves in one variable, "
+                              f"and this spec is {what}: use --target python")], spec.path)
+    if target == "js":
+        from .emit.js import emit_js_module  # imported here: no cycle
+        return emit_js_module(analysis)
     from .emit.c import emit_c_module  # NAME.h and NAME.c (imported here: no cycle)
     from .emit.c.program import emit_program
     return {**emit_c_module(analysis), f"{spec.name}_main.c": emit_program(spec.name)}
@@ -58,11 +62,11 @@ def compile_limit():
 def compile_spec(path, root=None, progress=None, emit=True, target="python"):
     """Run every stage on one spec file, within :func:`compile_limit` seconds
     (``progress`` hears the stage of a compile longer than about 2 s); ``emit=False`` stops
-    after the analysis (``source`` is None: `explain` of any spec); ``target`` "c" emits the
-    C target (:func:`c_target`)."""
+    after the analysis (``source`` is None: `explain` of any spec); ``target`` "c" or "js"
+    emits the C or JS target (:func:`c_target`)."""
     spec = load_spec(path, root)
-    if target == "c" and (spec.kind == "cdf" or spec.dimension > 1):
-        c_target(spec, None)  # its one-line error, before any work
+    if target != "python" and (spec.kind == "cdf" or spec.dimension > 1):
+        c_target(spec, None, target)  # its one-line error, before any work
     limit = compile_limit()
     with time_limit(limit, f"compiling {spec.path} (GPCOMPILER_TIME_LIMIT = {limit:g} s of CPU time: "
                            "raise it to wait longer, or simplify the basis)"):
@@ -76,8 +80,8 @@ def compile_spec(path, root=None, progress=None, emit=True, target="python"):
             if not emit:
                 return Compiled(spec, analysis, None)
             stage("emit")
-            if target == "c":
-                return Compiled(spec, analysis, c_target(spec, analysis))
+            if target != "python":
+                return Compiled(spec, analysis, c_target(spec, analysis, target))
             return Compiled(spec, analysis, emit_module(lower(analysis)))
         finally:
             stage.close()
@@ -85,7 +89,7 @@ def compile_spec(path, root=None, progress=None, emit=True, target="python"):
 
 def compile_files(paths, out_dir, root=None, progress=None, stages=None, target="python"):
     """Compile spec files into ``out_dir`` for ``target`` (python: NAME.py; c: NAME.h,
-    NAME.c, NAME_main.c); nothing is written unless all compile, and every file is staged
+    NAME.c, NAME_main.c; js: NAME.mjs); nothing is written unless all compile, and every file is staged
     before any is replaced (write_files_atomically). ``progress`` hears "compiling PATH"
     before each spec, ``stages`` (default: progress) each stage of a compile longer than
     about 2 s."""
@@ -103,15 +107,15 @@ def compile_files(paths, out_dir, root=None, progress=None, stages=None, target=
         compiled.append(compile_spec(path, root, stages or progress, target=target))
     out_dir = Path(out_dir)
     files = [(out_dir / name, text) for item in compiled for name, text in
-             (item.source.items() if target == "c" else [(f"{item.spec.name}.py", item.source)])]
+             (item.source.items() if target != "python" else [(f"{item.spec.name}.py", item.source)])]
     write_files_atomically(files)
     return [path for path, _ in files]
 
 
 def check(spec_dir="specs", generated_dir="generated", progress=None, stages=None):
     """Regenerate every spec of ``spec_dir``; return unified diffs against ``generated_dir``:
-    NAME.py of every spec, and the C target of every curve in one variable in its c/
-    folder (``progress`` and ``stages`` as in :func:`compile_files`)."""
+    NAME.py of every spec, and the C and JS targets of every curve in one variable in its c/
+    and js/ folders (``progress`` and ``stages`` as in :func:`compile_files`)."""
     spec_dir, generated_dir = Path(spec_dir), Path(generated_dir)
     root = spec_dir.resolve().parent
     problems = []
@@ -121,8 +125,9 @@ def check(spec_dir="specs", generated_dir="generated", progress=None, stages=Non
         item = compile_spec(path, root, stages or progress)
         files = {generated_dir / f"{item.spec.name}.py": item.source}
         if item.spec.kind != "cdf" and item.spec.dimension == 1:
-            files.update((generated_dir / "c" / name, text)
-                         for name, text in c_target(item.spec, item.analysis).items())
+            for target in ("c", "js"):
+                files.update((generated_dir / target / name, text) for name, text
+                             in c_target(item.spec, item.analysis, target).items())
         problems += [_diff(target, text) for target, text in files.items()
                      if not target.exists() or target.read_text() != text]
     return problems
@@ -136,10 +141,12 @@ def _diff(target, text):
                                         n=1)) or f"{target} missing\n"
 
 
-def c_target_names(spec):
-    """The C target's file names of a spec, or () for a spec without one."""
+def c_target_names(spec, target="c"):
+    """The C (or JS) target's file names of a spec, or () for a spec without one."""
     if spec.kind == "cdf" or spec.dimension > 1:
         return ()
+    if target == "js":
+        return (f"{spec.name}.mjs",)
     return (f"{spec.name}.h", f"{spec.name}.c", f"{spec.name}_main.c")
 
 

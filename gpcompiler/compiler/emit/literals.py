@@ -5,6 +5,7 @@ literal (python_literal), as escaped text in a docstring or comment (python_text
 a checked identifier (python_identifier). Each target has its own here: the NumPy target's
 are python_*; a C or JavaScript target adds c_* or js_* beside them."""
 import ast
+import json
 import keyword
 
 
@@ -106,3 +107,19 @@ def c_identifier(name):
     if not (isinstance(name, str) and name.isascii() and name.isidentifier()):
         raise AssertionError(f"{name!r} is not an ASCII identifier")
     return name
+
+
+def js_string(text):
+    """The JavaScript string literal of ``text``: JSON's, every character beyond printable
+    ASCII (line and paragraph separators, surrogates) written as a \\u escape, checked to
+    read back as ``text``."""
+    code = json.dumps(text, ensure_ascii=True)
+    if json.loads(code) != text or not all(" " <= char <= "~" for char in code):
+        raise AssertionError(f"{code} does not read back as the text it was made from")
+    return code
+
+
+def js_comment_text(text):
+    """``text`` to show inside a JavaScript block comment, on one line: c_comment_text's
+    escapes (a block comment ends at "*/" in both languages)."""
+    return c_comment_text(text)

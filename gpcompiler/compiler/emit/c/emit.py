@@ -127,7 +127,9 @@ def _stack_kb(cir):
     return max(-(-doubles * 8 // 1024), 10) + 2
 
 
-def _matrix_comment(title, symbol, matrix):
+def _matrix_comment(title, symbol, matrix, number=hex_float):
+    """A block comment of an exact matrix: each entry as ``number`` prints it (the C
+    target's hexadecimal floats, the JS target's shortest decimals) beside its exact value."""
     entries, identity, formula = matrix
     lines = textwrap.wrap(f"{title} (exact): each entry's nearest float64 and its exact "
                           "value:", 92, initial_indent="/* ", subsequent_indent=" * ")
@@ -136,7 +138,7 @@ def _matrix_comment(title, symbol, matrix):
     if formula:
         lines.append(_comment_lines(f"Exact entries: {formula}.", 88, " *   "))
     for i, j, constant in entries:
-        text = f" *   {symbol}[{i}][{j}] = {hex_float(constant.value)}"
+        text = f" *   {symbol}[{i}][{j}] = {number(constant.value)}"
         exact = c_comment_text(constant.exact)
         if len(text) + len(exact) + 2 <= 96:
             lines.append(f"{text}  {exact}" if exact else text)

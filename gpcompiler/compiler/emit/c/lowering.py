@@ -52,7 +52,7 @@ class CModuleIR:
     transform: tuple          # entries (j, k, Constant) of K, or () for K = I
     atom_scales: tuple        # Legendre atoms: sqrt((2k + 1)/(b - a)) per k
     rate: object              # Fourier atoms: w = 2 pi/(b - a)
-    atom_codes: tuple         # expression atoms: per atom, C code per component
+    atom_codes: tuple         # expression atoms: per atom, code (C or JS) per component
     rules: tuple              # the Gauss rules the projection can use, increasing order
     frequency: object         # None for exact rules (one sub-piece per piece)
     piece_levels: int         # binary-counter levels of a piece's parts (0: never split)
@@ -73,9 +73,10 @@ def unsupported(spec):
     return None
 
 
-def lower_c(analysis):
+def lower_c(analysis, target="C", expression=c_expression):
     """The CModuleIR of an analysis; a SpecError naming what the C target does not support
-    yet for any other spec (never wrong code)."""
+    yet for any other spec (never wrong code). The JS target (emit/js) lowers through it
+    too: ``target`` names it in the error, ``expression`` prints its expression atoms."""
     spec = analysis.spec
     missing = unsupported(spec) or (None if analysis.atoms.kind in ATOMS else
                                     f"{analysis.atoms.kind} atoms")
@@ -85,7 +86,7 @@ def lower_c(analysis):
             c.has(sympy.sinc) for f in spec.functions for c in f):
         missing = "sinc in a basis expression (use the sinc family)"
     if missing:
-        raise SpecError([("target", f"the C target does not support {missing} yet")], spec.path)
+        raise SpecError([("target", f"the {target} target does not support {missing} yet")], spec.path)
     module = lower(analysis)
     defaults = spec.defaults
 
@@ -108,7 +109,7 @@ def lower_c(analysis):
         atom_scales=tuple(constant(sympy.sqrt((2 * k + 1) / (hi - lo)))
                           for k in range(analysis.atoms.size)) if kind == "legendre" else (),
         rate=constant(2 * sympy.pi / (hi - lo)) if kind == "fourier" else None,
-        atom_codes=tuple(tuple(c_expression(sympy.sympify(c).subs(defaults), spec.variable)
+        atom_codes=tuple(tuple(expression(sympy.sympify(c).subs(defaults), spec.variable)
                                for c in f) for f in spec.functions) if kind == "expression" else (),
         rules=rules, frequency=frequency, piece_levels=_piece_levels(module, curve, frequency))
 
