@@ -245,8 +245,8 @@ function plot(svg, module, curves, result, i, labels) {
   const n = module.VALUE_DIM, t = curves.times[i], grid = result.grid;
   const series = [];
   for (let k = 0; k < n; k++) {
-    series.push([t, component(curves.values[i], n, k), k ? "curve2" : "curve"]);
     series.push([grid, component(result.values[i], n, k), k ? "release2" : "release"]);
+    series.push([t, component(curves.values[i], n, k), k ? "curve2" : "curve"]);  // on top
   }
   const [x0, x1] = [Math.min(grid[0], ...t), Math.max(grid[grid.length - 1], ...t)];
   const [y0, y1] = extent(series.map((s) => s[1]));
