@@ -21,7 +21,7 @@ extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.mathjax", "sphinx
               "gpdocs"]
 source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
-exclude_patterns = ["_build", "**/results.json"]
+exclude_patterns = ["_build", "**/results.json", "_page", "_extra"]
 myst_enable_extensions = ["dollarmath", "deflist"]
 myst_heading_anchors = 3
 autodoc_member_order = "bysource"
@@ -30,6 +30,8 @@ html_theme = "furo"
 html_title = f"gpcompiler {release}"
 html_static_path = ["_static"]
 html_css_files = ["gpdocs.css"]
+# the privatize page, one self-contained file (docs/_page/build.py): site/privatize/index.html
+html_extra_path = ["_extra"]
 # the copy button copies a console block's commands (after "$ "), not their output
 copybutton_prompt_text = "$ "
 copybutton_only_copy_prompt_lines = True
