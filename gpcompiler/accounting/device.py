@@ -46,7 +46,7 @@ class DeviceLedger:
     def locked(self):
         """An exclusive lock on the ledger file from the cap check to the append (two
         releases at once never both pass the check)."""
-        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        descriptor = records.open_ledger(self.path, os.O_RDWR)
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX)
             yield

@@ -101,23 +101,37 @@ def _gaussian(multiplier):
             "noise_multiplier": floor_float(multiplier)}
 
 
-def dp_event(item, radius):
-    """The record as a dp_accounting event at input distance ``radius`` (a record
-    replaced by one at distance r; DP records: r = 1, one replaced record), as the dict of
-    DpEvent.to_named_tuple (JSON; read back with DpEvent.from_named_tuple). CGP (and
-    Gaussian CDF) releases: GaussianDpEvent with noise multiplier sigma/(r + slack)
-    (sigma/Delta); GP and a degree choice: randomized response at epsilon (r + slack), the
-    dominating pair of pure DP (dp_accounting 0.6 has no EpsilonDeltaDpEvent); a CGP
-    record with no single noise scale (an adaptive method): ZCDpEvent(rho (r + slack)^2)."""
+RELATIONS = ("ADD_OR_REMOVE_ONE", "REPLACE_ONE")
+
+
+def dp_event(item, radius, relation="ADD_OR_REMOVE_ONE"):
+    """The record as a dp_accounting event at input distance ``radius`` (a curve replaced
+    by one at distance r; a DP record's event is that of one replaced record, whatever
+    ``radius``), as the dict of DpEvent.to_named_tuple (JSON; read back with
+    DpEvent.from_named_tuple), for an accountant of neighbouring ``relation``. CGP (and
+    Gaussian CDF) releases: GaussianDpEvent, noise multiplier sigma/(r + slack)
+    (sigma/Delta), doubled under REPLACE_ONE, where dp_accounting's Gaussian moves by twice
+    the sensitivity; GP and a degree choice: randomized response at epsilon (r + slack),
+    the dominating pair of pure DP (dp_accounting 0.6 has no EpsilonDeltaDpEvent), which
+    it composes under REPLACE_ONE only; a CGP record with no single noise scale (an
+    adaptive method): ZCDpEvent(rho (r + slack)^2)."""
+    if relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
     r = Fraction(radius)
     scale = item["noise"]["scale"]
+    pure = item["model"] == "GP" or (item["model"] == "DP" and not Fraction(item["delta"] or 0))
+    if pure and relation != "REPLACE_ONE":
+        raise ValueError(f"{item['label']}: a pure epsilon step is randomized response, which "
+                         "dp_accounting composes under REPLACE_ONE only: pass "
+                         "relation=\"REPLACE_ONE\"")
+    twice = 2 if relation == "REPLACE_ONE" else 1
     if item["model"] == "DP":
-        if Fraction(item["delta"] or 0) == 0:
-            return _randomized_response(cost(item) * r)
-        return _gaussian(Fraction(scale) / (Fraction(item["sensitivity"]) * r))
+        if pure:
+            return _randomized_response(cost(item))
+        return _gaussian(twice * Fraction(scale) / Fraction(item["sensitivity"]))
     if item["model"] == "GP":
         return _randomized_response(loss(item, r))
     if item["model"] == "CGP" and scale is not None:
-        return _gaussian(Fraction(scale) / (r + _slack(item)))
+        return _gaussian(twice * Fraction(scale) / (r + _slack(item)))
     return {"module_name": "dp_accounting.dp_event", "class_name": "ZCDpEvent",
             "rho": ceil_float(loss(item, r)), "xi": 0.0}

@@ -91,7 +91,7 @@ def append(path, records):
     of them or none (a torn last line, which :func:`read` refuses); a short write is an
     error naming the file."""
     data = to_jsonl(records).encode()
-    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    descriptor = open_ledger(path, os.O_WRONLY)
     try:
         written = os.write(descriptor, data)
         os.fsync(descriptor)
@@ -100,6 +100,12 @@ def append(path, records):
     if written != len(data):
         raise LedgerError(f"{path}: only {written} of {len(data)} bytes appended (disk full?): "
                           "its last line is torn")
+
+
+def open_ledger(path, mode):
+    """A descriptor of the ledger file for appending (created with its directories)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    return os.open(path, mode | os.O_APPEND | os.O_CREAT, 0o600)
 
 
 def read(path):

@@ -100,23 +100,26 @@ def cmd_ledger(args):
     names = {item["metric"]["sha256"]: item["metric"]["name"] for item in items}
     print(f"{args.file}: {len(items)} records ({records.FORMAT})")
     for title, length in (("total", None), (f"per UTC {args.epoch}", args.epoch)):
-        totals = records.compose(items, length)
+        totals, mixed = records.compose(items, length), records.compose(_as_cgp(items), length)
         print(title + ":")
         for key in sorted(totals):
             model, metric, *epoch = key
-            print("  " + "  ".join([*epoch, model, f"{names[metric]} {metric[:12]}",
-                                    _amount(model, *totals[key])]))
+            rows = [(model, totals[key])]
             if model == "CGP" and ("GP", metric, *epoch) in totals:
-                both = records.in_model([item for item in items if item["model"] in ("GP", "CGP")
-                                         and records.group(item)[1] == metric and epoch == (
-                                             [records.epoch(records.when(item), length)]
-                                             if length else [])], "CGP")
-                print("  " + "  ".join([*epoch, "CGP and GP as epsilon^2/2",
-                                        f"{names[metric]} {metric[:12]}",
-                                        _amount("CGP", both, 0)]))
+                rows.append(("CGP and GP as epsilon^2/2", mixed[key]))
+            for name, (spent, delta) in rows:
+                print("  " + "  ".join([*epoch, name, f"{names[metric]} {metric[:12]}",
+                                        _amount(model, spent, delta)]))
     if args.plot:
         write_files(args, [(args.plot, png(_cumulative_figure(items, names)))])
     return 0
+
+
+def _as_cgp(items):
+    """The GP and CGP records, a GP step of epsilon as a CGP step of epsilon^2/2."""
+    from ..accounting.records import cost
+    return [{**item, "model": "CGP", "cost": str(cost(item) ** 2 / 2)}
+            if item["model"] == "GP" else item for item in items if item["model"] in ("GP", "CGP")]
 
 
 _UNITS = {"GP": "epsilon per unit distance", "CGP": "rho per unit squared distance",
