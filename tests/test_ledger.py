@@ -188,10 +188,11 @@ def test_thirty_days_on_the_device(tmp_path):
         3 * Fraction(0.3) ** 2 / 2         # in a CGP cap, each GP release costs eps^2/2
 
 
-def test_cap_and_memo_from_the_command_line(cli, tmp_path):
+def test_cap_and_memo_from_the_command_line(cli, tmp_path, monkeypatch):
     """--cap: a repeated release is the stored one (same bytes, ledger unchanged); a
-    release over the cap is refused before any noise in one line naming the cap and the
-    spend, nothing written; --cap needs --ledger."""
+    release over the cap is refused before any noise source is made, in one line naming
+    the cap and the spend, nothing written; the same for cdf; --cap needs --ledger."""
+    from gpcompiler.cli import privatize as privatize_command
     data, ledger = curves_csv(tmp_path / "c.csv"), tmp_path / "l.jsonl"
     common = ("privatize", "specs/linear.toml", data, "--epsilon", "0.4", "--ledger", ledger,
               "--cap", "1", "-q")
@@ -202,11 +203,21 @@ def test_cap_and_memo_from_the_command_line(cli, tmp_path):
     assert cli(*common[:2], curves_csv(tmp_path / "d.csv", 1.0), *common[3:],
                "-o", tmp_path / "d_out.csv")[0] == 0
     before = ledger.read_bytes()
+
+    def no_noise(args):
+        raise AssertionError("noise drawn")
+    monkeypatch.setattr(privatize_command, "_noise_source", no_noise)
     status, out, err = cli(*common[:2], curves_csv(tmp_path / "e.csv", 2.0), *common[3:],
                            "-o", tmp_path / "e_out.csv")
     assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
     assert "GP cap 1 per UTC day" in err and "spent to 0.8" in err and "costs 0.4" in err
     assert ledger.read_bytes() == before and not (tmp_path / "e_out.csv").exists()
+    cdf = ("cdf", "--lo", "0", "--hi", "2500", "--epsilon", "1", "--delta", "1e-6",
+           "--ledger", tmp_path / "cdf.jsonl", "--cap", "1.5", "--epoch", "week", "-q")
+    assert cli(*cdf, "-o", tmp_path / "w1.json")[0] == cli(*cdf, "-o", tmp_path / "w2.json")[0] == 0
+    assert (tmp_path / "w1.json").read_bytes() == (tmp_path / "w2.json").read_bytes()
+    status, _, err = cli(*cdf, "--grid", "50", "-o", tmp_path / "w3.json")   # new options
+    assert status == 2 and "DP cap 1.5 per UTC week" in err and len(read(tmp_path / "cdf.jsonl")) == 1
     status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1",
                          "--cap", "1")
     assert status == 2 and "--cap and --epoch apply to a --ledger FILE" in err
