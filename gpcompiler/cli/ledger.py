@@ -1,17 +1,15 @@
 """The ledger of the releasing commands (--ledger FILE, --cap, --epoch) and `gpcompiler
 ledger FILE`: the composed totals, exactly (docs/reference/ledger.md)."""
-import math
-
 from ..errors import UserError
 from .common import say
 
 
-def ledger_options(parser):
-    """--ledger, --cap, --epoch of a releasing command."""
+def ledger_options(parser, positive):
+    """--ledger, --cap (of argparse type ``positive``), --epoch of a releasing command."""
     parser.add_argument("--ledger", metavar="FILE",
                         help="append this release's privacy records to FILE (JSON Lines, "
                              "docs/reference/ledger.md) (default: none)")
-    parser.add_argument("--cap", type=_cap, metavar="X",
+    parser.add_argument("--cap", type=positive, metavar="X",
                         help="with --ledger: refuse, before any noise, a release that would "
                              "take this UTC epoch's spend in its model (epsilon, rho or DP "
                              "epsilon) over X; the same data, spec, budget and options return "
@@ -20,17 +18,6 @@ def ledger_options(parser):
     parser.add_argument("--epoch", choices=("day", "week"), default="day",
                         help="with --cap: the UTC epoch the cap renews over (ISO weeks from "
                              "Monday)")
-
-
-def _cap(text):
-    import argparse
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive finite number, got {text!r}")
-    return value
 
 
 def check_ledger_options(args):
@@ -61,8 +48,8 @@ def before_noise(args, model, metric, cost, identity):
     device = _device(args)
     args.scheduler_stack.enter_context(device.locked())
     from ..accounting.records import sha256_json
-    args.ledger_key = sha256_json(identity()) if args.cap is not None else None
-    stored = device.stored(args.ledger_key) if args.cap is not None else None
+    args.ledger_key = None if args.cap is None else sha256_json(identity())
+    stored = None if args.cap is None else device.stored(args.ledger_key)
     if stored is not None:
         say(args, f"{args.ledger}: the same data, spec, budget and options were released on "
                   f"{stored['time']} (release {stored['release_id']}): that release again, "

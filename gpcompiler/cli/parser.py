@@ -265,7 +265,7 @@ def build_parser():
                "(unbounded: of the released support; over k variables: N^(1/k) per "
                "variable)")
     _scheduler_option(p, "curves with --method project: their projections")
-    ledger_options(p)
+    ledger_options(p, _positive)
     p.set_defaults(run=scheduled(cmd_privatize))
     p = command("audit", "privacy audit: black box and white-box noise conformance")
     p.add_argument("spec", nargs="?", help="a spec file or a generated module (.py)")
@@ -331,7 +331,7 @@ def build_parser():
             "one column only: evaluate the private CDF at the public values in FILE (one per "
             "line; default: use --grid)")
     _scheduler_option(p, "one column: its statistics")
-    ledger_options(p)
+    ledger_options(p, _positive)
     p.set_defaults(run=scheduled(cmd_cdf))
     p = command("ledger", "the composed privacy cost of a ledger file (--ledger), exactly")
     p.add_argument("file", metavar="FILE", help="a ledger file (JSON Lines, "
