@@ -221,3 +221,36 @@ def test_cap_and_memo_from_the_command_line(cli, tmp_path, monkeypatch):
     status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1",
                          "--cap", "1")
     assert status == 2 and "--cap and --epoch apply to a --ledger FILE" in err
+
+
+def test_two_releases_at_once_never_both_pass_the_cap(tmp_path):
+    """Two processes release at once under a cap that allows one: the ledger is locked
+    from the check to the append, so the second sees the first's charge and is refused
+    (each draw takes 0.3 s: without the lock both would pass the check)."""
+    import multiprocessing
+    import time
+    context = multiprocessing.get_context("fork")
+    barrier, results = context.Barrier(2), context.Queue()
+    metric = records.replace_one_identity()
+
+    def release(key):
+        device = DeviceLedger(tmp_path / "l.jsonl", cap=1.0)
+
+        def draw():
+            time.sleep(0.3)
+            return [key], [records.record(label=key, model="DP", metric=metric, cost=0.75,
+                                          delta=1e-6, parameter=0.75, noise=("Gaussian", 5.0),
+                                          sensitivity=1.0)]
+        barrier.wait()
+        try:
+            device.release(key, "DP", metric, Fraction(0.75), draw)
+            results.put("charged")
+        except CapExceededError:
+            results.put("refused")
+    workers = [context.Process(target=release, args=(key,)) for key in ("a", "b")]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(30)
+    assert sorted(results.get(timeout=5) for _ in workers) == ["charged", "refused"]
+    assert len(read(tmp_path / "l.jsonl")) == 1
