@@ -31,25 +31,31 @@ def rational(value):
 
 def sha256_json(value):
     """sha256 of the canonical JSON of ``value`` (sorted keys, no spaces)."""
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
 def metric_identity(spec_path, parameters):
-    """{"name", "sha256"} of a spec's metric: its [metric] and [domain] tables with the
-    parameter values of the release (the distance d that a GP/CGP cost multiplies)."""
+    """{"name", "sha256"} of a spec file's metric (:func:`metric_identity_of`)."""
     import tomllib
     try:
         with open(spec_path, "rb") as handle:
             document = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise LedgerError(f"{spec_path}: cannot read its metric: {error}") from None
-    table = document.get("metric", {})
+    return metric_identity_of({"metric": document.get("metric", {}),
+                               "domain": document.get("domain", {})}, parameters)
+
+
+def metric_identity_of(tables, parameters):
+    """{"name", "sha256"} of a metric: the spec's [metric] and [domain] ``tables`` with the
+    parameter values of the release (the distance d that a GP/CGP cost multiplies); the
+    compiler states the same in the C target (NAME_METRIC_SHA256)."""
+    table = tables["metric"]
     name = ("H1" if table.get("sobolev") else "weighted" if "weight" in table
             else table.get("inner_product", "L2"))
-    return {"name": name, "sha256": sha256_json({"metric": table,
-                                                  "domain": document.get("domain", {}),
-                                                  "parameters": dict(parameters)})}
+    return {"name": name, "sha256": sha256_json({**tables, "parameters": dict(parameters)})}
 
 
 # The neighbouring relation of the CDF releases (gpcompiler/cdf/estimators.py): N public.

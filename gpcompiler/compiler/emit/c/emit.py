@@ -68,6 +68,9 @@ def _placeholders(cir, name):
         "name_literal": c_string(ir.name), "title_literal": c_string(ir.title, 92),
         "spec_path_literal": c_string(ir.spec_path, 92),
         "spec_sha256_literal": c_string(ir.spec_sha256, 92),
+        "metric_literal": c_string(ir.metric_identity["name"]),
+        "metric_sha256_literal": c_string(ir.metric_identity["sha256"], 92),
+        "ledger_label_literal": c_string(f"{ir.name}: privatize (C target)"),
         "tool_version_literal": c_string(ir.tool_version),
         "domain_units_literal": "NULL" if domain_unit is None else c_string(domain_unit, 40),
         "value_units_literal": ("NULL" if units["values"] is None
