@@ -53,21 +53,19 @@ SAME = ("model", "metric", "spec", "cost", "delta", "parameter", "sensitivity", 
         "lattice", "bound", "slack", "count")
 
 
-@pytest.mark.parametrize("name, option, value", [("linear", "--epsilon", 0.3),
-                                                 ("ellipse", "--rho", 0.05),
-                                                 ("linear", "--rho", 7e-5)])
-def test_c_writes_the_python_targets_record(driver, cli, tmp_path, name, option, value):
+@pytest.mark.parametrize("name, option, value, bound", [("linear", "--epsilon", 0.3, 0.0),
+                                                        ("linear", "--rho", 0.05, 2.0),
+                                                        ("legendre10", "--rho", 7e-5, 0.0)])
+def test_c_writes_the_python_targets_record(driver, cli, tmp_path, name, option, value, bound):
     """The record of the same release from both targets: every field but the label, id and
     time equal (the cost exactly); a file of both composes to twice one's total, exactly."""
     ledger = tmp_path / "l.jsonl"
-    data = tmp_path / "c.csv"
-    data.write_text("curve,t,x,y\n" + "".join(f"{key},{t},{t * sign},{1 - t}\n" for key, sign in
-                                              (("a", 1), ("b", -1)) for t in (0, 0.5, 1))
-                    if name == "ellipse" else curves_csv(data).read_text())
-    assert cli("privatize", f"specs/{name}.toml", data, option, value, "--ledger", ledger,
-               "-o", tmp_path / "r.csv", "-q")[0] == 0
+    data = curves_csv(tmp_path / "c.csv")
+    bound_option = ("--bound", bound) if bound else ()
+    assert cli("privatize", f"specs/{name}.toml", data, option, value, *bound_option,
+               "--ledger", ledger, "-o", tmp_path / "r.csv", "-q")[0] == 0
     python, = records.read(ledger)
-    c = c_record(driver, name, GP if option == "--epsilon" else CGP, value)
+    c = c_record(driver, name, GP if option == "--epsilon" else CGP, value, bound=bound)
     validate(c)
     assert {key: c[key] for key in SAME} == {key: python[key] for key in SAME}
     assert (c["release_id"], c["time"]) == (RELEASE_ID, TIME)
