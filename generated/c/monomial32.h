@@ -15,7 +15,7 @@
 #define GPCOMPILER_MONOMIAL32_H
 
 /* ---- runtime/c/gp_runtime.h from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 3670b03bc87d796851a719ab56f55297c50053a7eabe6acecd94e57e4406a182 */
+ * ---- sha256 68d25b2a3c514fed91d09ce3178418dbb2dde9524b859e0856a545844f98f7d9 */
 /* The types of gpcompiler's C runtime (docs/reference/c.md). Every generated NAME.h carries
  * this text verbatim, so several generated modules can be linked into one program; the
  * runtime's functions (gp_runtime.c) are inlined into each NAME.c as static functions.
@@ -35,6 +35,8 @@
  *                          gp_source *source, double *out);         runtime/exact.py, gaussian
  *   static int gp_spherical_laplace(const double *x, size_t rows, size_t d, double scale,
  *                                   gp_source *source, double *out);  ... spherical_laplace
+ *   static int gp_ledger_line(const gp_ledger_record *r, char *out, size_t size);
+ *                                         one record of docs/reference/ledger.md, exactly
  *
  * Every function returns GP_OK or an error status and writes its outputs only on GP_OK. A
  * keyed source gives row r of a call the address source->row + r and advances source->row by
@@ -76,6 +78,17 @@ typedef struct gp_source {
     uint64_t row;
 } gp_source;
 
+/* The fields of one ledger record of a GP or CGP release (docs/reference/ledger.md): the
+ * module's label, metric and spec; the caller's release id and UTC time; the budget, its
+ * value and the facts of the release (noise scale, lattice step, bound, slack); the number of
+ * curves released. */
+typedef struct gp_ledger_record {
+    const char *label, *metric, *metric_sha256, *spec, *spec_sha256, *release_id, *time;
+    int budget;
+    double value, scale, gamma, bound, slack;
+    unsigned long count;
+} gp_ledger_record;
+
 #endif
 /* ---- end of runtime/c/gp_runtime.h */
 
@@ -112,6 +125,22 @@ typedef struct {
  * 2 ETA B <= 1e-6 scale; a given bound
  * must be a positive normal float. A bound beyond 2^50 lattice steps is refused (GP_ERANGE). */
 int monomial32_release_facts(int budget, double value, double bound, monomial32_facts *facts);
+
+/* The ledger's identity of the spec's metric at the parameters' defaults: its name and the
+ * sha256 of the spec's [metric] and [domain] tables with those values (docs/reference/
+ * ledger.md), as the Python target's records name it. */
+extern const char monomial32_METRIC[], monomial32_METRIC_SHA256[];
+
+/* One ledger record (docs/reference/ledger.md, format gpcompiler-ledger/1) of a release of
+ * count curves at this budget and bound (0: the default), as one JSON line ending in "\n"
+ * into out (size bytes, NUL-terminated): the exact cost (epsilon or rho as a rational
+ * string), the metric, the spec, and the facts of monomial32_release_facts. The module reads no
+ * clock and no entropy for it: release_id is the caller's 32 lowercase hex digits, time the
+ * UTC time "YYYY-MM-DDTHH:MM:SS[.ffffff]Z". Append the line with one write(2) on a
+ * descriptor opened with O_APPEND (a crash then leaves it whole or torn, never interleaved).
+ * GP_ENOMEM: out is too small (at most 2048 bytes are needed). */
+int monomial32_ledger_record(int budget, double value, double bound, unsigned long count,
+                         const char *release_id, const char *time, char *out, size_t size);
 
 /* The orthonormal coordinates c (monomial32_COEF_DIM) of the L2 projection of one sampled curve,
  * piecewise linear between its samples and zero outside them: times t (samples, increasing,

@@ -34,6 +34,7 @@ static int gp_lattice(double scale, double *gamma);
 static int gp_clip_rows(double *c, size_t rows, size_t d, double bound);
 static int gp_gaussian(const double *x, size_t rows, size_t d, double scale, gp_source *source,
                        double *out);
+static int gp_ledger_line(const gp_ledger_record *r, char *out, size_t size);
 static int gp_spherical_laplace(const double *x, size_t rows, size_t d, double scale,
                                 gp_source *source, double *out);
 
@@ -47,6 +48,9 @@ const char trajectory_linear_SPEC_SHA256[] =
 const char trajectory_linear_TOOL_VERSION[] = "0.1.0";
 const char *const trajectory_linear_DOMAIN_UNITS = NULL;
 const char *const trajectory_linear_VALUE_UNITS = NULL;
+const char trajectory_linear_METRIC[] = "L2";
+const char trajectory_linear_METRIC_SHA256[] =
+    "71657282e710ee5042ff64612dbdcccd2419f74b2f140e288f853c1ffc13f077";
 
 /* ==== The spec's mathematics (T = 1) */
 
@@ -532,6 +536,23 @@ int trajectory_linear_release_facts(int budget, double value, double bound, traj
     return GP_OK;
 }
 
+int trajectory_linear_ledger_record(int budget, double value, double bound, unsigned long count,
+                         const char *release_id, const char *time, char *out, size_t size)
+{
+    trajectory_linear_facts facts;
+    int status = trajectory_linear_release_facts(budget, value, bound, &facts);
+    if (status != GP_OK)
+        return status;
+    gp_ledger_record record = {
+        .label = "trajectory_linear: privatize (C target)",
+        .metric = trajectory_linear_METRIC, .metric_sha256 = trajectory_linear_METRIC_SHA256,
+        .spec = trajectory_linear_NAME, .spec_sha256 = trajectory_linear_SPEC_SHA256,
+        .release_id = release_id, .time = time, .budget = budget, .value = value,
+        .scale = facts.scale, .gamma = facts.gamma, .bound = facts.bound, .slack = facts.slack,
+        .count = count};
+    return gp_ledger_line(&record, out, size);
+}
+
 /* One row's release into out: c clipped to the bound, then the exact noise. */
 static int release_row(const double *c, const trajectory_linear_facts *facts, int budget,
                        gp_source *source, double *out)
@@ -652,7 +673,7 @@ const char *trajectory_linear_status_message(int status)
  * gpcompiler/runtime/c/gp_runtime.c inlined verbatim, marked with its version and the sha256 of its
  * text, the same in every module of this version. */
 /* ---- runtime/c/gp_runtime.c from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 70505b67878f2af00b3dbe0d262818508c08190e3476b6aa1cd6bb6b088d4943 */
+ * ---- sha256 bd072a6ff3522b9db2696bee0f733ef890727dbedb4e4978bd11534eaf8d35fc */
 /* gpcompiler's C runtime: the functions of gp_runtime.h, the exact releases of
  * runtime/exact.py bit for bit (docs/threat-model.md, "Exact releases";
  * docs/reference/randomness.md, "The C runtime"). Inlined verbatim into every generated
@@ -2334,5 +2355,86 @@ static GP_UNUSED int gp_spherical_laplace(const double *x, size_t rows, size_t d
                                           gp_source *source, double *out)
 {
     return gp_noise(gp_spherical_row, x, rows, d, scale, source, out);
+}
+
+/* -- The ledger's record (docs/reference/ledger.md) ----------------------------------------- */
+
+#define GP_LEDGER_LIMBS 18   /* 1152 bits: a float's exact numerator (< 2^1077) or 2^1074 */
+
+/* The decimal digits of the magnitude a (GP_LEDGER_LIMBS limbs, consumed) into out (at
+ * least 348 bytes): chunks of nine digits by division by 10^9, most significant first. */
+static void gp_decimal(uint64_t *a, char *out)
+{
+    uint32_t chunks[40];
+    int n = 0;
+    do
+        chunks[n++] = (uint32_t)gp_mag_divsmall(a, a, 1000000000u, GP_LEDGER_LIMBS);
+    while (!gp_mag_zero(a, GP_LEDGER_LIMBS));
+    int at = sprintf(out, "%u", (unsigned)chunks[--n]);
+    while (n > 0)
+        at += sprintf(out + at, "%09u", (unsigned)chunks[--n]);
+}
+
+/* The exact value of a positive finite float as Python's str(Fraction(v)): "p/q" in lowest
+ * terms (q a power of two), or "p" when v is an integer; out holds at least 700 bytes. */
+static void gp_rational(double v, char *out)
+{
+    int e;
+    uint64_t m = gp_mantissa(v, &e), a[GP_LEDGER_LIMBS] = {0};
+    while (!(m & 1) && e < 0) {
+        m >>= 1;
+        e++;
+    }
+    int shift = e > 0 ? e : 0;
+    a[shift / 64] = m << (shift % 64);
+    if (shift % 64)
+        a[shift / 64 + 1] = m >> (64 - shift % 64);
+    gp_decimal(a, out);
+    if (e < 0) {
+        uint64_t q[GP_LEDGER_LIMBS] = {0};
+        q[-e / 64] = (uint64_t)1 << (-e % 64);
+        strcat(out, "/");
+        gp_decimal(q, out + strlen(out));
+    }
+}
+
+/* Whether text is n characters (n 0: any number, at least one) each in allowed. */
+static int gp_made_of(const char *text, size_t n, const char *allowed)
+{
+    size_t length = strlen(text);
+    return length && (!n || length == n) && strspn(text, allowed) == length;
+}
+
+/* One ledger record of a GP or CGP release as one JSON line ending in "\n", NUL-terminated,
+ * into out (size bytes): the exact cost (gp_rational) and the fields of r. The caller's
+ * release id must be 32 lowercase hex digits and its time UTC, "YYYY-MM-DDTHH:MM:SS" with
+ * optional fraction and "Z" (so neither needs escaping); the module's strings are
+ * identifiers and hex digits. GP_ENOMEM: out is too small (it is then untouched). */
+static GP_UNUSED int gp_ledger_line(const gp_ledger_record *r, char *out, size_t size)
+{
+    char cost[700], line[2048];
+    size_t time_length = r->time ? strlen(r->time) : 0;
+    if (!r->release_id || !gp_made_of(r->release_id, 32, "0123456789abcdef") || !r->time
+        || time_length < 20 || !gp_made_of(r->time, 0, "0123456789-:T.Z")
+        || r->time[time_length - 1] != 'Z' || r->time[10] != 'T' || !r->count
+        || (r->budget != GP_EPSILON && r->budget != GP_RHO) || !(r->value > 0)
+        || !isfinite(r->value) || !out)
+        return GP_EINVAL;
+    gp_rational(r->value, cost);
+    int length = snprintf(
+        line, sizeof line,
+        "{\"format\":\"gpcompiler-ledger/1\",\"release_id\":\"%s\",\"time\":\"%s\","
+        "\"label\":\"%s\",\"model\":\"%s\",\"metric\":{\"name\":\"%s\",\"sha256\":\"%s\"},"
+        "\"spec\":{\"name\":\"%s\",\"sha256\":\"%s\"},\"cost\":\"%s\",\"delta\":null,"
+        "\"parameter\":%.17g,\"sensitivity\":null,\"noise\":{\"family\":\"%s\","
+        "\"scale\":%.17g},\"lattice\":%.17g,\"bound\":%.17g,\"slack\":%.17g,\"count\":%lu}\n",
+        r->release_id, r->time, r->label, r->budget == GP_EPSILON ? "GP" : "CGP", r->metric,
+        r->metric_sha256, r->spec, r->spec_sha256, cost, r->value,
+        r->budget == GP_EPSILON ? "spherical Laplace" : "Gaussian", r->scale, r->gamma,
+        r->bound, r->slack, r->count);
+    if (length < 0 || (size_t)length >= sizeof line || (size_t)length >= size)
+        return GP_ENOMEM;
+    memcpy(out, line, (size_t)length + 1);
+    return GP_OK;
 }
 /* ---- end of runtime/c/gp_runtime.c */

@@ -6,6 +6,7 @@ means more noise), which keeps the exact total <= the budget. In a CGP ledger a 
 with parameter epsilon costs epsilon^2/2 (epsilon-GP implies epsilon^2/2-CGP).
 """
 import math
+import uuid
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -19,11 +20,13 @@ class BudgetExceededError(UserError, ValueError):
 
 @dataclass(frozen=True)
 class Spend:
-    """One noisy step: its label, the model and parameter it used, its cost."""
+    """One noisy step: its label, the model and parameter it used, its cost, and its noise
+    (family, scale, sensitivity; sensitivity None: per unit distance)."""
     label: str
     model: str
     parameter: float
     cost: Fraction
+    noise: tuple = (None, None, None)
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,12 @@ class Release:
     bound: float
     slack: float
     lattice: float
+
+
+def _gp_epsilon(cost):
+    """The exact epsilon of a GP step of CGP cost epsilon^2/2 (a rational square root)."""
+    twice = 2 * Fraction(cost)
+    return Fraction(math.isqrt(twice.numerator), math.isqrt(twice.denominator))
 
 
 SMALLEST_BUDGET = 1e-100   # below this, noise scales leave float64 arithmetic
@@ -86,28 +95,29 @@ class PrivacyLedger:
         """A float parameter for ``fraction`` of the budget, rounded down."""
         return floor_float(Fraction(self.budget) * Fraction(fraction))
 
-    def _record(self, label, model, parameter, cost):
+    def _record(self, label, model, parameter, cost, noise=(None, None, None)):
         if cost <= 0:
             raise ValueError(f"{label}: a privacy parameter must be positive")
         if self._spent + cost > Fraction(self.budget):
             raise BudgetExceededError(
                 f"{label}: spending {float(cost):.6g} would exceed the {self.model} budget "
                 f"{self.budget:.6g} ({float(self.remaining):.6g} left)")
-        self.spends.append(Spend(label, model, parameter, cost))
+        self.spends.append(Spend(label, model, parameter, cost, noise))
         self._spent += cost
         return parameter
 
-    def spend_gp(self, label, epsilon):
-        """Record an epsilon-GP step (costs epsilon^2/2 in a CGP ledger); returns epsilon."""
+    def spend_gp(self, label, epsilon, noise=(None, None, None)):
+        """Record an epsilon-GP step (costs epsilon^2/2 in a CGP ledger); returns epsilon.
+        ``noise``: its (family, scale, sensitivity), for the ledger file."""
         exact = Fraction(epsilon)
         cost = exact if self.model == "GP" else exact ** 2 / 2
-        return self._record(label, "GP", float(exact), cost)
+        return self._record(label, "GP", float(exact), cost, noise)
 
-    def spend_cgp(self, label, rho):
+    def spend_cgp(self, label, rho, noise=(None, None, None)):
         """Record a rho-CGP step; only a CGP ledger accepts it. Returns rho."""
         if self.model != "CGP":
             raise BudgetExceededError(f"{label}: a CGP step cannot be charged to a GP budget")
-        return self._record(label, "CGP", float(rho), Fraction(float(rho)))
+        return self._record(label, "CGP", float(rho), Fraction(float(rho)), noise)
 
     def spend(self, label, amount):
         """Record a step of the ledger's own model."""
@@ -117,6 +127,29 @@ class PrivacyLedger:
         """Record the public facts of one released vector (bound, slack, lattice step)."""
         self.releases.append(Release(label, float(bound), None if slack is None else float(slack),
                                      float(lattice)))
+
+    def to_jsonl(self, *, metric, spec=None, release_id=None, time=None):
+        """Every step as a ledger record (docs/reference/ledger.md), one JSON line each, with
+        its own model and exact cost (an SVT step's cost is epsilon1 + epsilon2 exactly) and
+        the bound, slack and lattice step of the release of the same label; one release id
+        and time for the run. gpcompiler.accounting.records.in_model re-composes
+        ``spent``."""
+        from ..accounting import records
+        release_id = release_id or uuid.uuid4().hex
+        time = time or records.utc_now()
+        facts = {release.label: release for release in self.releases}
+        lines = []
+        for step in self.spends:
+            family, scale, sensitivity = step.noise
+            release = facts.get(step.label)
+            lines.append(records.record(
+                label=step.label, model=step.model, metric=metric, spec=spec,
+                cost=step.cost if step.model == self.model else _gp_epsilon(step.cost),
+                parameter=step.parameter, noise=(family, scale), sensitivity=sensitivity,
+                **({} if release is None else {"lattice": release.lattice, "bound": release.bound,
+                                               "slack": release.slack}),
+                release_id=release_id, time=time))
+        return records.to_jsonl(lines)
 
     def gp_parameter_for(self, cost):
         """The largest epsilon whose cost in this ledger is <= ``cost`` (exact Fraction)."""

@@ -65,9 +65,9 @@ def privatize_vector(vector, ledger, label, share, *, rng, bound=math.inf, eta=N
     scale = release_scale(ledger.model, share)
     clipped = clip(vector, bound)
     if gp:
-        ledger.spend_gp(label, share)
+        ledger.spend_gp(label, share, ("spherical Laplace", scale, None))
     else:
-        ledger.spend_cgp(label, share)
+        ledger.spend_cgp(label, share, ("Gaussian", scale, None))
     slack = (None if eta is None or not math.isfinite(bound)
              else ceil_float(2 * Fraction(eta) * Fraction(bound)))
     ledger.note_release(label, bound, slack, exact.lattice(scale))
@@ -88,7 +88,9 @@ def scalar_noise(ledger, label, sensitivity, share, *, rng):
     """One noisy scalar query of the given sensitivity: Laplace (GP ledger, epsilon = share)
     or Gaussian (CGP ledger, rho = share). Returns the noise (see ``draw``)."""
     if ledger.model == "GP":
-        ledger.spend_gp(label, share)
-        return draw(rng, "laplace", ceil_float(Fraction(sensitivity) / Fraction(share)))
-    ledger.spend_cgp(label, share)
-    return draw(rng, "gaussian", ceil_sqrt(Fraction(sensitivity) ** 2 / (2 * Fraction(share))))
+        scale = ceil_float(Fraction(sensitivity) / Fraction(share))
+        ledger.spend_gp(label, share, ("Laplace", scale, sensitivity))
+        return draw(rng, "laplace", scale)
+    scale = ceil_sqrt(Fraction(sensitivity) ** 2 / (2 * Fraction(share)))
+    ledger.spend_cgp(label, share, ("Gaussian", scale, sensitivity))
+    return draw(rng, "gaussian", scale)

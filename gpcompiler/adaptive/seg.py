@@ -212,9 +212,9 @@ class _SubLedger(PrivacyLedger):
         super().__init__(parent.share(fraction), parent.model)
         self.parent = parent
 
-    def _record(self, label, model, parameter, cost):
-        super()._record(label, model, parameter, cost)
-        return self.parent._record(label, model, parameter, cost)
+    def _record(self, label, model, parameter, cost, noise=(None, None, None)):
+        super()._record(label, model, parameter, cost, noise)
+        return self.parent._record(label, model, parameter, cost, noise)
 
     def note_release(self, label, bound, slack, lattice):
         super().note_release(label, bound, slack, lattice)

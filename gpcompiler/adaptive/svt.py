@@ -15,9 +15,10 @@ def svt(queries, threshold, lipschitz, epsilon1, epsilon2, *, rng, ledger, label
     caller decides (the algorithms here then take the last, largest candidate, which is
     post-processing of the same outcome).
     """
-    ledger.spend_gp(f"{label}: SVT", Fraction(epsilon1) + Fraction(epsilon2))
-    noisy_threshold = threshold + draw(rng, "laplace",
-                                       ceil_float(Fraction(lipschitz) / Fraction(epsilon1)))
+    threshold_scale = ceil_float(Fraction(lipschitz) / Fraction(epsilon1))
+    noise = ("Laplace (SVT threshold; queries 2K/epsilon2)", threshold_scale, lipschitz)
+    ledger.spend_gp(f"{label}: SVT", noise=noise, epsilon=Fraction(epsilon1) + Fraction(epsilon2))
+    noisy_threshold = threshold + draw(rng, "laplace", threshold_scale)
     query_scale = ceil_float(2 * Fraction(lipschitz) / Fraction(epsilon2))
     for index, value in enumerate(queries):
         if value + draw(rng, "laplace", query_scale) >= noisy_threshold:

@@ -9,6 +9,7 @@ import numpy
 from ..errors import DataError, UserError
 from .common import BY_DESIGN, named_error, not_private, say, scheduler_engine
 from .figures import check_plot, load_pyplot, png, with_unit
+from .ledger import before_noise, cdf_records, charge, check_ledger_options, options_identity
 from .writers import (csv_text, declared_units, exact_number, jsonable, release_format,
                       release_metadata, write_files)
 
@@ -21,6 +22,7 @@ def cmd_cdf(args):
     """`gpcompiler cdf FILE ...`: (epsilon, delta)-DP CDF of one column (second paper)."""
     from .. import cdf
     columns = (args.column or []) + (args.columns or [])
+    check_ledger_options(args)
     if len(columns) > 1:
         return _joint_cdf(args, columns)
     if len(args.lo or ()) > 1 or len(args.hi or ()) > 1:
@@ -36,6 +38,8 @@ def cmd_cdf(args):
     # The estimators clip to [lo, hi] after mapping to [-1, 1]; clipping first gives the same
     # numbers and keeps 2 (x - lo) finite (see _check_bounds).
     clipped = numpy.clip(data, lo, hi)
+    if _stored(args, [data]):
+        return 0
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     try:
         if degree == "auto":
@@ -88,6 +92,7 @@ def cmd_cdf(args):
              "cdf": jsonable(values)}) + "\n" if args.output_format == ".json" else
             csv_text(metadata, ["x", "cdf"],
                       ([repr(float(x)), exact_number(v)] for x, v in zip(grid, values)))))
+    charge(args, cdf_records(args, result, spec), files[-1][1] if files else None)
     if args.plot:
         unit = spec.get("units", {}).get("domain")
         files.append((args.plot, png(_cdf_figure(args, result, data, lo, hi, degree, unit))))
@@ -142,6 +147,8 @@ def _joint_cdf(args, columns):
     _not_numbers(args, int(numpy.count_nonzero(~numpy.all(finite, axis=1))), len(data),
                  "the column's --lo", "its --hi")
     degree = 8 if args.degree is None else args.degree
+    if _stored(args, [data]):
+        return 0
     rng = numpy.random.default_rng(args.seed) if args.seed is not None else None
     try:
         result = joint.joint_estimate(data, lo=args.lo, hi=args.hi, epsilon=args.epsilon,
@@ -164,10 +171,25 @@ def _joint_cdf(args, columns):
                      f"{joint.joint_distances(result, data):.4f}")
     files = [(args.output, _joint_cdf_file(args, columns, result, degree, data.shape[0]))
              ] if args.output else []
+    charge(args, cdf_records(args, result, {}, joint=True), files[0][1] if files else None)
     if args.plot:
         files.append((args.plot, png(_joint_cdf_figure(args, columns, result, data))))
     write_files(args, files)
     return 0
+
+
+def _stored(args, data):
+    """With --ledger: the cap check before any noise (DP epsilon under replace-one); with
+    --cap, a release of the same data and options written again as stored (True)."""
+    from fractions import Fraction
+    from ..accounting.device import digest
+    from ..accounting.records import replace_one_identity
+    stored = before_noise(args, "DP", replace_one_identity(), Fraction(args.epsilon), lambda: {
+        "command": "cdf", "options": options_identity(args),
+        "data": [digest(numpy.asarray(column)) for column in data]})
+    if stored is not None:
+        write_files(args, [(args.output, stored)])
+    return stored is not None
 
 
 def _auto_note(result, args):

@@ -1,4 +1,4 @@
-"""Command line: compile, check, explain, privatize, cdf, audit, experiment.
+"""Command line: compile, check, explain, privatize, cdf, ledger, audit, experiment.
 
 User errors print one line (naming the file, key or curve) and exit 2; nothing is
 half-written. Releases contain only what the mechanism released (docs/design.md,
@@ -21,6 +21,7 @@ from .cdf import MAX_DEGREE, cmd_cdf
 from .common import DEFAULT_GRID, MAX_GRID, MAX_NOISE_SCALE, STDOUT, noise_floor, scheduled
 from .compile import cmd_check, cmd_compile, cmd_explain
 from .experiment import cmd_experiment
+from .ledger import cmd_ledger, ledger_options
 from .privatize import DEFAULT_BETA, DEFAULT_K, DEFAULT_SPLIT, cmd_privatize
 
 
@@ -267,6 +268,7 @@ def build_parser():
                "(unbounded: of the released support; over k variables: N^(1/k) per "
                "variable)")
     _scheduler_option(p, "curves with --method project: their projections")
+    ledger_options(p, _positive)
     p.set_defaults(run=scheduled(cmd_privatize))
     p = command("audit", "privacy audit: black box and white-box noise conformance")
     p.add_argument("spec", nargs="?", help="a spec file or a generated module (.py)")
@@ -332,7 +334,16 @@ def build_parser():
             "one column only: evaluate the private CDF at the public values in FILE (one per "
             "line; default: use --grid)")
     _scheduler_option(p, "one column: its statistics")
+    ledger_options(p, _positive)
     p.set_defaults(run=scheduled(cmd_cdf))
+    p = command("ledger", "the composed privacy cost of a ledger file (--ledger), exactly")
+    p.add_argument("file", metavar="FILE", help="a ledger file (JSON Lines, "
+                                                "docs/reference/ledger.md)")
+    p.add_argument("--epoch", choices=("day", "week"), default="day",
+                   help="the UTC epochs of the per-epoch totals (ISO weeks from Monday)")
+    p.add_argument("--plot", metavar="PNG", help="write a PNG of the cumulative cost over "
+                                                 "time (default: none)")
+    p.set_defaults(run=cmd_ledger)
     p = command("experiment", "the paper's evaluation (Sec. 5) under its protocol")
     p.add_argument("name", choices=["ecg", "select", "trajectories", "segments", "cdf"],
                    help="ecg (Sec. 5.1), select (Sec. 5.2), trajectories (Sec. 5.3), "

@@ -11,6 +11,9 @@ from ..errors import CURVE_ERRORS, DataError, UserError
 from .common import (MAX_FIELD_GRID, args_budget, named_error, not_private, plural,
                      progress_bar, say, scheduler_engine, tell_invalid)
 from .figures import check_plot, field_figure, png, release_figure
+from ..accounting.device import digest
+from .ledger import (before_noise, charge, check_ledger_options, curve_cost, curve_records,
+                     options_identity)
 from .writers import (csv_text, declared_units, exact_number, facts_metadata, jsonable,
                       ledger_facts, release_format, release_metadata, tell_clipped, write_files)
 
@@ -316,6 +319,7 @@ def cmd_privatize(args):
     _method_options(args)
     args.output_format = release_format(args.output)
     check_plot(args.plot)
+    check_ledger_options(args)
     module = load_mechanism(args.spec)
     params = _parameters(args.param, module, args.method)
     if args.scheduler is not None and (args.method != "project" or hasattr(module, "DIMENSION")):
@@ -335,6 +339,9 @@ def cmd_privatize(args):
                         f"R^{module.VALUE_DIM}: refusing to guess (several columns could be read "
                         "as a batch of curves)")
     bound = _release_bound(module, args)
+    if _stored(args, module, params, curves.ids,
+               lambda: [digest(t, y) for t, y in zip(curves.times, curves.values)]):
+        return 0
     rng = _noise_source(args)
     releases, grids, clipped = [], [], 0
     engine = scheduler_engine(args)
@@ -368,13 +375,28 @@ def cmd_privatize(args):
             not_private(f"{key}: {t.size} samples" + (
                 f"; RMS error of the release at the samples "
                 f"{float(numpy.sqrt(numpy.mean(error ** 2))):.4g}" if t.size else ""))
-    files = [(args.output, _privatize_file(args, module, curves, releases, grids, params))]
+    text = _privatize_file(args, module, curves, releases, grids, params)
+    charge(args, curve_records(args, module, params, facts_metadata(
+        curves.ids, [r.facts for r in releases]), len(curves.ids)), text)
+    files = [(args.output, text)]
     if args.plot:
         files.append((args.plot, png(release_figure(curves, releases, grids,
                                                      _title(module, args, params),
                                                      args.compare, module.UNITS))))
     write_files(args, files)
     return 0
+
+
+def _stored(args, module, params, names, digests):
+    """With --ledger: the cap check before any noise; with --cap, a release of the same
+    data (its curves' names and sha256 ``digests()``) and options written again as stored
+    (True), charging nothing."""
+    stored = before_noise(args, *curve_cost(args, module, params), lambda: {
+        "spec_sha256": module.SPEC_SHA256, "options": options_identity(args),
+        "names": repr(list(names)), "data": digests()})
+    if stored is not None:
+        write_files(args, [(args.output, stored)])
+    return stored is not None
 
 
 def _noise_norm(module):
@@ -414,6 +436,9 @@ def _privatize_fields(args, module, params):
                + f" ({kind}), each privatized with the whole budget{hint}")
     budget = args_budget(args)
     bound = _release_bound(module, args)
+    if _stored(args, module, params, [field.id for field in fields],
+               lambda: [digest(*field.grids, field.values) for field in fields]):
+        return 0
     rng = _noise_source(args)
     released, clipped, invalid = [], 0, []
     for field in fields:
@@ -465,6 +490,8 @@ def _privatize_fields(args, module, params):
                 for field, value in zip(fields, values)
                 for point, v in zip(flat, value.reshape(len(flat), -1)))
         text = csv_text(metadata, ["field", *module.VARIABLES, *names], rows)
+    charge(args, curve_records(args, module, params, module.release_facts(bound=bound, **budget),
+                               len(fields)), text)
     files = [(args.output, text)]
     if args.plot:
         files.append((args.plot, png(field_figure(module, fields, axes, values, args.compare,

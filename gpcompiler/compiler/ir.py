@@ -4,6 +4,7 @@ Exact values are lowered once into (code, exact) pairs: a constant becomes the
 ``repr`` of its correctly rounded float64 value; a value depending on the spec's
 parameters becomes NumPy code reading them from the dict ``p``.
 """
+import json
 import math
 from dataclasses import dataclass
 
@@ -99,6 +100,7 @@ class ModuleIR:
     outside: str = "zero"      # [curve] outside: "zero" or "hold"
     clips: bool = False        # the samples are clipped in the spec's metric (clips_samples)
     slack_condition: str = None  # when the stated slack needs one (slack_condition), else None
+    metric_identity: dict = None   # the ledger's {"name", "sha256"} of the metric at the defaults
 
 
 @dataclass(frozen=True)
@@ -216,7 +218,16 @@ def lower(analysis):
                       "Lower-triangular R with G = R R^T (R = L D^(1/2) from the exact LDL^T)"),
         box=_box(analysis, lower_value) if box else None,
         eta=repr(eta(analysis)), bound=repr(spec.bound), clips=clips_samples(spec),
-        slack_condition=slack_condition(spec, analysis.parameters_fixed))
+        slack_condition=slack_condition(spec, analysis.parameters_fixed),
+        metric_identity=metric_identity(spec))
+
+
+def metric_identity(spec):
+    """The ledger's identity of the spec's metric at the parameters' defaults
+    (docs/reference/ledger.md): what a release's record names as its metric."""
+    from ..accounting.records import metric_identity_of
+    return metric_identity_of(json.loads(spec.metric_tables),
+                              {str(s): to_float(v) for s, v in spec.parameters})
 
 
 def eta(analysis):

@@ -5,6 +5,7 @@ whose entries name the key path (``basis.functions[2]``) and what was expected.
 """
 import hashlib
 import itertools
+import json
 import math
 import keyword
 import re
@@ -100,6 +101,7 @@ class Spec:
     outside: str = "zero"      # [curve] outside: "zero" or "hold" (docs/design.md)
     domain_units: tuple = ()   # one unit name (or None) per variable, for plots and releases
     value_units: str = None    # the unit of the values, for plots and releases
+    metric_tables: str = None  # canonical JSON of [metric] and [domain] (the ledger's metric id)
 
     @property
     def dimension(self):
@@ -203,7 +205,10 @@ def _build(document, problems, path, sha256):
                 curve_interval=curve_interval, functions=functions,
                 vector_basis=vector_basis, value_dim=value_dim, family=family, metric=metric,
                 variables=variables, intervals=intervals, bound=bound, outside=outside,
-                domain_units=domain_units, value_units=value_units)
+                domain_units=domain_units, value_units=value_units,
+                metric_tables=json.dumps({"metric": document.get("metric", {}),
+                                          "domain": document.get("domain", {})},
+                                         sort_keys=True, default=str))
 
 
 def _outside(curve, not_a_curve, problems):

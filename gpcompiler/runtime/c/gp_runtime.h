@@ -17,6 +17,8 @@
  *                          gp_source *source, double *out);         runtime/exact.py, gaussian
  *   static int gp_spherical_laplace(const double *x, size_t rows, size_t d, double scale,
  *                                   gp_source *source, double *out);  ... spherical_laplace
+ *   static int gp_ledger_line(const gp_ledger_record *r, char *out, size_t size);
+ *                                         one record of docs/reference/ledger.md, exactly
  *
  * Every function returns GP_OK or an error status and writes its outputs only on GP_OK. A
  * keyed source gives row r of a call the address source->row + r and advances source->row by
@@ -57,5 +59,16 @@ typedef struct gp_source {
     unsigned char key[32];
     uint64_t row;
 } gp_source;
+
+/* The fields of one ledger record of a GP or CGP release (docs/reference/ledger.md): the
+ * module's label, metric and spec; the caller's release id and UTC time; the budget, its
+ * value and the facts of the release (noise scale, lattice step, bound, slack); the number of
+ * curves released. */
+typedef struct gp_ledger_record {
+    const char *label, *metric, *metric_sha256, *spec, *spec_sha256, *release_id, *time;
+    int budget;
+    double value, scale, gamma, bound, slack;
+    unsigned long count;
+} gp_ledger_record;
 
 #endif
