@@ -32,7 +32,7 @@ CASES = [
     ("name='a'\n[domain]\nintervals=[[\"0\",\"1\"]]\n[basis]\nfunctions=[\"t\"]\nfamily={name='monomial',degree=2}",
      "basis: expected exactly one of 'functions' or 'family'"),
     ("name='a'\n[domain]\nintervals=[[\"0\",\"1\"]]\n[basis]\nfamily={name='wavelet'}",
-     "basis.family.name: expected one of fourier, hermite, legendre, monomial, sinc"),
+     "basis.family.name: expected one of bspline, fourier, hermite, legendre, monomial, sinc"),
     ("name='a'\n[domain]\nintervals=[[\"0\",\"1\"]]\n[basis]\nfamily={name='sinc',count=4}",
      "domain.intervals: the sinc family is orthonormal on the whole line"),
     ("name='a'\n[domain]\nintervals=[[\"0\",\"1\"]]\n[basis]\nfunctions=[[\"t\"],[\"1\",\"t\"]]\n[values]\ndimension=2",
@@ -63,7 +63,7 @@ CASES = [
      "bad.toml: basis.family: expected a table such as { name = \"legendre\", degree = N }, "
      "got 'legendre'"),
     ("name='a'\n[domain]\nintervals=[[\"0\",\"1\"]]\n[basis]\nfamily={degree=3}",
-     "basis.family.name: missing: expected one of fourier, hermite"),
+     "basis.family.name: missing: expected one of bspline, fourier, hermite"),
     ("[domain]\nintervals=[[\"0\",\"1\"]]\n[basis]\nfunctions=[\"t\"]",
      "bad.toml: name: missing: expected a Python identifier (the module name)"),
     ("name='a'\n[domain]\nintervals=[[\"0\",\"T\"]]\nparameters={cache=\"1\"}\n"

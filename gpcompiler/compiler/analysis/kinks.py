@@ -80,14 +80,28 @@ def _roots(spec, j, node, switch, lo, hi):
         raise SpecError([(key, f"{node} switches where {switch} = 0, which depends on "
                                f"{', '.join(sorted(map(str, others)))}: {advice}")], spec.path)
     numerator = sympy.numer(sympy.together(switch))
-    poly = rational_poly(numerator, t)
-    if poly is None:
+    if rational_poly(numerator, t) is not None:
+        roots = {r for r in sympy.Poly(numerator, t).real_roots() if lo < r < hi}
+    else:
+        roots = _algebraic_roots(numerator, t, lo, hi)
+    if roots is None:
         raise SpecError([(key, f"{node} switches where {switch} = 0, not the roots of a "
                                f"polynomial with rational coefficients: {advice}")], spec.path)
-    roots = {r for r in sympy.Poly(numerator, t).real_roots() if lo < r < hi}
     irrational = sorted((r for r in roots if not r.is_Rational), key=float)
     if irrational:
         raise SpecError([(key, f"{node} switches at {t} = {irrational[0]}, an irrational "
                                f"breakpoint no Gauss rule can integrate across: {advice}")],
                         spec.path)
     return roots
+
+
+def _algebraic_roots(expression, t, lo, hi):
+    """The real roots inside (lo, hi) of a polynomial with other numeric coefficients, when
+    SymPy finds all of them in closed form; None otherwise."""
+    if not expression.is_polynomial(t):
+        return None
+    poly = sympy.Poly(expression, t)
+    found = sympy.roots(poly)
+    if sum(found.values()) != poly.degree():
+        return None
+    return {r for r in found if r.is_real and lo < r < hi}
