@@ -260,3 +260,52 @@ def test_random_knots_give_a_certified_positive_definite_gram(order, knots):
     assert all(p.is_Rational and p > 0 for p in pivots)
     lower = analysis.lower.to_sympy()
     assert (lower * sympy.diag(*pivots) * lower.T - analysis.gram.to_sympy()).is_zero_matrix
+
+
+@pytest.fixture(scope="module")
+def cubic(tmp_path_factory):
+    """(analysis, module) of a cubic spline with a double knot, compiled once."""
+    directory = tmp_path_factory.mktemp("cubic")
+    path = _write(directory, "cubic_once", 4, '[1, "5/2", "5/2", "9/2"]')
+    compiled = build.compile_spec(path, directory)
+    (directory / "cubic_once.py").write_text(compiled.source)
+    return compiled, build.import_module_file(directory / "cubic_once.py", "test_bspline_once")
+
+
+def test_privfuncselect_residual_is_exact_between_knots(cubic):
+    """PrivFuncSelect integrates ||q - P q||^2 on the pieces between the knots: it equals
+    ||q||^2 - b^T G^-1 b (Fractions) to 1e-12 of ||q||^2 (float rounding; cells across the
+    double knot 5/2 missed it by about 2e-8), and a release comes out."""
+    from gpcompiler.adaptive.curve import make_curve
+    from gpcompiler.adaptive.select import priv_func_select, residual_squared
+    compiled, module = cubic
+    t = numpy.array([0.25, 0.75, 1.5, 2.0, 3.0, 4.0, 5.0, 5.75])
+    y = numpy.array([1.0, -0.5, 2.0, 0.25, -1.0, 1.5, 0.5, -2.0])
+    curve = make_curve(t, y, (0.0, 6.0))
+    c = module.project(t, y, bound=100.0)
+    exact_t, exact_y = [Fraction(v) for v in t], [Fraction(v) for v in y]
+    b = sympy.Matrix([sympy.Rational(v.numerator, v.denominator)
+                      for v in _exact_inner_products(compiled.analysis.spec, exact_t, exact_y)])
+    norm = sum((y1 * y1 + y1 * y2 + y2 * y2) * (t2 - t1) / 3 for t1, t2, y1, y2 in
+               zip(exact_t, exact_t[1:], exact_y, exact_y[1:]))
+    exact = sympy.Rational(norm.numerator, norm.denominator) - (
+        b.T * compiled.analysis.gram.to_sympy().LUsolve(b))[0]
+    assert abs(residual_squared(module, curve, c[:, None], {}) - float(exact)) <= 1e-12 * float(norm)
+    release = priv_func_select(t, y, module, epsilon=1.0, rng=3)
+    assert numpy.isfinite(release.evaluate(numpy.linspace(0, 6, 7))).all()
+
+
+def test_privfuncseg_c_target_and_explain_on_a_spline(cubic):
+    """PrivFuncSeg says why not (its own dyadic breakpoints), the C target refuses in one
+    line, explain names the piecewise atoms and their breakpoints."""
+    from gpcompiler.adaptive.seg import priv_func_seg
+    from gpcompiler.compiler.emit.c import lower_c
+    from gpcompiler.compiler.explain import explain
+    compiled, module = cubic
+    with pytest.raises(ValueError, match="PrivFuncSeg chooses its own dyadic breakpoints"):
+        priv_func_seg(numpy.array([0.0, 6.0]), numpy.array([1.0, 1.0]), module, epsilon=1.0)
+    with pytest.raises(SpecError, match="the C target does not support piecewise bases") as error:
+        lower_c(compiled.analysis)
+    assert "\n" not in str(error.value)
+    text = explain(compiled)
+    assert "between the breakpoints $0, 1, \\frac{5}{2}, \\frac{9}{2}, 6$" in text
