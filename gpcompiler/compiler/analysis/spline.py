@@ -79,7 +79,7 @@ def _polynomial_weight(spec):
     weight = spec.metric.weight
     if weight is None:
         return None
-    poly = rational_poly(weight, spec.variable) if not spec.parameters else None
+    poly = rational_poly(weight, spec.variable)
     if poly is None:
         raise SpecError([("metric.weight", f"a piecewise polynomial basis (bspline, or {SHOWN} "
                                            f"of polynomials) takes a polynomial weight with "
