@@ -3,8 +3,9 @@ singular ends), Sobolev norms and the placeholders of module.py.tmpl."""
 import textwrap
 
 from ..analysis.quadrature import gauss_order
-from .common import (GRADED_PIECES, GRADED_POSITIONS, LEGENDRE_SLOPES, common_placeholders,
-                     expression_body, grades_of, inlined_source, matrix_body, values_kind)
+from .common import (GRADED_PIECES, GRADED_POSITIONS, LEGENDRE_SLOPE_RECURRENCE, LEGENDRE_SLOPES,
+                     common_placeholders, expression_body, grades_of, inlined_source,
+                     matrix_body, values_kind)
 from .literals import python_literal
 from .runtime import clips_curves
 
@@ -385,13 +386,9 @@ _SLOPES = {
     """Derivatives of the atoms, L_(j,d)' = sqrt((2d+1)/w) P_d'(u) 2/w on piece j of width w,
     by P_(k+1)' = u P_k' + (k+1) P_k beside the atoms' own: shape (..., _ATOMS_SIZE)."""
     j, u, width = _pieces(x)
-    value, out = numpy.ones((PIECE_ORDER,) + u.shape), numpy.zeros((PIECE_ORDER,) + u.shape)
-    if PIECE_ORDER > 1:
-        value[1], out[1] = u, 1.0
-    for n in range(1, PIECE_ORDER - 1):
-        value[n + 1] = ((2 * n + 1) * u * value[n] - n * value[n - 1]) / (n + 1)
-        out[n + 1] = u * out[n] + (n + 1) * value[n]
-    degree = numpy.arange(PIECE_ORDER).reshape((-1,) + u.ndim * (1,))
+    size = PIECE_ORDER
+''' + LEGENDRE_SLOPE_RECURRENCE + '''\
+    degree = numpy.arange(size).reshape((-1,) + u.ndim * (1,))
     return _scatter(j, out * numpy.sqrt((2.0 * degree + 1.0) / width) * 2.0 / width)''',
     "fourier": '''def _atom_slopes(x, p):
     """Derivatives of the atoms: 0, -k w sin(k w t), k w cos(k w t): shape (..., _ATOMS_SIZE)."""
