@@ -459,6 +459,9 @@ ALL_FUNCTIONS = {  # every function a spec expression may use (compiler/expressi
     "cosh(2*t)": lambda t: mpmath.cosh(2 * t), "tanh(t)": mpmath.tanh, "atan(t)": mpmath.atan,
     "abs(t - 1/2)": lambda t: abs(t - mpmath.mpf(1) / 2),
     "sinc(t)": lambda t: mpmath.sin(mpmath.pi * t) / (mpmath.pi * t), "erf(t)": mpmath.erf,
+    "Max(t, 3/4)": lambda t: max(t, mpmath.mpf(3) / 4),
+    "Min(2*t, 2)": lambda t: min(2 * t, 2),
+    "Piecewise((t, t < 1), (2 - t, True))": lambda t: t if t < 1 else 2 - t,
 }
 
 

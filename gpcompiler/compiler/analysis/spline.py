@@ -25,11 +25,13 @@ def piecewise_polynomials(spec):
     """(breakpoints, rows) when every basis function is a polynomial with rational
     coefficients on each piece between the breakpoints (rows: per function {piece: local
     coefficients}); None otherwise. The bspline family always is one."""
-    if spec.family is not None and spec.family.name == "bspline":
+    if spec.family is not None:
+        if spec.family.name != "bspline":
+            return None
         knots, breaks = bspline_knots(spec.family, spec.interval)
         return breaks, splines.spline_rows(spec.family.option("order"), knots, breaks)
     breaks = breakpoints(spec)
-    if spec.family is not None or spec.vector_basis or not breaks or spec.parameters:
+    if spec.vector_basis or not breaks or spec.parameters:
         return None
     ends = [fraction(e) for e in spec.interval]
     points = ends[:1] + [fraction(b) for b in breaks] + ends[1:]
