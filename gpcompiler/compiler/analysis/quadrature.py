@@ -178,7 +178,8 @@ def _feature_frequency(expression, t, lo, hi):
                                                                       key=lambda e: abs(z - e)))
                 if gap > 0:
                     frequency = max(frequency, 4 / gap)
-        elif isinstance(node, sympy.Function) and node.args and node.args[0].has(t):
+        elif (isinstance(node, sympy.Function) and not isinstance(node, sympy.Piecewise)
+              and node.args and node.args[0].has(t)):   # a Piecewise's pieces come next
             rate = sympy.lambdify(t, sympy.diff(node.args[0], t), "numpy")
             with numpy.errstate(all="ignore"):
                 values = numpy.abs(numpy.broadcast_to(rate(grid), grid.shape).astype(complex))
@@ -224,7 +225,8 @@ def _frequency_and_degree(expression, t):
     """Bound the oscillation rate of the transcendental parts and the polynomial degree."""
     frequency, degree = 0.0, 0
     for node in sympy.preorder_traversal(expression):
-        if isinstance(node, sympy.Function) and node.args:
+        if isinstance(node, sympy.Function) and node.args and not isinstance(node,
+                                                                             sympy.Piecewise):
             rate = sympy.diff(node.args[0], t)
             frequency = max(frequency, float(abs(rate)) if rate.is_number else 10.0)
         elif isinstance(node, sympy.Pow) and node.base == t and node.exp.is_Integer:
