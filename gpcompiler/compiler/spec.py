@@ -429,6 +429,9 @@ def _family(basis, intervals, problems):
                      + (f", got {raw['name']!r}" if "name" in raw else ""))
         return None
     name, k, before = raw["name"], len(intervals), len(problems.items)
+    if name == "bspline" and k > 1:
+        problems.add("basis.family", "the bspline family is for one variable")
+        return None
     allowed = FAMILIES[name] | (TOTAL_DEGREE if k > 1 and name in POLYNOMIAL_FAMILIES else set())
     options = {}
     for key in sorted(set(raw) - {"name"}):
@@ -497,9 +500,6 @@ def _knots(raw, where, problems):
 def _bspline(options, intervals, problems):
     """The bspline family on one rational interval, its interior knots strictly inside it,
     each repeated at most ``order`` times (docs/reference/spec.md, "B-splines")."""
-    if len(intervals) != 1:
-        problems.add("basis.family", "the bspline family is for one variable")
-        return None
     if intervals[0] is None:
         return None
     lo, hi = intervals[0]
