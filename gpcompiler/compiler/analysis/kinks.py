@@ -43,7 +43,8 @@ def on_piece(expression, t, point):
 def breakpoints(spec):
     """The sorted rational points strictly inside a rational interval where an abs, Max, Min,
     Piecewise, sign or Heaviside of a basis function switches; a one-line SpecError when one
-    is irrational or symbolic (no Gauss rule can integrate across it: say what to change)."""
+    is irrational (at the default parameters) or no root of a polynomial (no Gauss rule can
+    integrate across it: say what to change)."""
     lo, hi = spec.interval
     if spec.dimension != 1 or not (lo.is_Rational and hi.is_Rational):
         return ()
@@ -72,7 +73,7 @@ def _roots(spec, j, node, switch, lo, hi):
     whose integrands hold parameters and have no exact Gauss rule accepts the defaults only:
     Analysis.parameters_fixed), all rational, else a SpecError."""
     t = spec.variable
-    key = "basis.family" if spec.family else f"basis.functions[{j}]"
+    key = f"basis.functions[{j}]"
     if not switch.has(t):
         return set()
     advice = (f"write {SHOWN} of polynomials in {t} with rational coefficients whose "

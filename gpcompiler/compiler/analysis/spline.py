@@ -9,7 +9,6 @@ L_(p,d) = sqrt((2d + 1)/(b_p - a_p)) P_d(u_p) on [a_p, b_p], zero elsewhere: ort
 L2, so phi = M . atoms with M exact and the module's Gauss rules, cut at the breakpoints,
 integrate every piece exactly.
 """
-from fractions import Fraction
 
 import sympy
 
@@ -20,6 +19,7 @@ from .core import Atoms
 from .factor import factorize
 from .kinks import SHOWN, breakpoints, fraction, on_piece, rational_poly
 from .weights import check_weight
+
 
 def piecewise_polynomials(spec):
     """(breakpoints, rows) when every basis function is a polynomial with rational
@@ -51,9 +51,8 @@ def piecewise_polynomials(spec):
 def piecewise_space(spec, breaks, rows, stage):
     """Exact Gram piece by piece, its LDL^T certificate, and e = K . piecewise Legendre atoms."""
     order = max((len(p) for row in rows for p in row.values()), default=1)
-    if spec.metric.sobolev and order == 1:
-        raise SpecError([("metric.sobolev", "sobolev = 1 (H^1) needs a continuous basis; "
-                                            "these functions are piecewise constant")], spec.path)
+    if spec.metric.sobolev:
+        _check_continuous(spec, breaks, rows)
     weight = _polynomial_weight(spec)
     gram = splines.gram(rows, breaks, weight, bool(spec.metric.sobolev))
     m, pieces = len(rows), len(breaks) - 1
@@ -73,6 +72,19 @@ def piecewise_space(spec, breaks, rows, stage):
     atoms = Atoms("piecewise", pieces * order, breaks=tuple(exact), order=order)
     return factorize(spec, sympy.Matrix(m, m, lambda j, k: sympy.Rational(
         gram[j][k].numerator, gram[j][k].denominator)), method, atoms, mapping, stage)
+
+
+def _check_continuous(spec, breaks, rows):
+    """H^1 needs continuous functions: each function's pieces agree at every breakpoint (a
+    piece's local polynomial at u = 1 and the next one's at u = -1)."""
+    for j, row in enumerate(rows):
+        for piece in range(len(breaks) - 2):
+            left = sum(row.get(piece, ()))
+            right = sum(c * (-1) ** n for n, c in enumerate(row.get(piece + 1, ())))
+            if left != right:
+                raise SpecError([(f"basis.functions[{j}]", f"{spec.functions[j][0]} jumps at "
+                                  f"{spec.variable} = {breaks[piece + 1]}: sobolev = 1 (H^1) "
+                                  "needs continuous functions")], spec.path)
 
 
 def _polynomial_weight(spec):
