@@ -459,6 +459,9 @@ ALL_FUNCTIONS = {  # every function a spec expression may use (compiler/expressi
     "cosh(2*t)": lambda t: mpmath.cosh(2 * t), "tanh(t)": mpmath.tanh, "atan(t)": mpmath.atan,
     "abs(t - 1/2)": lambda t: abs(t - mpmath.mpf(1) / 2),
     "sinc(t)": lambda t: mpmath.sin(mpmath.pi * t) / (mpmath.pi * t), "erf(t)": mpmath.erf,
+    "Max(t**2, 1/4)": lambda t: max(t ** 2, mpmath.mpf(1) / 4),    # all switch at 1/2, as abs
+    "Min(2*t, 1)": lambda t: min(2 * t, 1),
+    "Piecewise((t**3, t < 1/2), (1 - t, True))": lambda t: t ** 3 if t < 0.5 else 1 - t,
 }
 
 

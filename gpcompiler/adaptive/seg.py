@@ -31,6 +31,10 @@ EARLY_LEVEL = 7
 
 def _polynomial_module(spec):
     module = load_module(spec)
+    if getattr(module, "PIECE_BREAKS", None) is not None:
+        raise ValueError(f"PrivFuncSeg chooses its own dyadic breakpoints for polynomials of "
+                         f"one degree, and {module.NAME} fixes its knots: use PrivFuncSelect, "
+                         "or a legendre spec of the pieces' degree")
     if module.POLYNOMIAL_DEGREE is None or module.METRIC != "L2":
         raise ValueError(f"PrivFuncSeg needs a spec spanning all polynomials of some degree "
                          f"with the L2 metric; {module.NAME} does not")

@@ -74,11 +74,15 @@ def _coordinates(module, curve, params):
 def _quadrature(module, domain):
     """Cells and Gauss-Legendre rule for integrating (q - P q)^2 over the domain: exact for
     a polynomial space of degree p (order max(p, 1) + 1 on every piece: the integrand has
-    degree 2 max(p, 1)); otherwise order 16 on pieces no longer than (b - a)/(4 m) nor than
+    degree 2 max(p, 1)), and for a piecewise polynomial space (a spline) on the pieces
+    between its breakpoints PIECE_BREAKS; otherwise order 16 on pieces no longer than (b - a)/(4 m) nor than
     1/omega for a basis of frequency omega (phase <= 2 per piece; numerical)."""
     degree = module.POLYNOMIAL_DEGREE
     if degree is not None and module.BASIS_SIZE == degree + 1:
         return (), max(degree, 1) + 1
+    breaks = getattr(module, "PIECE_BREAKS", None)
+    if breaks is not None:     # a polynomial of degree < PIECE_ORDER between breakpoints
+        return breaks, max(module.PIECE_ORDER - 1, 1) + 1
     cells = 4 * module.BASIS_SIZE
     frequency = getattr(module, "_FREQUENCY", None)
     if frequency:

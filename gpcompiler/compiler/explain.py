@@ -182,6 +182,11 @@ def _orthonormal(analysis):
                   + "), by the three-term recurrence per variable",
         "legendre": "$L_k(t) = \\sqrt{(2k+1)/(b-a)}\\,P_k(u)$, $u = (2t-a-b)/(b-a)$, "
                     "evaluated by the three-term recurrence",
+        "piecewise": "$L_{p,d}(t) = \\sqrt{(2d+1)/(b_{p+1}-b_p)}\\,P_d(u_p)$ on each piece "
+                     "$[b_p, b_{p+1}]$ between the breakpoints "
+                     f"${', '.join(sympy.latex(b) for b in analysis.atoms.breaks)}$, zero "
+                     f"elsewhere, $d < {analysis.atoms.order}$ (atom $p\\cdot"
+                     f"{analysis.atoms.order} + d$), by the three-term recurrence",
         "expression": "the user's functions $\\varphi_k$",
         "sinc": "$\\operatorname{sinc}(t-k)$, orthonormal on $\\mathbb{R}$ (paper Fact B.9)",
         "hermite": "the Hermite functions, orthonormal on $\\mathbb{R}$",

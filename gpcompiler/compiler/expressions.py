@@ -23,8 +23,10 @@ FUNCTIONS = {
     "sin": sympy.sin, "cos": sympy.cos, "tan": sympy.tan, "exp": sympy.exp,
     "log": sympy.log, "sqrt": sympy.sqrt, "sinh": sympy.sinh, "cosh": sympy.cosh,
     "tanh": sympy.tanh, "atan": sympy.atan, "abs": sympy.Abs, "sinc": _normalized_sinc,
-    "erf": sympy.erf,
+    "erf": sympy.erf, "Max": sympy.Max, "Min": sympy.Min, "Piecewise": sympy.Piecewise,
 }
+_VARIADIC = {"Max", "Min"}   # two or more arguments
+_COMPARISONS = {ast.Lt: sympy.Lt, ast.LtE: sympy.Le, ast.Gt: sympy.Gt, ast.GtE: sympy.Ge}
 CONSTANTS = {"pi": sympy.pi, "E": sympy.E, "oo": sympy.oo}
 _BINARY = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
@@ -105,6 +107,41 @@ def _call(node, symbols):
         name = getattr(node.func, "id", ast.unparse(node.func))
         raise ExpressionError(
             f"unknown function {name!r} (allowed: {', '.join(sorted(FUNCTIONS))})")
-    if node.keywords or len(node.args) != 1:
-        raise ExpressionError(f"{node.func.id}() takes exactly one positional argument")
-    return FUNCTIONS[node.func.id](_convert(node.args[0], symbols))
+    name = node.func.id
+    if node.keywords:
+        raise ExpressionError(f"{name}() takes positional arguments only")
+    if name == "Piecewise":
+        return _piecewise(node.args, symbols)
+    if name in _VARIADIC:
+        if len(node.args) < 2:
+            raise ExpressionError(f"{name}() takes two or more arguments")
+        return FUNCTIONS[name](*(_convert(a, symbols) for a in node.args))
+    if len(node.args) != 1:
+        raise ExpressionError(f"{name}() takes exactly one positional argument")
+    return FUNCTIONS[name](_convert(node.args[0], symbols))
+
+
+def _piecewise(arguments, symbols):
+    """Piecewise((value, condition), ..., (value, True)): the first branch whose condition
+    holds; a condition is a comparison (chains such as 1 <= t < 2 allowed), the last True."""
+    usage = ("Piecewise takes (value, condition) pairs, the last condition True, e.g. "
+             "Piecewise((t, t < 1), (2 - t, True))")
+    if not arguments or not all(isinstance(a, ast.Tuple) and len(a.elts) == 2
+                                for a in arguments):
+        raise ExpressionError(usage)
+    last = arguments[-1].elts[1]
+    if not (isinstance(last, ast.Constant) and last.value is True):
+        raise ExpressionError(usage)
+    branches = [(_convert(a.elts[0], symbols), _condition(a.elts[1], symbols))
+                for a in arguments[:-1]]
+    return sympy.Piecewise(*branches, (_convert(arguments[-1].elts[0], symbols), True))
+
+
+def _condition(node, symbols):
+    """A comparison (a chain is the conjunction of its links) between expressions."""
+    if not isinstance(node, ast.Compare) or not all(type(op) in _COMPARISONS for op in node.ops):
+        raise ExpressionError(f"a Piecewise condition is a comparison with <, <=, > or >=, "
+                              f"got {ast.unparse(node)!r}")
+    values = [_convert(v, symbols) for v in [node.left] + node.comparators]
+    return sympy.And(*(_COMPARISONS[type(op)](a, b)
+                       for op, a, b in zip(node.ops, values[:-1], values[1:])))

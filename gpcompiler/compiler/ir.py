@@ -99,6 +99,9 @@ class ModuleIR:
     bound: str = "None"        # the spec's [privacy] bound B, or None (the default bound)
     outside: str = "zero"      # [curve] outside: "zero" or "hold"
     clips: bool = False        # the samples are clipped in the spec's metric (clips_samples)
+    breaks: tuple = ()         # piecewise atoms: (code, exact) per breakpoint, ends included
+    piece_order: int = 0       # piecewise atoms: Legendre atoms per piece
+    cuts: tuple = ()           # (code, exact) per breakpoint inside the domain: sub-pieces end there
     slack_condition: str = None  # when the stated slack needs one (slack_condition), else None
     metric_identity: dict = None   # the ledger's {"name", "sha256"} of the metric at the defaults
 
@@ -173,7 +176,7 @@ def lower(analysis):
                                            for f in spec.functions) for v in spec.variables)
     family = spec.family.name if spec.family else None
     basis_codes = ()
-    if analysis.atoms.kind == "legendre" and family is None:
+    if analysis.atoms.kind == "legendre" and family is None or analysis.atoms.kind == "piecewise":
         basis_codes = tuple(tuple(_code(printer, c) for c in f) for f in spec.functions)
     weight = spec.metric.weight
     formulas = dict(analysis.formulas)
@@ -218,6 +221,9 @@ def lower(analysis):
                       "Lower-triangular R with G = R R^T (R = L D^(1/2) from the exact LDL^T)"),
         box=_box(analysis, lower_value) if box else None,
         eta=repr(eta(analysis)), bound=repr(spec.bound), clips=clips_samples(spec),
+        breaks=tuple(lower_value(b) for b in analysis.atoms.breaks),
+        piece_order=analysis.atoms.order,
+        cuts=() if box else tuple(lower_value(b) for b in analysis.quadrature.breaks),
         slack_condition=slack_condition(spec, analysis.parameters_fixed),
         metric_identity=metric_identity(spec))
 

@@ -12,16 +12,18 @@ import re
 import sys
 import tomllib
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import sympy
 
 from ..errors import SpecError
+from . import splines
 from .expressions import CONSTANTS, FUNCTIONS, ExpressionError, parse_expression
 
 FAMILIES = {
     "monomial": {"degree"}, "legendre": {"degree"}, "fourier": {"order"},
-    "hermite": {"degree"}, "sinc": {"count", "first"},
+    "hermite": {"degree"}, "sinc": {"count", "first"}, "bspline": {"order", "knots"},
 }
 WHOLE_LINE_FAMILIES = {"sinc", "hermite"}
 POLYNOMIAL_FAMILIES = {"monomial", "legendre"}
@@ -432,6 +434,9 @@ def _family(basis, intervals, problems):
                      + (f", got {raw['name']!r}" if "name" in raw else ""))
         return None
     name, k, before = raw["name"], len(intervals), len(problems.items)
+    if name == "bspline" and k > 1:
+        problems.add("basis.family", "the bspline family is for one variable")
+        return None
     allowed = FAMILIES[name] | (TOTAL_DEGREE if k > 1 and name in POLYNOMIAL_FAMILIES else set())
     options = {}
     for key in sorted(set(raw) - {"name"}):
@@ -439,7 +444,9 @@ def _family(basis, intervals, problems):
         if key not in allowed:
             problems.add(where, f"unknown option for {name} (expected {', '.join(sorted(allowed))})")
             continue
-        if k > 1 and key != "total_degree":
+        if key == "knots":
+            options[key] = _knots(raw[key], where, problems)
+        elif k > 1 and key != "total_degree":
             if not isinstance(raw[key], list) or len(raw[key]) != k:
                 problems.add(where, f"expected a list of {k} integers, one per variable, "
                                     f"got {raw[key]!r}")
@@ -448,7 +455,7 @@ def _family(basis, intervals, problems):
                                  for i, v in enumerate(raw[key]))
         else:
             options[key] = _family_option(raw[key], key, where, problems)
-    required = FAMILIES[name] - {"first"}
+    required = FAMILIES[name] - {"first", "knots"}
     if "total_degree" in raw:
         required = set()
         if "degree" in raw:
@@ -460,6 +467,8 @@ def _family(basis, intervals, problems):
                      + (f" per variable (a list of {k})" if k > 1 else ""))
     if missing or len(problems.items) > before:
         return None
+    if name == "bspline":
+        return _bspline(options, intervals, problems)
     for i, interval in enumerate(intervals):
         if interval is None:
             continue
@@ -473,9 +482,67 @@ def _family(basis, intervals, problems):
     return Family(name, tuple(sorted(options.items())), k)
 
 
+def _knots(raw, where, problems):
+    """The interior knots of a bspline family: a list of exact rationals (numbers, or strings
+    such as "1/3"), in nondecreasing order."""
+    if not isinstance(raw, list):
+        problems.add(where, f"expected a list of interior knots such as [1, \"5/2\", 4], "
+                            f"got {_shown(raw)}")
+        return ()
+    knots = []
+    for i, value in enumerate(raw):
+        knot = _expression(value, f"{where}[{i}]", {}, problems)
+        if knot is not None and not knot.is_Rational:
+            problems.add(f"{where}[{i}]", f"expected a rational knot (a number or a string "
+                                          f"such as \"1/3\"), got {_shown(value)}")
+        elif knot is not None:
+            knots.append(knot)
+    if knots != sorted(knots):
+        problems.add(where, "expected the knots in nondecreasing order")
+    return tuple(knots)
+
+
+def _bspline(options, intervals, problems):
+    """The bspline family on one rational interval, its interior knots strictly inside it,
+    each repeated at most ``order`` times (docs/reference/spec.md, "B-splines")."""
+    if intervals[0] is None:
+        return None
+    lo, hi = intervals[0]
+    if not (lo.is_Rational and hi.is_Rational):
+        problems.add("domain.intervals", f"the bspline family needs rational ends, got "
+                                         f"[{lo}, {hi}]")
+        return None
+    order, knots = options["order"], options.setdefault("knots", ())
+    outside = [k for k in knots if not lo < k < hi]
+    if outside:
+        problems.add("basis.family.knots", f"expected interior knots strictly inside "
+                                           f"[{lo}, {hi}], got {outside[0]}")
+    repeated = [k for k in set(knots) if knots.count(k) > order]
+    if repeated:
+        problems.add("basis.family.knots", f"the knot {repeated[0]} is repeated "
+                                           f"{knots.count(repeated[0])} times: at most order = "
+                                           f"{order} times")
+    return None if outside or repeated else Family("bspline", tuple(sorted(options.items())))
+
+
+def _continuous_spline(family, problems):
+    """H^1 needs continuous B-splines: order >= 2, every knot repeated at most order - 1
+    times."""
+    order, knots = family.option("order"), family.option("knots")
+    if order == 1:
+        problems.add("basis.family.order", "sobolev = 1 (H^1) needs a continuous basis: "
+                                           "expected order >= 2, got 1 (piecewise constant)")
+    elif any(knots.count(k) >= order for k in knots):
+        problems.add("basis.family.knots", f"sobolev = 1 (H^1) needs a continuous basis: "
+                                           f"expected each knot at most order - 1 = "
+                                           f"{order - 1} times")
+
+
 def _family_example(raw):
     """A family table to suggest: the named family's, if ``raw`` names one."""
     name = raw if isinstance(raw, str) and raw in FAMILIES else "legendre"
+    if name == "bspline":
+        return '{ name = "bspline", order = 4, knots = [1, "5/2", 4] }'
     options = ", ".join(f"{key} = N" for key in sorted(FAMILIES[name] - {"first"}))
     return f"{{ name = \"{name}\", {options} }}"
 
@@ -550,6 +617,8 @@ def family_size(family):
         return family.option("count")
     if family.name == "fourier":
         return 2 * family.option("order") + 1
+    if family.name == "bspline":
+        return len(family.option("knots")) + family.option("order")
     return family.option("degree") + 1
 
 
@@ -594,6 +663,8 @@ def family_functions(family, t, interval):
     if family.name == "hermite":
         return [hermite_function(n, t, evaluate=False) for n in range(family.option("degree") + 1)]
     lo, hi = interval if interval is not None else (-1, 1)
+    if family.name == "bspline":
+        return bspline_functions(family, t, interval)
     if family.name == "monomial":
         return [t ** k for k in range(family.option("degree") + 1)]
     if family.name == "legendre":
@@ -603,6 +674,32 @@ def family_functions(family, t, interval):
     order = family.option("order")
     return [sympy.Integer(1)] + [f(k * angle) for k in range(1, order + 1)
                                  for f in (sympy.cos, sympy.sin)]
+
+
+def bspline_knots(family, interval):
+    """(the clamped knot vector, the distinct breakpoints) of a bspline family, as Fractions."""
+    lo, hi = (Fraction(int(e.p), int(e.q)) for e in interval)
+    interior = [Fraction(int(k.p), int(k.q)) for k in family.option("knots")]
+    knots = splines.clamped_knots(family.option("order"), lo, hi, interior)
+    return knots, sorted(set(knots))
+
+
+def bspline_functions(family, t, interval):
+    """The clamped B-splines as SymPy Piecewise expressions, each piece a polynomial in
+    powers of t - a on its knot interval [a, b) (the last one closed)."""
+    knots, breaks = bspline_knots(family, interval)
+    out = []
+    for pieces in splines.bspline_polynomials(family.option("order"), knots):
+        branches = []
+        for a, b in zip(breaks[:-1], breaks[1:]):
+            poly = splines.substitute(pieces[a], a, 1) if a in pieces else [0]
+            value = sympy.Add(*(sympy.Rational(c.numerator, c.denominator)
+                                * (t - sympy.Rational(a.numerator, a.denominator)) ** n
+                                for n, c in enumerate(poly)))
+            branches.append((value, t < sympy.Rational(b.numerator, b.denominator)))
+        branches[-1] = (branches[-1][0], True)
+        out.append(sympy.Piecewise(*branches))
+    return out
 
 
 def hermite_function(n, t, evaluate=True):
@@ -629,6 +726,8 @@ def _metric(metric, symbols, family, problems):
         sobolev = 0
     if weight is not None and sobolev:
         problems.add("metric", "choose either a weight or sobolev = 1, not both")
+    if sobolev and family is not None and family.name == "bspline":
+        _continuous_spline(family, problems)
     if (weight is not None or sobolev) and family is not None and family.name in WHOLE_LINE_FAMILIES:
         problems.add("metric", f"the {family.name} family is compiled for the plain L2 metric")
     return Metric(weight=weight, sobolev=sobolev)

@@ -20,10 +20,12 @@ PROGRESS_AFTER = 2.0
 @dataclass(frozen=True)
 class Atoms:
     """Reference functions the generated module evaluates; e = K . atoms."""
-    kind: str          # "legendre" | "expression" | "fourier" | "sinc" | "hermite"
+    kind: str          # "legendre" | "piecewise" | "expression" | "fourier" | "sinc" | "hermite"
     size: int
     shifts: tuple = ()
     index: tuple = ()  # on a box: one multi-index per atom, psi_a = prod_i psi_(a_i)(x_i)
+    breaks: tuple = ()  # piecewise: the exact breakpoints a_0 < ... < a_P, domain ends included
+    order: int = 0      # piecewise: Legendre atoms P_0..P_(order-1) per piece (atom p order + d)
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,8 @@ class Quadrature:
     ``exact_nodes`` is set when the integrand is a polynomial (the rule is then exact);
     otherwise pieces are cut into sub-pieces of length <= 8/frequency and the order is
     chosen per curve so the truncation term (frequency*h/2)^(2n)/(2n)! <= 1e-17.
+    ``breaks`` are the points where the basis has a kink or a jump (piecewise atoms, abs, Max,
+    Min, Piecewise): every piece is also cut there, so each rule meets a smooth integrand.
     ``singular`` lists (endpoint, exponent) where the weight behaves like |t - end|^alpha:
     pieces there are graded geometrically towards the endpoint.
     """
@@ -40,6 +44,7 @@ class Quadrature:
     frequency: float = None
     min_nodes: int = 2
     singular: tuple = ()
+    breaks: tuple = ()    # exact breakpoints inside the domain: sub-pieces are cut there
 
 
 @dataclass(frozen=True)

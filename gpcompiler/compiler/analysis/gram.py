@@ -8,6 +8,7 @@ import sympy
 from ...errors import SpecError, SymbolicLimitError
 from ..symbolic import DIGITS, simplify_entry, time_limit
 from .core import AT_DEFAULTS, basis_names
+from .kinks import breakpoints
 from .weights import (interval_weight_singularities, weight_axis_spec, weight_factors,
                       weight_singularities)
 
@@ -303,7 +304,7 @@ def _cubature(spec):
 def _quad(spec, expression, digits):
     """(value, error estimate) of the integral of ``expression`` (at the default parameters)
     over the domain by _cubature: in 1-D split at the real parts of its poles inside the
-    interval (tanh-sinh then converges at a narrow peak); over a box by Gauss-Legendre,
+    interval (tanh-sinh then converges at a narrow peak) and at the basis's breakpoints; over a box by Gauss-Legendre,
     again on 4^k sub-boxes (4 equal parts per variable) when the whole box's error
     estimate exceeds 10^-digits of the value."""
     method = _cubature(spec)
@@ -311,7 +312,9 @@ def _quad(spec, expression, digits):
     box = [_split(*_mp_interval(spec, interval)) for interval in spec.intervals]
     if spec.dimension == 1:
         ends = box[0]
-        box = [sorted(set(ends) | set(_pole_abscissae(expression, spec, ends[0], ends[-1])))]
+        kinks = [mpmath.mpf(b.p) / b.q for b in breakpoints(spec)]
+        box = [sorted(set(ends) | set(_pole_abscissae(expression, spec, ends[0], ends[-1]))
+                      | set(kinks))]
     value, error = mpmath.quad(function, *box, method=method, error=True)
     if method == "gauss-legendre" and not error <= mpmath.mpf(10) ** -digits * abs(value):
         box = [mpmath.linspace(a, b, 5) for a, b in box]

@@ -12,6 +12,7 @@ from .factor import factorize
 from .gram import expression_gram, sinc_gram
 from .legendre import legendre_space, polynomial_space
 from .quadrature import choose_quadrature
+from .spline import piecewise_polynomials, piecewise_space
 from .weights import check_weight
 
 
@@ -20,6 +21,9 @@ def analyze_line(spec, stage=lambda name: None):
     family = spec.family.name if spec.family else None
     if family in ("sinc", "hermite"):
         return _orthonormal_family(spec, family)
+    piecewise = piecewise_polynomials(spec)
+    if piecewise is not None:
+        return piecewise_space(spec, *piecewise, stage)
     plain = spec.metric.kind == "L2"
     if family == "fourier" and plain:
         return _fourier(spec)

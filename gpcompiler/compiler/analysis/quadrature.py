@@ -11,6 +11,7 @@ import sympy
 
 from ...errors import SpecError
 from .core import Quadrature
+from .kinks import SHOWN, breakpoints
 from .weights import interval_weight_singularities, weight_factors, weight_singularities
 
 
@@ -62,6 +63,8 @@ def _too_many_sub_pieces(spec, atoms, ends, rates, total):
 def choose_quadrature(spec, atoms):
     if spec.dimension > 1:
         return box_quadrature(spec, atoms)
+    if atoms.kind == "piecewise":
+        return _piecewise_quadrature(spec, atoms)
     if atoms.kind == "legendre" and spec.metric.weight is None:
         return Quadrature(exact_nodes=(atoms.size + 2) // 2)
     length = sympy.N((spec.interval[1] - spec.interval[0]).subs(spec.defaults))
@@ -77,10 +80,26 @@ def choose_quadrature(spec, atoms):
             frequency, degree = max(frequency, f), max(degree, d)
     floor = 1.0 / float(length) if length.is_finite else 1.0
     frequency, singular = max(frequency, floor), interval_weight_singularities(spec)
+    breaks = breakpoints(spec) if atoms.kind == "expression" else ()
+    if breaks and singular:
+        raise SpecError([("metric.weight", f"a weight singular at an end of the domain with "
+                                           f"a basis that switches at {breaks[0]} ({SHOWN}) "
+                                           "is not supported: use a bounded weight")], spec.path)
     if (atoms.kind == "expression" or _curved(spec.metric.weight, spec.variable)) \
             and not singular:  # every integrand with no exact Gauss rule is verified
-        frequency = _verified_frequency(spec, frequency, degree // 2 + 2)
-    return Quadrature(frequency=frequency, min_nodes=degree // 2 + 2, singular=singular)
+        frequency = _verified_frequency(spec, frequency, degree // 2 + 2, breaks)
+    return Quadrature(frequency=frequency, min_nodes=degree // 2 + 2, singular=singular,
+                      breaks=breaks)
+
+
+def _piecewise_quadrature(spec, atoms):
+    """Exact Gauss rules on each sub-piece between breakpoints: an atom of degree < order
+    times a linear hat (and a polynomial weight of degree d_w) has degree order + d_w, the
+    weighted masses of two hats 2 + d_w (docs/clipping.md)."""
+    weight = spec.metric.weight
+    extra = sympy.Poly(weight, spec.variable).degree() if weight is not None else 0
+    return Quadrature(exact_nodes=max(atoms.order + extra + 2, extra + 4) // 2,
+                      breaks=atoms.breaks[1:-1])
 
 
 def _curved(weight, t):
@@ -98,15 +117,16 @@ def gauss_order(half_width, min_nodes):
     return order
 
 
-def _verified_frequency(spec, frequency, min_nodes):
+def _verified_frequency(spec, frequency, min_nodes, breaks=()):
     """verified_frequency for the basis components times the weight on the curve interval
-    (a frequency bound is kept as is on an infinite one)."""
+    (a frequency bound is kept as is on an infinite one), piece by piece between the
+    ``breaks`` where the basis switches (the module cuts its sub-pieces there)."""
     interval = spec.curve_interval or spec.interval
     lo, hi = (float(sympy.N(e.subs(spec.defaults))) for e in interval)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return frequency
     return verified_frequency(weighted_components(spec), spec.variable, (lo, hi), frequency,
-                              min_nodes, spec.path)
+                              min_nodes, spec.path, cuts=[float(b) for b in breaks])
 
 
 def weighted_components(spec):
@@ -116,13 +136,16 @@ def weighted_components(spec):
     return [(c * weight).subs(spec.defaults) for f in spec.functions for c in f]
 
 
-def verified_frequency(expressions, t, interval, frequency, min_nodes, path, doublings=12):
+def verified_frequency(expressions, t, interval, frequency, min_nodes, path, doublings=12,
+                       cuts=()):
     """The smallest frequency 2^k * ``frequency`` whose Gauss rules (as the module picks
     them, for sub-pieces of every length 8/frequency / 2^j down to the shortest order)
     integrate every expression in t times 1 - s and s on tiles of the interval to 1e-13 of
-    their scale, checked against mpmath (numerical). The symbolic frequency bound misses
-    rates such as sin(t)**15 or a pole near the interval."""
+    their scale, checked against mpmath (numerical), on each piece between the ``cuts``.
+    The symbolic frequency bound misses rates such as sin(t)**15 or a pole near the
+    interval."""
     lo, hi = interval
+    ends = [lo] + [c for c in cuts if lo < c < hi] + [hi]
     frequency = max([frequency] + [_feature_frequency(e, t, lo, hi) for e in expressions])
     functions = []
     for expression in expressions:
@@ -131,7 +154,8 @@ def verified_frequency(expressions, t, interval, frequency, min_nodes, path, dou
                    for x in numpy.linspace(lo, hi, 257)) + 1e-300
         functions.append((function, size))
     for _ in range(doublings):
-        if _rules_hold(functions, lo, hi, frequency, min_nodes):
+        if all(_rules_hold(functions, a, b, frequency, min_nodes)
+               for a, b in zip(ends[:-1], ends[1:])):
             return frequency
         frequency *= 2
     raise SpecError([("basis.functions", f"no Gauss rule up to frequency {frequency:g} "
@@ -154,7 +178,8 @@ def _feature_frequency(expression, t, lo, hi):
                                                                       key=lambda e: abs(z - e)))
                 if gap > 0:
                     frequency = max(frequency, 4 / gap)
-        elif isinstance(node, sympy.Function) and node.args and node.args[0].has(t):
+        elif (isinstance(node, sympy.Function) and not isinstance(node, sympy.Piecewise)
+              and node.args and node.args[0].has(t)):   # a Piecewise's pieces come next
             rate = sympy.lambdify(t, sympy.diff(node.args[0], t), "numpy")
             with numpy.errstate(all="ignore"):
                 values = numpy.abs(numpy.broadcast_to(rate(grid), grid.shape).astype(complex))
@@ -200,7 +225,8 @@ def _frequency_and_degree(expression, t):
     """Bound the oscillation rate of the transcendental parts and the polynomial degree."""
     frequency, degree = 0.0, 0
     for node in sympy.preorder_traversal(expression):
-        if isinstance(node, sympy.Function) and node.args:
+        if isinstance(node, sympy.Function) and node.args and not isinstance(node,
+                                                                             sympy.Piecewise):
             rate = sympy.diff(node.args[0], t)
             frequency = max(frequency, float(abs(rate)) if rate.is_number else 10.0)
         elif isinstance(node, sympy.Pow) and node.base == t and node.exp.is_Integer:

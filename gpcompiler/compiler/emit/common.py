@@ -90,14 +90,19 @@ def common_placeholders(ir):
 # The derivatives L_n' of the normalized Legendre atoms L_0..L_(size-1) on [lo, hi] at x,
 # by P_(n+1)' = u P_n' + (n+1) P_n beside the atoms' own recurrence (emitted code: 1-D and
 # box H^1 modules each bind lo, hi and size first).
-LEGENDRE_SLOPES = """\
-    u = (2.0 * x - lo - hi) / (hi - lo)
+LEGENDRE_SLOPE_RECURRENCE = """\
     value, out = numpy.ones((size,) + u.shape), numpy.zeros((size,) + u.shape)
     if size > 1:
         value[1], out[1] = u, 1.0
     for n in range(1, size - 1):
         value[n + 1] = ((2 * n + 1) * u * value[n] - n * value[n - 1]) / (n + 1)
         out[n + 1] = u * out[n] + (n + 1) * value[n]
+"""
+
+
+LEGENDRE_SLOPES = """\
+    u = (2.0 * x - lo - hi) / (hi - lo)
+""" + LEGENDRE_SLOPE_RECURRENCE + """\
     scale = numpy.sqrt((2.0 * numpy.arange(size) + 1.0) / (hi - lo)) * 2.0 / (hi - lo)
     out *= scale.reshape((-1,) + u.ndim * (1,))
     return numpy.moveaxis(out, 0, -1)"""

@@ -3,8 +3,9 @@ singular ends), Sobolev norms and the placeholders of module.py.tmpl."""
 import textwrap
 
 from ..analysis.quadrature import gauss_order
-from .common import (GRADED_PIECES, GRADED_POSITIONS, LEGENDRE_SLOPES, common_placeholders,
-                     expression_body, grades_of, inlined_source, matrix_body, values_kind)
+from .common import (GRADED_PIECES, GRADED_POSITIONS, LEGENDRE_SLOPE_RECURRENCE, LEGENDRE_SLOPES,
+                     common_placeholders, expression_body, grades_of, inlined_source,
+                     matrix_body, values_kind)
 from .literals import python_literal
 from .runtime import clips_curves
 
@@ -52,7 +53,42 @@ def _atoms(x, p):
 }
 
 
+_PIECEWISE = '''_BREAKS = numpy.array([{breaks}])  # exact: {exact}
+PIECE_BREAKS = _BREAKS  # public: the pieces on which every basis function is a polynomial
+PIECE_ORDER = {order}  # public: Legendre atoms P_0..P_(order-1) per piece
+
+
+def _pieces(x):
+    """(piece j, u, width) per point: [b_j, b_(j+1)] of _BREAKS holding x (the first or last
+    piece beyond the ends), u = (2x - b_j - b_(j+1))/(b_(j+1) - b_j) in [-1, 1]."""
+    j = numpy.clip(numpy.searchsorted(_BREAKS, x, side="right") - 1, 0, _BREAKS.size - 2)
+    lo, hi = _BREAKS[j], _BREAKS[j + 1]
+    return j, (2.0 * x - lo - hi) / (hi - lo), hi - lo
+
+
+def _scatter(j, local):
+    """Atoms (..., _ATOMS_SIZE) from the (PIECE_ORDER, ...) values on each point's piece j:
+    atom j PIECE_ORDER + d, zero on the other pieces."""
+    out = numpy.zeros(j.shape + (_ATOMS_SIZE,))
+    index = j[..., None] * PIECE_ORDER + numpy.arange(PIECE_ORDER)
+    numpy.put_along_axis(out, index, numpy.moveaxis(local, 0, -1), axis=-1)
+    return out
+
+
+def _atoms(x, p):
+    """Normalized Legendre polynomials of each piece, L_(j,d) = sqrt((2d+1)/(b_(j+1)-b_j))
+    P_d(u) on [b_j, b_(j+1)], zero elsewhere (orthonormal), by the three-term recurrence:
+    shape (..., _ATOMS_SIZE)."""
+    j, u, width = _pieces(x)
+    local = numpy.empty((PIECE_ORDER,) + u.shape)
+    local[0] = 1.0{second}
+    degree = numpy.arange(PIECE_ORDER).reshape((-1,) + u.ndim * (1,))
+    return _scatter(j, local * numpy.sqrt((2.0 * degree + 1.0) / width))'''
+
+
 _SECOND = {
+    "piecewise": """
+    local[1] = u{loop}""",
     "legendre": """
     out[1] = u{loop}""",
     "hermite": """
@@ -61,6 +97,9 @@ _SECOND = {
 
 
 _LOOP = {
+    "piecewise": """
+    for k in range(1, PIECE_ORDER - 1):
+        local[k + 1] = ((2 * k + 1) * u * local[k] - k * local[k - 1]) / (k + 1)""",
     "legendre": """
     for k in range(1, {size} - 1):
         out[k + 1] = ((2 * k + 1) * u * out[k] - k * out[k - 1]) / (k + 1)""",
@@ -343,6 +382,14 @@ _SLOPES = {
     lo, hi = _domain(p)
     size = _ATOMS_SIZE
 ''' + LEGENDRE_SLOPES,
+    "piecewise": '''def _atom_slopes(x, p):
+    """Derivatives of the atoms, L_(j,d)' = sqrt((2d+1)/w) P_d'(u) 2/w on piece j of width w,
+    by P_(k+1)' = u P_k' + (k+1) P_k beside the atoms' own: shape (..., _ATOMS_SIZE)."""
+    j, u, width = _pieces(x)
+    size = PIECE_ORDER
+''' + LEGENDRE_SLOPE_RECURRENCE + '''\
+    degree = numpy.arange(size).reshape((-1,) + u.ndim * (1,))
+    return _scatter(j, out * numpy.sqrt((2.0 * degree + 1.0) / width) * 2.0 / width)''',
     "fourier": '''def _atom_slopes(x, p):
     """Derivatives of the atoms: 0, -k w sin(k w t), k w cos(k w t): shape (..., _ATOMS_SIZE)."""
     lo, hi = _domain(p)
@@ -376,7 +423,30 @@ def _slopes_function(ir):
             f"    return {product}")
 
 
+_CUT_SUB_PIECES = '''_CUTS = numpy.array([{cuts}])  # exact: {exact}
+
+
+def _sub_pieces(t, h, p):
+    """Blocks of consecutive sub-pieces (piece, start, width) in s in [0, 1] of the linear
+    pieces (_numbered): each piece cut at the breakpoints _CUTS inside it, where the basis
+    switches, and each part into the sub-pieces of _gauss_rule; and the Gauss order."""
+    parts, order = _gauss_rule(h)
+    first = numpy.searchsorted(_CUTS, t[:-1], side="right")
+    inside = numpy.searchsorted(_CUTS, t[1:], side="left") - first
+    for piece, sub in _numbered((inside + 1) * parts, order):
+        part, within = numpy.divmod(sub, parts[piece])
+        cut = first[piece] + part
+        left = numpy.where(part == 0, t[piece], _CUTS[numpy.clip(cut - 1, 0, _CUTS.size - 1)])
+        right = numpy.where(part == inside[piece], t[piece + 1],
+                            _CUTS[numpy.clip(cut, 0, _CUTS.size - 1)])
+        width = (right - left) / h[piece] / parts[piece]
+        yield piece, (left - t[piece]) / h[piece] + within * width, width, order'''
+
+
 def _sub_pieces_function(ir):
+    if ir.cuts:
+        return _CUT_SUB_PIECES.format(cuts=", ".join(code for code, _ in ir.cuts),
+                                      exact=", ".join(exact for _, exact in ir.cuts))
     if not ir.singular:
         return _SUB_PIECES
     ends = ""
@@ -403,6 +473,12 @@ def _atoms_function(ir):
         shape = (ir.atoms_size, ir.value_dim) if ir.vector_basis else (ir.atoms_size,)
         return expression_body("_atoms", "The user's basis functions, evaluated as written.",
                                 ir.atom_codes, shape)
+    if ir.atoms_kind == "piecewise":
+        loop = _LOOP["piecewise"] if ir.piece_order > 2 else ""
+        second = _SECOND["piecewise"].format(loop=loop) if ir.piece_order > 1 else ""
+        return _PIECEWISE.format(breaks=", ".join(code for code, _ in ir.breaks),
+                                 exact=", ".join(exact for _, exact in ir.breaks),
+                                 order=ir.piece_order, second=second)
     first = ir.sinc_shifts[0] if ir.sinc_shifts else 0
     size = ir.atoms_size
     loop = _LOOP.get(ir.atoms_kind, "").format(size=size) if size > 2 else ""
@@ -425,7 +501,7 @@ def _basis_function(ir):
     if ir.family in _FAMILY_BASIS:
         doc, body = _FAMILY_BASIS[ir.family]
         return f'def _user_basis(x, p):\n    """{doc}"""\n    {body}'
-    if ir.atoms_kind != "legendre":
+    if ir.atoms_kind not in ("legendre", "piecewise"):
         return ('def _user_basis(x, p):\n    """The user basis: here the atoms themselves."""\n'
                 "    return _atoms(x, p)")
     shape = (ir.basis_size, ir.value_dim) if ir.vector_basis else (ir.basis_size,)

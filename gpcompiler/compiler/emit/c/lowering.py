@@ -80,6 +80,9 @@ def lower_c(analysis, target="C", expression=c_expression):
     spec = analysis.spec
     missing = unsupported(spec) or (None if analysis.atoms.kind in ATOMS else
                                     f"{analysis.atoms.kind} atoms")
+    if missing is None and analysis.quadrature.breaks or analysis.atoms.kind == "piecewise":
+        missing = ("piecewise bases (the bspline family; abs, Max, Min or Piecewise: Gauss "
+                   "rules cut at breakpoints)")
     if missing is None and analysis.quadrature.singular:
         missing = "weights singular at an end of the domain"
     if missing is None and analysis.atoms.kind == "expression" and any(
