@@ -1487,7 +1487,7 @@ def _finite_release(out):
 
 
 # ---- runtime/clip.py from gpcompiler 0.1.0
-# ---- sha256 a73e1f12e9daa45e82bfd558d9da360d70d85184b25ca76128f86d1c7d86537b
+# ---- sha256 b3a038ad2b1b8da2a56727781d47af5be9f5238a94c6308425e90604ef7f9767
 
 _CLIP_SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
@@ -1530,7 +1530,7 @@ def _sum_squares(rows):
     contiguous row (eight partial sums, halves above 128 terms). It has no SIMD lanes and no
     fused multiply-add, so it is the same on every platform, and the C runtime's
     gp_sum_squares gives its bits (docs/reference/c.md)."""
-    return numpy.sum(rows * rows, axis=-1)
+    return numpy.sum(numpy.multiply(rows, rows, order="C"), axis=-1)  # rows of any layout
 
 # ---- end of runtime/clip.py
 

@@ -1573,7 +1573,7 @@ def _finite_release(out):
 
 
 # ---- runtime/clip.py from gpcompiler 0.1.0
-# ---- sha256 a73e1f12e9daa45e82bfd558d9da360d70d85184b25ca76128f86d1c7d86537b
+# ---- sha256 b3a038ad2b1b8da2a56727781d47af5be9f5238a94c6308425e90604ef7f9767
 
 _CLIP_SAFE = (2.0 ** -900, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
 
@@ -1616,13 +1616,13 @@ def _sum_squares(rows):
     contiguous row (eight partial sums, halves above 128 terms). It has no SIMD lanes and no
     fused multiply-add, so it is the same on every platform, and the C runtime's
     gp_sum_squares gives its bits (docs/reference/c.md)."""
-    return numpy.sum(rows * rows, axis=-1)
+    return numpy.sum(numpy.multiply(rows, rows, order="C"), axis=-1)  # rows of any layout
 
 # ---- end of runtime/clip.py
 
 
 # ---- runtime/curveclip.py from gpcompiler 0.1.0
-# ---- sha256 8fd8388b88671a7fd78c611a05295f7ca8d8ef6a3d2402e2046aef00e2ca6dd2
+# ---- sha256 8ed33d66c6f135de9313fd2e4ef9886117f7cce013013da37321adf59cf0f994
 
 _CLIP_ELEMENTS = 1 << 17  # values per block of curves: the block's temporaries stay in cache
 _SAFE = (2.0 ** -800, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
@@ -1643,7 +1643,7 @@ def clip_curves(t, y, bound, value_dim, sobolev=False, masses=None):
     h (a (a + b) + b^2)/3 (+ (b - a)^2/h for H^1, pieces of width h > 0), every term >= 0,
     summed pairwise per curve (NumPy's sum over a contiguous row); an extreme curve is
     summed again with its values scaled by a power of two 2^k (exact), k from its largest
-    |y| and, for H^1, its largest |b - a|/sqrt(h). Curves inside the ball have the factor 1
+    term (_extreme_squares). Curves inside the ball have the factor 1
     (kept exactly); the work does not depend on how many are. Blocks of curves keep the
     temporaries in cache."""
     samples = t.shape[-1]
@@ -1665,8 +1665,10 @@ def clip_curves(t, y, bound, value_dim, sobolev=False, masses=None):
         outside = numpy.flatnonzero((inner > 0) & (numpy.ldexp(inner, -exponent) < 1.0))
     if outside.size:  # a copy of the batch (the cost of an extreme curve: docs/threat-model.md)
         rows = rows.copy()
-        rows[outside] = (numpy.ldexp(rows[outside], -exponent[outside, None, None])
-                         * inner[outside, None, None])
+        with numpy.errstate(over="ignore"):  # a value on pieces of width 0 alone: taken as 0
+            scaled = numpy.ldexp(rows[outside], -exponent[outside, None, None])
+        rows[outside] = numpy.where(numpy.isfinite(scaled), scaled, 0.0) * inner[outside, None,
+                                                                                 None]
     return rows.reshape(y.shape), factors.reshape(batch)
 
 
@@ -1688,36 +1690,84 @@ def _curve_factors(v, h, bound, work, sobolev):
     extreme = ~((squares >= _SAFE[0]) & (squares <= _SAFE[1])) | (factors < 2.0 ** -960)
     if extreme.any():
         rows = numpy.flatnonzero(extreme)
-        largest = numpy.max(numpy.abs(v[rows]), axis=(1, 2))
-        keep = (largest > 0) & (largest < math.inf)  # not zero, NaN or inf (refused later)
-        rows, largest = rows[keep], largest[keep]
-        if rows.size:
-            widths = _rows(h, rows)
-            power = numpy.frexp(largest)[1]
-            if sobolev:
-                power = power + _slope_exponent(numpy.ldexp(v[rows], -power[:, None, None]),
-                                                widths)
-            scaled = _squares(numpy.ldexp(v[rows], -power[:, None, None]), widths,
-                              work[:, :rows.size], sobolev)
-            factors[rows], exponent[rows] = 1.0, power
-            inner[rows] = bound / numpy.sqrt(numpy.where(scaled > 0, scaled, 1.0))
+        power, scaled = _extreme_squares(v[rows], _rows(h, rows), sobolev)
+        keep = power > _NO_TERM  # not zero, NaN or inf (refused later)
+        rows, power, scaled = rows[keep], power[keep], scaled[keep]
+        factors[rows], exponent[rows] = 1.0, power
+        inner[rows] = bound / numpy.sqrt(numpy.where(scaled > 0, scaled, 1.0))
     return factors, exponent, inner
+
+
+_NO_TERM = -(1 << 20)  # the term exponent of a curve with no term > 0 (or a non-finite one)
+
+
+def _extreme_squares(v, h, sobolev):
+    """(k, ||q 2^-k||^2) per extreme curve of v (rows, S, n): 2^-k brings its largest term
+    near 1, k from every piece's bound of its term (_term_exponent: no value or width
+    enters alone, so a spike on a subnormal width cannot hide the rest of the curve); the
+    terms of q 2^-k then lie in [0, 1] and are summed pairwise (_scaled_squares). A sum
+    still below _SAFE (only a weighted curve, whose terms can cancel) lowers k, at most
+    four times (each pass gains at least 2^900). k = _NO_TERM for a curve with no term."""
+    power = _term_exponent(v, h, sobolev)
+    for _ in range(5):
+        scaled = _scaled_squares(v, power, h, sobolev)
+        low = (scaled < _SAFE[0]) & (power > _NO_TERM)
+        if not low.any():
+            break
+        shift = numpy.where(scaled >= 2.0 ** -1000, (1 - numpy.frexp(scaled)[1]) // 2, 450)
+        power = numpy.where(low, power - shift, power)
+    return power, scaled
+
+
+def _term_exponent(v, h, sobolev):
+    """Per curve of v (rows, S, n): the least k with every term of q 2^-k at most 1, from
+    each piece's exponents alone (frexp: no overflow): h (a (a + b) + b^2) < 3 M^2 h with
+    M = max(|a|, |b|); 3 (b - a)^2 / h for H^1; (a, b) m (a, b)^T <= 4 M^2 max |m| with
+    masses m. _NO_TERM where no piece has a term > 0 or a value is not finite."""
+    a, b = v[:, :-1], v[:, 1:]
+    with numpy.errstate(invalid="ignore"):
+        big = numpy.maximum(numpy.abs(a), numpy.abs(b))
+    e_big = numpy.frexp(big)[1]
+    if h.ndim == 4:  # masses (3, ...): the largest |m| of each piece
+        width = numpy.max(numpy.abs(h), axis=0)
+        bound = 2 * e_big + numpy.frexp(width)[1] + 3
+    else:
+        width = h
+        bound = 2 * e_big + numpy.frexp(h)[1] + 2
+        if sobolev:
+            gap = numpy.abs(b * 0.5 - a * 0.5)  # (b - a)/2: no overflow
+            slope = 2 * (numpy.frexp(gap)[1] + 1) - numpy.frexp(h)[1] + 4
+            bound = numpy.maximum(bound, numpy.where(gap > 0, slope, _NO_TERM))
+    bound = numpy.where((big > 0) & (width > 0), bound, _NO_TERM)
+    power = -(-numpy.max(bound.reshape(v.shape[0], -1), axis=-1, initial=_NO_TERM) // 2)
+    finite = numpy.isfinite(v).all(axis=(1, 2))
+    return numpy.where(finite & (power > _NO_TERM // 2), power, _NO_TERM)
+
+
+def _scaled_squares(v, power, h, sobolev):
+    """||q 2^-k||^2 per curve, each term formed width (or mass) first, so that no product
+    overflows when the term is at most 1: h a (a + b) + h b b, over 3 (+ the H^1 slopes'
+    3 ((b - a)/sqrt(h))^2); with masses, a (a m_00 + 2 b m_01) + b (b m_11). A value on
+    pieces of width 0 alone (no term) may overflow when scaled: it is taken as 0."""
+    with numpy.errstate(over="ignore"):
+        z = numpy.ldexp(v, -numpy.maximum(power, _NO_TERM // 2)[:, None, None])
+    z = numpy.where(numpy.isfinite(z), z, 0.0)
+    z0, z1 = z[:, :-1], z[:, 1:]
+    if h.ndim == 4:
+        pieces = (z1 * h[1] * 2.0 + z0 * h[0]) * z0 + z1 * (z1 * h[2])
+        return numpy.sum(pieces.reshape(z.shape[0], -1), axis=-1)
+    pieces = (z0 * h) * (z0 + z1) + (z1 * h) * z1
+    if sobolev:
+        with numpy.errstate(divide="ignore", invalid="ignore"):
+            slopes = (z1 - z0) / numpy.sqrt(h)
+        pieces = pieces + numpy.where(h > 0, slopes * slopes * 3.0, 0.0)
+    return numpy.sum(pieces.reshape(z.shape[0], -1), axis=-1) / 3
 
 
 def _rows(h, rows):
     """The piece widths (or masses: a leading axis of 3) of some curves: all when shared."""
     shared = h.shape[-3] == 1
     return h if shared else (h[rows] if h.ndim == 3 else h[:, rows])
-
-
-def _slope_exponent(z, h):
-    """Per curve of z (rows, S, n), |z| <= 1: the exponent k >= 0 of the smallest power of
-    two 2^k >= max |b - a|/sqrt(h) over its pieces of width h > 0 (so every H^1 term of
-    z 2^-k is at most 4: no overflow)."""
-    with numpy.errstate(divide="ignore", invalid="ignore"):
-        slopes = numpy.abs(numpy.diff(z, axis=1)) / numpy.sqrt(h)
-    largest = numpy.max(numpy.where(h > 0, slopes, 0.0), axis=(1, 2))
-    return numpy.maximum(numpy.frexp(largest)[1], 0)
 
 
 def _squares(z, h, work, sobolev=False):

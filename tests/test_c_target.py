@@ -353,6 +353,29 @@ def test_c_clip_factor_is_the_python_modules(built, name):
             assert factor < 1 and [v.hex() for v in c] == [v.hex() for v in unclipped * factor]
 
 
+@pytest.mark.parametrize("name", ["linear", "legendre10", "two_circles", "sinc_ecg"])
+def test_a_spike_on_a_subnormal_width_projects_as_in_python_on_any_grid(built, name):
+    """A spike of 2^1000 on pieces of width 2^-1074 at t = 0 beside a constant of 2^466 (its
+    sum of squares overflows: the extreme clip): the same function on 4 and on 1,027 samples
+    projects within 2 ETA B in C, and each within 2 ETA B of Python's (the extreme clip once
+    scaled by the largest |y| and sent the rest of the curve to the subnormals)."""
+    b = built(name)
+    top = min(b.curve[1], 1.0)
+    t = numpy.array([0.0, 2.0 ** -1074, 2.0 ** -1073, top])
+    y = numpy.array([0.0, 2.0 ** 1000, 1.2345 * 2.0 ** 466, 1.2345 * 2.0 ** 466])
+    dense_t = numpy.concatenate([t[:3], numpy.linspace(2.0 ** -10, top, 1024)])
+    dense_y = numpy.concatenate([y[:3], numpy.full(1024, y[-1])])
+    bound = 2.0 ** 19
+    coordinates = []
+    for times, values in ((t, y), (dense_t, dense_y)):
+        values = numpy.repeat(values[:, None], b.n, axis=1)
+        status, _, c = parsed(b.run([project_command(times, values, bound)])[0], b.d)
+        python = b.python.project(times, values if b.n > 1 else values[:, 0], bound=bound)
+        assert status == OK and numpy.linalg.norm(python.ravel() - c) <= 2 * b.eta * bound
+        coordinates.append(c)
+    assert numpy.linalg.norm(coordinates[0] - coordinates[1]) <= 2 * b.eta * bound
+
+
 @pytest.mark.parametrize("name", LINE_SPECS)
 def test_c_evaluate_matches_python(built, name):
     """evaluate at random points of the domain (and its ends): within 64 ulps of the sum of

@@ -487,3 +487,84 @@ def test_clip_norm_is_the_documented_pairwise_sum(d):
     for row, got in zip(rows, batch):
         expected = 0.0 + _pairwise([float(v) * float(v) for v in row])
         assert got == expected == _sum_squares(row[None, :])[0]
+    assert numpy.array_equal(_sum_squares(numpy.asfortranarray(rows)), batch)  # any layout
+
+
+# --- extreme curves: a spike on a subnormal width beside the rest of the curve ----------
+
+SPIKE_T = numpy.array([0.0, 2.0 ** -1074, 2.0 ** -1073, 1.0])
+SPIKE_SPARSE = numpy.array([0.0, 2.0 ** 1000, 1.2345 * 2.0 ** 466, 1.2345 * 2.0 ** 466])
+
+
+def _dense(t, y, extra):
+    """The same curve with ``extra`` samples on its last (constant) piece."""
+    inside = numpy.linspace(t[-2], t[-1], extra + 2)[1:-1]
+    return numpy.concatenate([t[:-1], inside, t[-1:]]), numpy.concatenate(
+        [y[:-1], numpy.full(extra, y[-1]), y[-1:]])
+
+
+def _exact_norm_squared(t, y, kind, masses=None):
+    """||q||^2 exactly: L2; H^1 (+ (b - a)^2/h per piece of width h > 0); or with the
+    given float masses (3, S - 1): a^2 m_00 + 2ab m_01 + b^2 m_11."""
+    if kind == "l2":
+        return _curve_norm_squared(t, y)
+    total = Fraction(0)
+    for k in range(len(t) - 1):
+        a, b = Fraction(float(y[k])), Fraction(float(y[k + 1]))
+        if kind == "masses":
+            m = [Fraction(float(masses[i][k])) for i in range(3)]
+            total += a * a * m[0] + 2 * a * b * m[1] + b * b * m[2]
+            continue
+        h = Fraction(float(t[k + 1])) - Fraction(float(t[k]))
+        total += h * (a * a + a * b + b * b) / 3 + ((b - a) ** 2 / h if h else 0)
+    return total
+
+
+def _masses(t):
+    """The L2 masses of the hats on each piece, h/3, h/6, h/3 (rounded), shape (3, S - 1)."""
+    h = numpy.diff(t)
+    return numpy.stack([h / 3, h / 6, h / 3])
+
+
+@pytest.mark.parametrize("kind", ["l2", "sobolev", "masses"])
+@pytest.mark.parametrize("samples", [4, 1027], ids=["sparse", "dense"])
+def test_a_spike_on_a_subnormal_width_keeps_the_clip_exact(kind, samples):
+    """A spike of 2^1000 (2^500 for H^1) on pieces of width 2^-1074 beside a constant of
+    2^466: its sum of squares overflows, so the clip takes its extreme path; the clip is
+    y min(1, B/||q||) within the stated error on the sparse and on the dense grid of the
+    same curve (the extreme path once scaled by the largest |y|, which sent the constant's
+    terms to the subnormals: the dense grid's curve was clipped to 0, the sparse one's to
+    0.01 B)."""
+    y = SPIKE_SPARSE.copy()
+    if kind == "sobolev":
+        y[1] = 2.0 ** 500   # its slope term 2^2074 overflows
+    t, y = _dense(SPIKE_T, y, samples - 4) if samples > 4 else (SPIKE_T, y)
+    bound = 524288.0
+    masses = _masses(t) if kind == "masses" else None
+    values, factor = clip_curves(t, y, bound, 1, sobolev=kind == "sobolev", masses=masses)
+    norm_squared = _exact_norm_squared(t, y, kind, masses)
+    _check_scaling(y, values * factor, norm_squared, bound, gamma(NORM_TERMS + 1) + 3 * U, kind)
+
+
+def test_a_value_on_pieces_of_width_zero_alone_does_not_scale_the_curve():
+    """A curve of 1e-300 (its squares underflow: the extreme path) with a value of 2^1000
+    at the middle of a jump (pieces of width 0 on both sides: no part of the curve): its
+    norm is 1e-300 (inside the ball), so it is kept as it is, factor 1 (the extreme path
+    once scaled by that value and took the curve as outside)."""
+    t = numpy.array([0.0, 0.25, 0.5, 0.5, 0.5, 0.75, 1.0])
+    y = numpy.array([1e-300, -1e-300, 2e-300, 2.0 ** 1000, 1e-300, 3e-300, 1e-300])
+    for sobolev in (False, True):
+        values, factor = clip_curves(t, y, 1.0, 1, sobolev=sobolev)
+        _equal(values, y)
+        assert factor == 1.0
+
+
+def test_the_same_spiked_function_on_two_grids_projects_within_the_slack():
+    """The adversary's case through a generated module (linear, L2): the same function on
+    4 and on 1027 samples, clipped to B = 2^19, gives coefficients within 2 ETA B (they
+    were 5.2e5 apart)."""
+    module = generated("linear")
+    bound = 2.0 ** 19
+    sparse = module.project(SPIKE_T, SPIKE_SPARSE, bound=bound)
+    dense = module.project(*_dense(SPIKE_T, SPIKE_SPARSE, 1023), bound=bound)
+    assert numpy.linalg.norm(sparse - dense) <= 2 * module.ETA * bound

@@ -654,7 +654,10 @@ struct scaling {
 
 static double value_at(const double *y, size_t i, const struct scaling *scaling)
 {
-    return scaling->scaled ? ldexp(y[i], -scaling->exponent) * scaling->inner : y[i];
+    if (!scaling->scaled)
+        return y[i];
+    double v = ldexp(y[i], -scaling->exponent);  /* overflows: on pieces of width 0 alone */
+    return (isfinite(v) ? v : 0.0) * scaling->inner;
 }
 
 /* The weights A_s of one curve's samples, taken in order s = 0, 1, ... (the Python module's
@@ -718,70 +721,101 @@ static void contract(const double *t, const double *y, size_t samples, const dou
  * h (a (a + b) + b^2)/3, the terms summed pairwise as NumPy sums a row (pairwise_sum_DOUBLE),
  * so the factor min(1, B/||q||) is the Python module's; an extreme curve (its sum outside
  * [2^-800, 2^900], or a factor below 2^-960) is summed again scaled by 2^-k, k from its
- * largest |y|, and scaled itself when outside the ball. */
+ * largest term (every term of q 2^-k at most 1, formed width first: _scaled_squares), and
+ * scaled itself when outside the ball. */
 
-static double piece_term(const double *t, const double *y, size_t i, int power)
+#define NO_TERM (-(1 << 20))  /* the exponent of a curve with no term > 0 (_NO_TERM) */
+
+/* One piece's term: h (a (a + b) + b^2); scaled (values times 2^-power, a value that
+ * overflows taken as 0): h a (a + b) + h b b, no product above 1. */
+static double piece_term(const double *t, const double *y, size_t i, int scaled, int power)
 {
     size_t k = i / VALUE_DIM, r = i % VALUE_DIM;
-    double a = y[k * VALUE_DIM + r], b = y[(k + 1) * VALUE_DIM + r];
-    if (power) {  /* a libm call per term only for an extreme curve */
-        a = ldexp(a, -power);
-        b = ldexp(b, -power);
-    }
-    return ((a + b) * a + b * b) * (t[k + 1] - t[k]);
+    double a = y[k * VALUE_DIM + r], b = y[(k + 1) * VALUE_DIM + r], h = t[k + 1] - t[k];
+    if (!scaled)
+        return ((a + b) * a + b * b) * h;
+    a = ldexp(a, -power);
+    b = ldexp(b, -power);
+    a = isfinite(a) ? a : 0.0;
+    b = isfinite(b) ? b : 0.0;
+    return (a * h) * (a + b) + (b * h) * b;
 }
 
-static double pairwise(const double *t, const double *y, size_t first, size_t n, int power)
+static double pairwise(const double *t, const double *y, size_t first, size_t n, int scaled,
+                       int power)
 {
     if (n < 8) {
         double sum = -0.0;
         for (size_t i = 0; i < n; i++)
-            sum += piece_term(t, y, first + i, power);
+            sum += piece_term(t, y, first + i, scaled, power);
         return sum;
     }
     if (n <= 128) {
         double r[8], sum;
         size_t i;
         for (int j = 0; j < 8; j++)
-            r[j] = piece_term(t, y, first + j, power);
+            r[j] = piece_term(t, y, first + j, scaled, power);
         for (i = 8; i < n - n % 8; i += 8)
             for (int j = 0; j < 8; j++)
-                r[j] += piece_term(t, y, first + i + j, power);
+                r[j] += piece_term(t, y, first + i + j, scaled, power);
         sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
         for (; i < n; i++)
-            sum += piece_term(t, y, first + i, power);
+            sum += piece_term(t, y, first + i, scaled, power);
         return sum;
     }
     size_t half = n / 2;
     half -= half % 8;
-    return pairwise(t, y, first, half, power) + pairwise(t, y, first + half, n - half, power);
+    return pairwise(t, y, first, half, scaled, power)
+           + pairwise(t, y, first + half, n - half, scaled, power);
 }
 
-static double curve_squares(const double *t, const double *y, size_t samples, int power)
+static double curve_squares(const double *t, const double *y, size_t samples, int scaled,
+                            int power)
 {
-    return (0.0 + pairwise(t, y, 0, (samples - 1) * VALUE_DIM, power)) / 3;
+    return (0.0 + pairwise(t, y, 0, (samples - 1) * VALUE_DIM, scaled, power)) / 3;
 }
 
-/* The clip factor of one curve (curveclip.py, _curve_factors) and how its values enter. */
+/* The least k with every term of q 2^-k at most 1 (curveclip.py, _term_exponent), from
+ * each piece's exponents alone: h (a (a + b) + b^2) < 3 M^2 h < 2^(2 e(M) + e(h) + 2),
+ * M = max(|a|, |b|); NO_TERM when no piece has a term > 0. */
+static int term_exponent(const double *t, const double *y, size_t samples)
+{
+    int most = NO_TERM;
+    for (size_t i = 0; i < (samples - 1) * VALUE_DIM; i++) {
+        size_t k = i / VALUE_DIM, r = i % VALUE_DIM;
+        double a = fabs(y[k * VALUE_DIM + r]), b = fabs(y[(k + 1) * VALUE_DIM + r]);
+        double big = a > b ? a : b, h = t[k + 1] - t[k];
+        int e_big, e_h;
+        if (!(big > 0 && h > 0))
+            continue;
+        frexp(big, &e_big);
+        frexp(h, &e_h);
+        if (2 * e_big + e_h + 2 > most)
+            most = 2 * e_big + e_h + 2;
+    }
+    return most == NO_TERM ? NO_TERM : (most > 0 ? most + 1 : most) / 2;  /* ceil(most/2) */
+}
+
+/* The clip factor of one curve (curveclip.py, _curve_factors) and how its values enter. An
+ * extreme curve's scaled sum takes one pass: its largest term is at least 2^-7 (an L2 term
+ * is at least 2^-6 of its bound; curveclip.py's further passes are for weighted terms). */
 static double curve_factor(const double *t, const double *y, size_t samples, double bound,
                            struct scaling *scaling)
 {
     if (samples < 2)
         return 1.0;
-    double squares = curve_squares(t, y, samples, 0);
+    double squares = curve_squares(t, y, samples, 0, 0);
     double ratio = bound / sqrt(squares > 0 ? squares : 1.0);
     double factor = squares > 0 ? (ratio < 1.0 ? ratio : 1.0) : 1.0;
     if (squares >= 0x1p-800 && squares <= 0x1p900 && factor >= 0x1p-960)
         return factor;
-    double largest = 0.0;
-    for (size_t i = 0; i < samples * VALUE_DIM; i++)
-        largest = fabs(y[i]) > largest ? fabs(y[i]) : largest;
-    if (!(largest > 0))
+    int power = term_exponent(t, y, samples);
+    if (power == NO_TERM)
         return factor;
-    frexp(largest, &scaling->exponent);
-    squares = curve_squares(t, y, samples, scaling->exponent);
+    squares = curve_squares(t, y, samples, 1, power);
+    scaling->exponent = power;
     scaling->inner = bound / sqrt(squares > 0 ? squares : 1.0);
-    scaling->scaled = scaling->inner > 0 && ldexp(scaling->inner, -scaling->exponent) < 1.0;
+    scaling->scaled = scaling->inner > 0 && ldexp(scaling->inner, -power) < 1.0;
     return 1.0;
 }
 

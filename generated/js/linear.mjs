@@ -215,7 +215,10 @@ function runEnd(t, first, samples) {
 /* How one curve's values enter the contraction: as they are, or (an extreme curve outside
  * the ball) y 2^-exponent inner, as runtime/curveclip.py scales its copy. */
 function valueAt(y, i, scaling) {
-    return scaling.scaled ? gpLdexp(y[i], -scaling.exponent) * scaling.inner : y[i];
+    if (!scaling.scaled)
+        return y[i];
+    const v = gpLdexp(y[i], -scaling.exponent);  // overflows: on pieces of width 0 alone
+    return (Number.isFinite(v) ? v : 0.0) * scaling.inner;
 }
 
 /* sum_s v_s A_s of one curve (the Python module's _weights and _contract): A_s = 0 + S0_s +
@@ -254,61 +257,86 @@ function contract(t, y, samples, scaling) {
 /* ==== The curve clip of runtime/curveclip.py (L2): ||q||^2 = sum over pieces of
  * h (a (a + b) + b^2)/3, the terms summed pairwise as NumPy sums a row (pairwise_sum_DOUBLE),
  * so the factor min(1, B/||q||) is the Python module's; an extreme curve is summed again
- * scaled by 2^-k, k from its largest |y|, and scaled itself when outside the ball. */
+ * scaled by 2^-k, k from its largest term (every term of q 2^-k at most 1, formed width
+ * first), and scaled itself when outside the ball. */
 
-function pieceTerm(t, y, i, power) {
-    const k = Math.floor(i / VALUE_DIM), r = i % VALUE_DIM;
-    const a = gpLdexp(y[k * VALUE_DIM + r], -power), b = gpLdexp(y[(k + 1) * VALUE_DIM + r], -power);
-    return ((a + b) * a + b * b) * (t[k + 1] - t[k]);
+const NO_TERM = -(2 ** 20);  // the exponent of a curve with no term > 0 (_NO_TERM)
+
+/* One piece's term: h (a (a + b) + b^2); scaled (values times 2^-power, a value that
+ * overflows taken as 0): h a (a + b) + h b b, no product above 1. */
+function pieceTerm(t, y, i, scaled, power) {
+    const k = Math.floor(i / VALUE_DIM), r = i % VALUE_DIM, h = t[k + 1] - t[k];
+    let a = y[k * VALUE_DIM + r], b = y[(k + 1) * VALUE_DIM + r];
+    if (!scaled)
+        return ((a + b) * a + b * b) * h;
+    a = gpLdexp(a, -power);
+    b = gpLdexp(b, -power);
+    a = Number.isFinite(a) ? a : 0.0;
+    b = Number.isFinite(b) ? b : 0.0;
+    return (a * h) * (a + b) + (b * h) * b;
 }
 
-function pairwise(t, y, first, n, power) {
+function pairwise(t, y, first, n, scaled, power) {
     if (n < 8) {
         let sum = -0.0;
         for (let i = 0; i < n; i++)
-            sum += pieceTerm(t, y, first + i, power);
+            sum += pieceTerm(t, y, first + i, scaled, power);
         return sum;
     }
     if (n <= 128) {
         const r = [];
         for (let j = 0; j < 8; j++)
-            r[j] = pieceTerm(t, y, first + j, power);
+            r[j] = pieceTerm(t, y, first + j, scaled, power);
         let i = 8;
         for (; i < n - n % 8; i += 8)
             for (let j = 0; j < 8; j++)
-                r[j] += pieceTerm(t, y, first + i + j, power);
+                r[j] += pieceTerm(t, y, first + i + j, scaled, power);
         let sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
         for (; i < n; i++)
-            sum += pieceTerm(t, y, first + i, power);
+            sum += pieceTerm(t, y, first + i, scaled, power);
         return sum;
     }
     let half = Math.floor(n / 2);
     half -= half % 8;
-    return pairwise(t, y, first, half, power) + pairwise(t, y, first + half, n - half, power);
+    return pairwise(t, y, first, half, scaled, power)
+        + pairwise(t, y, first + half, n - half, scaled, power);
 }
 
-function curveSquares(t, y, samples, power) {
-    return (0.0 + pairwise(t, y, 0, (samples - 1) * VALUE_DIM, power)) / 3;
+function curveSquares(t, y, samples, scaled, power) {
+    return (0.0 + pairwise(t, y, 0, (samples - 1) * VALUE_DIM, scaled, power)) / 3;
 }
 
-/* The clip factor of one curve (curveclip.py, _curve_factors) and how its values enter. */
+/* The least k with every term of q 2^-k at most 1 (curveclip.py, _term_exponent): each
+ * piece's term is below 2^(2 e(M) + e(h) + 2), M = max(|a|, |b|), e the frexp exponent;
+ * NO_TERM when no piece has a term > 0. */
+function termExponent(t, y, samples) {
+    let most = NO_TERM;
+    for (let i = 0; i < (samples - 1) * VALUE_DIM; i++) {
+        const k = Math.floor(i / VALUE_DIM), r = i % VALUE_DIM, h = t[k + 1] - t[k];
+        const big = Math.max(Math.abs(y[k * VALUE_DIM + r]), Math.abs(y[(k + 1) * VALUE_DIM + r]));
+        if (big > 0 && h > 0)
+            most = Math.max(most, 2 * (gpIlogb(big) + 1) + gpIlogb(h) + 1 + 2);
+    }
+    return most === NO_TERM ? NO_TERM : Math.ceil(most / 2);
+}
+
+/* The clip factor of one curve (curveclip.py, _curve_factors) and how its values enter; an
+ * extreme curve's scaled sum takes one pass (its largest term is at least 2^-7). */
 function curveFactor(t, y, samples, bound, scaling) {
     if (samples < 2)
         return 1.0;
-    let squares = curveSquares(t, y, samples, 0);
+    let squares = curveSquares(t, y, samples, false, 0);
     const ratio = bound / Math.sqrt(squares > 0 ? squares : 1.0);
     const factor = squares > 0 ? (ratio < 1.0 ? ratio : 1.0) : 1.0;
     if (squares >= 2 ** -800 && squares <= 2 ** 900 && factor >= 2 ** -960)
         return factor;
-    let largest = 0.0;
-    for (let i = 0; i < samples * VALUE_DIM; i++)
-        largest = Math.abs(y[i]) > largest ? Math.abs(y[i]) : largest;
-    if (!(largest > 0))
+    const power = termExponent(t, y, samples);
+    if (power === NO_TERM)
         return factor;
-    scaling.exponent = gpIlogb(largest) + 1;
-    squares = curveSquares(t, y, samples, scaling.exponent);
+    squares = curveSquares(t, y, samples, true, power);
+    scaling.exponent = power;
     scaling.inner = bound / Math.sqrt(squares > 0 ? squares : 1.0);
-    scaling.scaled = scaling.inner > 0 && gpLdexp(scaling.inner, -scaling.exponent) < 1.0;
+    scaling.scaled = scaling.inner > 0 && gpLdexp(scaling.inner, -power) < 1.0;
     return 1.0;
 }
 

@@ -46,4 +46,4 @@ def _sum_squares(rows):
     contiguous row (eight partial sums, halves above 128 terms). It has no SIMD lanes and no
     fused multiply-add, so it is the same on every platform, and the C runtime's
     gp_sum_squares gives its bits (docs/reference/c.md)."""
-    return numpy.sum(rows * rows, axis=-1)
+    return numpy.sum(numpy.multiply(rows, rows, order="C"), axis=-1)  # rows of any layout
