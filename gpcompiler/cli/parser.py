@@ -19,7 +19,7 @@ from ..errors import DataError, UserError
 from .audit import cmd_audit
 from .cdf import MAX_DEGREE, cmd_cdf
 from .common import DEFAULT_GRID, MAX_GRID, MAX_NOISE_SCALE, STDOUT, noise_floor, scheduled
-from .compile import cmd_check, cmd_compile, cmd_explain
+from .compile import cmd_check, cmd_compile, cmd_explain, cmd_specs
 from .experiment import cmd_experiment
 from .privatize import DEFAULT_BETA, DEFAULT_K, DEFAULT_SPLIT, cmd_privatize
 
@@ -202,12 +202,16 @@ def build_parser():
                    help="directory of the committed generated modules, from the working "
                         "directory")
     p.set_defaults(run=cmd_check)
+    p = command("specs", "list the shipped specs, which every command takes by name "
+                         "(a path wins)")
+    p.set_defaults(run=cmd_specs)
     p = command("explain", "print the exact derivation as Markdown")
     p.add_argument("spec", help="spec file (TOML)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
     p.set_defaults(run=cmd_explain)
     p = command("privatize", "privatize curves (GP or CGP) and write the release")
-    p.add_argument("spec", help="spec file (TOML) of a curve mechanism")
+    p.add_argument("spec", help="spec file (TOML) of a curve mechanism, or the name of a "
+                                "shipped spec (`gpcompiler specs`; a path wins)")
     p.add_argument("input", help="CSV file (optionally gzip): header t,y1[,y2...] (or time,...), "
                                  "optionally a leading curve/id column, # comments allowed, or "
                                  "a quoted glob of such files (one batch); or "
