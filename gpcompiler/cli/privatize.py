@@ -2,6 +2,7 @@
 released on curves or fields."""
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -283,7 +284,7 @@ def _privatize_file(args, module, curves, releases, grids, params):
                                 **(_domain(module) if args.method == "unbounded"
                                    else _parameter_values(module, params)),
                                 **facts_metadata(curves.ids, [r.facts for r in releases]),
-                                **declared_units(module.UNITS, curve=True))
+                                **declared_units(module.UNITS, curve=True), **_reading(args))
     values = [numpy.asarray(r.evaluate(g)).reshape(len(g), -1) for r, g in zip(releases, grids)]
     if args.output_format == ".json":
         return json.dumps({**metadata, "value_names": list(curves.value_names), "curves": [
@@ -297,6 +298,27 @@ def _privatize_file(args, module, curves, releases, grids, params):
     rows = ([key, repr(float(ti)), *map(exact_number, vi)]
             for key, grid, v in zip(curves.ids, grids, values) for ti, vi in zip(grid, v))
     return csv_text(metadata, ["curve", "t", *curves.value_names], rows)
+
+
+def _columns(args):
+    """The public reading of the time and coordinate columns (io.curves.Columns)."""
+    from ..io.curves import Columns
+    return Columns(args.origin, args.time_unit, args.reference)
+
+
+def _reading(args):
+    """Release metadata of how the input was read: the time origin and unit, and the
+    projection of lon/lat (public; docs/reference/cli.md, "Timestamps and coordinates")."""
+    from ..io.curves import EARTH_RADIUS
+    read = {}
+    if args.origin is not None:
+        read["time"] = f"{args.time_unit} since {args.origin} (UTC unless it says otherwise)"
+    if args.reference is not None:
+        lon, lat = args.reference
+        read["projection"] = (f"local equirectangular about lon {lon!r}, lat {lat!r} on a sphere "
+                              f"of radius {EARTH_RADIUS} m: x = R (lon - lon0) cos(lat0), "
+                              "y = R (lat - lat0), radians")
+    return read
 
 
 def _domain(module):
@@ -327,7 +349,9 @@ def cmd_privatize(args):
     if args.kind is not None:
         raise UserError(f"--kind applies to specs over several variables, not to {args.spec}")
     _check_spec_for_method(args.spec, module, args.method, params)
-    curves = read_curves(args.input, lenient=True)
+    if args.time_unit != "s" and args.origin is None:
+        raise UserError("--time-unit is the unit of timestamps read from --origin: give both")
+    curves = read_curves(args.input, True, _columns(args))
     dimension = _value_dim(curves)
     if dimension != module.VALUE_DIM:
         raise DataError(f"{args.input}: {len(curves.value_names)} value column(s) "
@@ -360,8 +384,7 @@ def cmd_privatize(args):
     tell_clipped(args, clipped, len(curves.ids), "curves", bound)
     tell_invalid(args, invalid, len(curves.ids), "curve", "zero function",
                  _domain_hint(module, args.method, params, invalid))
-    for key, release in zip(curves.ids, releases):
-        say(args, f"{key}: {args.method}: {release.summary}")
+    say(args, _batch_summary(args.method, curves.ids, [r.summary for r in releases]))
     if args.compare:
         for key, (t, y), release in zip(curves.ids, used, releases):
             error = numpy.asarray(release.evaluate(t)) - y
@@ -375,6 +398,20 @@ def cmd_privatize(args):
                                                      args.compare, module.UNITS))))
     write_files(args, files)
     return 0
+
+
+def _batch_summary(method, ids, summaries, shown=3):
+    """One line for the whole batch: one curve's id and summary, or each distinct summary
+    (the ``shown`` commonest) with how many curves it has."""
+    if len(ids) == 1:
+        return f"{ids[0]}: {method}: {summaries[0]}"
+    counts = Counter(summaries).most_common()
+    if len(counts) == 1:
+        return f"{len(ids)} curves: {method}: {summaries[0]} (each)"
+    parts = [f"{count} x {summary}" for summary, count in counts[:shown]]
+    rest = sum(count for _, count in counts[shown:])
+    return (f"{len(ids)} curves: {method}: " + "; ".join(parts)
+            + (f"; {rest} with {len(counts) - shown} other summaries" if rest else ""))
 
 
 def _noise_norm(module):
