@@ -153,7 +153,8 @@ def _common(parser, grid_help, at_help="curves only: evaluate the release at the
     where.add_argument("--at", action=_Times, metavar="FILE", help=at_help)
     parser.add_argument("-o", "--output", metavar="FILE", default=STDOUT,
                         help="write the release: .csv (released values on the public grid) "
-                             "or .json (also the coefficients); missing directories are "
+                             "or .json (also the coefficients), privatize also .npz or .parquet "
+                             "(released coefficients); missing directories are "
                              "created (default: -, standard output, as CSV; the summaries "
                              "then go to standard error)")
     parser.add_argument("--plot", metavar="PNG", help="write a PNG of the release (default: none)")
@@ -303,6 +304,11 @@ def build_parser():
                         "never reuse weights) (default: project reuses the weights of the "
                         "recently used grids)")
     _columns(p)
+    p.add_argument("--format", choices=["values", "coefficients"],
+                   help="what a .csv release holds: the released values on the public grid, "
+                        "or per curve the released orthonormal and user-basis coefficients "
+                        "(--method project); .npz and .parquet hold coefficients (default: "
+                        "values)")
     _common(p, "evaluate the release at N evenly spaced points of the spec's curve domain "
                "(unbounded: of the released support; over k variables: N^(1/k) per "
                "variable)")

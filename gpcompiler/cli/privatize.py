@@ -1,10 +1,12 @@
 """`gpcompiler privatize`: a compiled mechanism (or an adaptive algorithm)
 released on curves or fields."""
+import functools
 import json
 import math
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 
 import numpy
 
@@ -12,8 +14,9 @@ from ..errors import CURVE_ERRORS, DataError, UserError
 from .common import (MAX_FIELD_GRID, args_budget, named_error, not_private, plural,
                      progress_bar, say, scheduler_engine, tell_invalid)
 from .figures import check_plot, field_figure, png, release_figure
-from .writers import (csv_text, declared_units, exact_number, facts_metadata, jsonable,
-                      ledger_facts, release_format, release_metadata, tell_clipped, write_files)
+from .writers import (COMPACT_SUFFIXES, coefficients_file, csv_text, declared_units,
+                      exact_number, facts_metadata, jsonable, ledger_facts, release_format,
+                      release_metadata, tell_clipped, write_files)
 
 
 def load_mechanism(spec):
@@ -213,6 +216,16 @@ def _exceeds(module, args, params, t, y, bound):
     return make_curve(t, y, domain, module.OUTSIDE).norm() > bound
 
 
+@functools.lru_cache(maxsize=8)
+def _cached_facts(module, bound, budget):
+    return module.release_facts(bound=bound, **dict(budget))
+
+
+def _release_facts(module, bound, budget):
+    """The module's public release facts at this bound and budget, derived once a batch."""
+    return _cached_facts(module, bound, tuple(budget.items()))
+
+
 def _release(module, args, params, t, y, rng, bound, projection=None):
     """One curve, clipped to ``bound``, through the chosen method (paper Alg. 2/6, 3/7, 4/8,
     Sec. 4.3, LY23); ``projection``: its projection computed elsewhere (--scheduler: of the
@@ -232,7 +245,7 @@ def _release(module, args, params, t, y, rng, bound, projection=None):
                         {"coefficients": private},
                         f"{module.COEF_DIM} orthonormal coefficients, expected "
                         f"{_noise_norm(module)} {module.expected_error(**budget):.4g}", domain,
-                        module.release_facts(bound=bound, **budget))
+                        _release_facts(module, bound, budget))
     if args.method == "baseline":
         result = adaptive.baseline_points(t, y, args.k, domain=domain, window=args.window,
                                           rng=rng, bound=bound, outside=module.OUTSIDE,
@@ -285,6 +298,8 @@ def _privatize_file(args, module, curves, releases, grids, params):
                                    else _parameter_values(module, params)),
                                 **facts_metadata(curves.ids, [r.facts for r in releases]),
                                 **declared_units(module.UNITS, curve=True), **_reading(args))
+    if args.output_format == "coefficients":
+        return _coefficient_release(args, module, metadata, curves.ids, releases, params)
     values = [numpy.asarray(r.evaluate(g)).reshape(len(g), -1) for r, g in zip(releases, grids)]
     if args.output_format == ".json":
         return json.dumps({**metadata, "value_names": list(curves.value_names), "curves": [
@@ -298,6 +313,33 @@ def _privatize_file(args, module, curves, releases, grids, params):
     rows = ([key, repr(float(ti)), *map(exact_number, vi)]
             for key, grid, v in zip(curves.ids, grids, values) for ti, vi in zip(grid, v))
     return csv_text(metadata, ["curve", "t", *curves.value_names], rows)
+
+
+def _output_format(args):
+    """The release file's format (before anything is read): .json, .csv of values or of
+    coefficients (--format), or .npz or Parquet of coefficients; coefficients are those of
+    --method project."""
+    suffix = release_format(args.output, compact=True)
+    if args.format is not None and suffix not in (".csv", ".npz", ".parquet", ".pq"):
+        raise UserError("--format chooses what a .csv holds: " + (
+            f"{args.output} is {suffix}, coefficients with values on the grid"
+            if suffix == ".json" else f"{args.output} is {suffix}"))
+    compact = suffix in COMPACT_SUFFIXES
+    if compact and args.format == "values":
+        raise UserError(f"{args.output}: a {suffix} release holds coefficients, not values "
+                        "(--format values writes .csv)")
+    if (compact or args.format == "coefficients") and args.method != "project":
+        raise UserError(f"{args.output}: a coefficient release is of --method project (the "
+                        f"release of --method {args.method} is .csv or .json)")
+    return "coefficients" if compact or args.format == "coefficients" else suffix
+
+
+def _coefficient_release(args, module, metadata, ids, releases, params):
+    """The bytes or text of a coefficient release (cli.writers.coefficients_file)."""
+    c = numpy.array([release.record["coefficients"] for release in releases])
+    a = module.to_user(c, **params)
+    suffix = ".csv" if args.output == "-" else Path(args.output).suffix.lower()
+    return coefficients_file(suffix, metadata, ids, c, a)
 
 
 def _columns(args):
@@ -336,7 +378,7 @@ def cmd_privatize(args):
     release goes to -o FILE or standard output."""
     from ..io.curves import read_curves
     _method_options(args)
-    args.output_format = release_format(args.output)
+    args.output_format = _output_format(args)
     check_plot(args.plot)
     module = load_mechanism(args.spec)
     params = _parameters(args.param, module, args.method)
@@ -368,13 +410,15 @@ def cmd_privatize(args):
     invalid = list(curves.invalid)
     if args.method != "unbounded":
         _grid(args, module.curve_interval(**params))  # public --at times, before any noise
-    used = []
+    used, supports = [], {}
     for key, t, y, projection in zip(curves.ids, curves.times, curves.values, projections):
         release = _own_release(module, args, params, key, t, y, rng, bound, projection, invalid)
         if release is None:  # the zero function in its place (its error freed first)
             t, y = t[:0], y[:0]
             release = _release(module, args, params, t, y, rng, bound)
-        grid = _grid(args, release.support)
+        if release.support not in supports:   # one grid array per public support
+            supports[release.support] = _grid(args, release.support)
+        grid = supports[release.support]
         clipped += _was_clipped(module, args, params, key, t, y, bound)
         used.append((t, y))
         releases.append(release)
@@ -428,6 +472,10 @@ def _privatize_fields(args, module, params):
                            f"{over} (fields use --method project)"),
                           (args.at is not None, f"--at is for curves: {over} (a field's "
                            "release is evaluated on --grid N public points)"),
+                          (args.output_format == "coefficients", "a coefficient release "
+                           f"(--format coefficients, .npz, .parquet) is for curves: {over}"),
+                          (args.origin or args.reference, "--origin and --reference read "
+                           f"curves: {over}"),
                           (args.plot is not None and module.DIMENSION != 2,
                            f"--plot draws fields of two variables: {over}"),
                           (args.grid > MAX_FIELD_GRID, f"--grid {args.grid}: a field's release "
