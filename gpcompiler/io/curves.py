@@ -317,7 +317,10 @@ def parse_csv(text, source="<csv>", lenient=False, columns=None):
             invalid.setdefault(key, f"a line with {len(row)} fields")
             continue
         fields = row[1:] if id_column else row
-        numbers = [_number(read, value) for read, value in zip(readers, fields)]
+        try:
+            numbers = [read(value) for read, value in zip(readers, fields)]
+        except (TypeError, ValueError):   # a field that cannot be read is NaN, named below
+            numbers = [_number(read, value) for read, value in zip(readers, fields)]
         groups.setdefault(key, array.array("d")).extend(numbers)
         if not all(map(math.isfinite, numbers)):
             reason = _unreadable(names, fields, numbers, number, columns)
