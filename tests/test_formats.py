@@ -252,7 +252,7 @@ def test_a_20000_curve_batch_prints_one_summary_line_and_its_coefficients_fit_in
                                                             data.stat().st_size)
 
 
-def test_shipped_specs_by_name_in_process(cli, tmp_path, monkeypatch):
+def test_shipped_specs_by_name_in_process(cli, tmp_path):
     import gpcompiler
     assert gpcompiler.load("fourier8").NAME == "fourier8"
     status, out, _ = cli("specs")
@@ -260,5 +260,7 @@ def test_shipped_specs_by_name_in_process(cli, tmp_path, monkeypatch):
     assert status == 0 and set(lines) == {p.stem for p in (ROOT / "specs").glob("*.toml")}
     assert "t -> R^2" in lines["ellipse"] and "(x, y) -> R^1" in lines["harbour"]
     assert "Fourier basis 1, cos(kt), sin(kt)" in lines["fourier8"]
+    status, _, err = cli("compile", "linear", "-o", tmp_path / "out")
+    assert status == 0 and "NAME = 'linear'" in (tmp_path / "out" / "linear.py").read_text()
     status, out, err = cli("explain", "no_such_spec")
     assert status == 2 and err.count("\n") == 1 and "shipped: cdf_wages, " in err

@@ -189,8 +189,9 @@ def _columns(parser):
     from ..io.curves import TIME_UNITS
     parser.add_argument("--origin", type=_origin, metavar="ISO8601",
                         help="the time column holds ISO-8601 timestamps (no zone: UTC); t is "
-                             "the time since this public origin, in --time-unit, converted "
-                             "exactly (default: the time column holds numbers)")
+                             "the time since this public origin, in --time-unit: integer "
+                             "nanoseconds, rounded once to float64 (default: the time column "
+                             "holds numbers)")
     parser.add_argument("--time-unit", choices=list(TIME_UNITS), default="s",
                         help="unit of t with --origin")
     parser.add_argument("--reference", type=_reference, metavar="LON,LAT",

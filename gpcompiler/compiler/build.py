@@ -88,7 +88,8 @@ def compile_files(paths, out_dir, root=None, progress=None, stages=None, target=
     NAME.c, NAME_main.c); nothing is written unless all compile, and every file is staged
     before any is replaced (write_files_atomically). ``progress`` hears "compiling PATH"
     before each spec, ``stages`` (default: progress) each stage of a compile longer than
-    about 2 s."""
+    about 2 s. A shipped spec may be named (resolve_spec)."""
+    paths = [resolve_spec(path) for path in paths]
     names = {}
     for path in paths:   # reading the specs is cheap: clashes are found before any work
         names.setdefault(load_spec(path, root).name, []).append(str(path))
