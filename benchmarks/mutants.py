@@ -627,8 +627,8 @@ DECISIONS_ROUNDING_FACTS = [
              "**module.release_facts(**budget),",
              (FACTS + "test_cli_field_release_files_state_the_facts_of_the_release_made",)),
     Mutation("curve release files state the default bound", "gpcompiler/cli/privatize.py",
-             "_release", "module.release_facts(bound=bound, **budget))",
-             "module.release_facts(**budget))",
+             "_cached_facts", "module.release_facts(bound=bound, **dict(budget))",
+             "module.release_facts(**dict(budget))",
              (FACTS + "test_cli_release_files_state_the_facts_of_the_release_made",)),
 ]
 NEW_CODE += DECISIONS_ROUNDING_FACTS

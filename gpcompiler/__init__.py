@@ -8,8 +8,11 @@ __version__ = "0.1.0"
 
 _EXPORTS = {"load": ".compiler.build", "priv_func_select": ".adaptive",
             "priv_func_seg": ".adaptive", "priv_func_unbounded": ".adaptive",
-            "baseline_points": ".adaptive", "PrivacyLedger": ".adaptive", "SpecError": ".errors",
-            "NotPositiveDefiniteError": ".errors", "DataError": ".errors", "UserError": ".errors"}
+            "baseline_points": ".adaptive", "PrivacyLedger": ".adaptive",
+            "evaluate": ".io.releases", "read_curves": ".io.curves", "Columns": ".io.curves",
+            "timestamps_to_times": ".io.curves", "lonlat_to_metres": ".io.curves",
+            "SpecError": ".errors", "NotPositiveDefiniteError": ".errors",
+            "DataError": ".errors", "UserError": ".errors"}
 __all__ = list(_EXPORTS)
 
 

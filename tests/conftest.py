@@ -63,6 +63,8 @@ LONG_TESTS = [f"tests/{name}" for name in (
     "test_privacy_mutants.py::test_project_and_privatize_noise_has_the_exact_law",
     "test_box.py::test_box_rules_are_verified_where_a_component_peaks",
     "test_cli.py::test_progress_bar_on_a_terminal_only",
+    "test_formats.py::test_a_20000_curve_batch_prints_one_summary_line_and_its_coefficients_"
+    "fit_in_the_input",
     "test_exact.py::test_gumbel_law",
     "test_reference.py::test_sinc_basis_is_orthonormal_on_the_real_line",
     "test_experiments.py::test_own_csv_through_data",

@@ -54,7 +54,7 @@ def test_site_builds_with_every_page_and_the_executed_outputs(site):
     missing = [page for page in built if not (site / page).is_file()]
     assert not missing, missing
     # outputs that exist only if the examples ran (they are not in the sources)
-    assert "mon: project: 7 orthonormal coefficients, expected L2 noise 3.5" in html_text(
+    assert "2 curves: project: 7 orthonormal coefficients, expected L2 noise 3.5 (each)" in html_text(
         site, "getting-started.html")
     assert "ecg208_w0: project: 800 orthonormal coefficients" in html_text(
         site, "tutorials/ecg.html")

@@ -106,6 +106,7 @@ def test_console_script_of_the_installed_wheel(wheel, tmp_path):
     rows = [line for line in (work / "release.csv").read_text().splitlines()
             if not line.startswith("#")]
     assert rows[0] == "curve,t,mV" and len(rows) == 12
+    _shipped_specs_by_name(run, python, work, env, script)
     run("experiment", "ecg", "--quick", "--curves", "1", "--seeds", "1", "--out", "ecg")
     assert (work / "ecg" / "results.json").is_file()
     shipped = subprocess.run(
@@ -114,6 +115,30 @@ def test_console_script_of_the_installed_wheel(wheel, tmp_path):
          "print(len(audit_suite.shipped_specs()))"],
         cwd=work, env=env, capture_output=True, text=True)
     assert shipped.returncode == 0 and int(shipped.stdout) >= 9, shipped.stdout + shipped.stderr
+
+
+def _shipped_specs_by_name(run, python, work, env, script):
+    """Issue 33 item 5: `gpcompiler specs` lists the shipped specs with what they release
+    and their title; a name that is no path is the shipped spec, from the CLI and from
+    gpcompiler.load; a path of that name wins; an unknown name is one line listing them."""
+    listed = {line.split()[0]: line for line in run("specs").stdout.splitlines()}
+    assert set(listed) == {p.stem for p in (PACKAGE / "specs").glob("*.toml")}
+    assert "t -> R^1" in listed["sinc_ecg"] and "800 sinc functions" in listed["sinc_ecg"]
+    loaded = subprocess.run([str(python), "-c", "import gpcompiler\n"
+                             "m = gpcompiler.load('sinc_ecg'); print(m.NAME, m.COEF_DIM)"],
+                            cwd=work, env=env, capture_output=True, text=True)
+    assert loaded.stdout == "sinc_ecg 800\n", loaded.stdout + loaded.stderr
+    run("privatize", "sinc_ecg", "bundled:ecg", "--epsilon", "100", "--seed", "1", "--grid",
+        "11", "-o", "sinc.csv")
+    assert '# spec: "sinc_ecg"' in (work / "sinc.csv").read_text()
+    shutil.copy2(ROOT / "specs" / "linear.toml", work / "sinc_ecg")   # a path wins
+    run("privatize", "sinc_ecg", "bundled:ecg", "--param", "T=800", "--epsilon", "1",
+        "--seed", "1", "--grid", "11", "-o", "path.csv")
+    assert '# spec: "linear"' in (work / "path.csv").read_text()
+    unknown = subprocess.run([script, "privatize", "sinc", "bundled:ecg", "--epsilon", "1"],
+                             cwd=work, env=env, capture_output=True, text=True)
+    assert unknown.returncode == 2 and unknown.stdout == "", unknown.stderr
+    assert unknown.stderr.count("\n") == 1 and "shipped: cdf_wages, " in unknown.stderr
 
 
 def test_the_installed_wheel_compiles_the_c_target(wheel, tmp_path):

@@ -72,7 +72,7 @@ def test_own_data_example_runs_verbatim(tmp_path):
     assert sorted({row["curve"] for row in rows}) == ["mon", "tue"]
     assert len(rows) == 2 * 25
     summaries, table = done.stdout.split("wrote release.csv\n")
-    assert "mon: project: 7 orthonormal coefficients, expected L2 noise 3.5" in summaries
+    assert summaries == "2 curves: project: 7 orthonormal coefficients, expected L2 noise 3.5 (each)\n"
     printed = table.split()
     assert printed[:3] == ["curve", "mon", "tue"]                  # the pivoted release
     released = {(row["curve"], float(row["t"])): float(row["y"]) for row in rows}

@@ -50,9 +50,10 @@ BY_DESIGN = ("by design: one person's bad data never stops a release (docs/threa
 ZERO_RELEASE = "released as the {zero} in its place, " + BY_DESIGN
 
 
-def tell_invalid(args, invalid, total, noun, zero, hint=""):
+def tell_invalid(args, invalid, total, noun, zero, hint="", shown=5):
     """One line for the data owner: how many of ``total`` curves (fields) were not valid,
-    each reason once with the first ids that had it, then ``hint`` (once)."""
+    each reason once with the first ids that had it (the first ``shown`` reasons, then
+    how many curves had others), then ``hint`` (once)."""
     if not invalid or args.quiet:
         return
     reasons = {}
@@ -60,7 +61,10 @@ def tell_invalid(args, invalid, total, noun, zero, hint=""):
         reasons.setdefault(reason, []).append(str(key))
     groups = "; ".join(", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5
                                              else "") + f" ({reason})"
-                       for reason, keys in reasons.items())
+                       for reason, keys in list(reasons.items())[:shown])
+    others = sum(len(keys) for keys in list(reasons.values())[shown:])
+    if others:
+        groups += f"; {plural(others, noun)} for {len(reasons) - shown} other reasons"
     verb = "was not valid" if len(invalid) == 1 else "were not valid"
     not_private(f"{len(invalid)} of {plural(total, noun)} {verb}, each "
                 f"{ZERO_RELEASE.format(zero=zero)}: {groups}" + (f". {hint}" if hint else ""))

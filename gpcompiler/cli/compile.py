@@ -85,3 +85,24 @@ def cmd_explain(args):
     else:
         sys.stdout.write(text)
     return 0
+
+
+def cmd_specs(args):
+    """`gpcompiler specs`: the shipped specs (each usable by name, e.g. `privatize sinc_ecg
+    data.csv`), with what they release and their title."""
+    import tomllib
+    from ..compiler.build import SHIPPED_SPECS, shipped_names
+    for name in shipped_names():
+        document = tomllib.loads((SHIPPED_SPECS / f"{name}.toml").read_text(encoding="utf-8"))
+        print(f"{name:<18} {_dimension(document):<16} {document.get('title', '')}")
+    return 0
+
+
+def _dimension(document):
+    """What a spec releases, from its TOML: a CDF, or a function of its variables into R^n."""
+    if document.get("kind") == "cdf":
+        return "CDF of a column"
+    variables = document.get("domain", {}).get("variables", ["t"])
+    values = document.get("values", {}).get("dimension", 1)
+    where = variables[0] if len(variables) == 1 else f"({', '.join(variables)})"
+    return f"{where} -> R^{values}"

@@ -19,7 +19,7 @@ from ..errors import DataError, UserError
 from .audit import cmd_audit
 from .cdf import MAX_DEGREE, cmd_cdf
 from .common import DEFAULT_GRID, MAX_GRID, MAX_NOISE_SCALE, STDOUT, noise_floor, scheduled
-from .compile import cmd_check, cmd_compile, cmd_explain
+from .compile import cmd_check, cmd_compile, cmd_explain, cmd_specs
 from .experiment import cmd_experiment
 from .ledger import cmd_ledger, ledger_options
 from .privatize import DEFAULT_BETA, DEFAULT_K, DEFAULT_SPLIT, cmd_privatize
@@ -27,12 +27,13 @@ from .privatize import DEFAULT_BETA, DEFAULT_K, DEFAULT_SPLIT, cmd_privatize
 
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit 2), and negative numbers in any float
-    notation (-5e3, -.5, -1E-3, -inf) taken as option values, not options."""
+    notation (-5e3, -.5, -1E-3, -inf), or lists of numbers led by one (-74.01,40.68), taken
+    as option values, not options."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._negative_number_matcher = re.compile(
-            r"^-((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf|infinity)$", re.IGNORECASE)
+        number = r"((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf|infinity)"
+        self._negative_number_matcher = re.compile(rf"^-{number}(,-?{number})*$", re.IGNORECASE)
 
     def error(self, message):
         self.exit(2, f"gpcompiler: error: {message} (see `{self.prog} --help`)\n")
@@ -153,12 +154,51 @@ def _common(parser, grid_help, at_help="curves only: evaluate the release at the
     where.add_argument("--at", action=_Times, metavar="FILE", help=at_help)
     parser.add_argument("-o", "--output", metavar="FILE", default=STDOUT,
                         help="write the release: .csv (released values on the public grid) "
-                             "or .json (also the coefficients); missing directories are "
+                             "or .json (also the coefficients), privatize also .npz or .parquet "
+                             "(released coefficients); missing directories are "
                              "created (default: -, standard output, as CSV; the summaries "
                              "then go to standard error)")
     parser.add_argument("--plot", metavar="PNG", help="write a PNG of the release (default: none)")
     parser.add_argument("--compare", action="store_true",
                         help="NOT PRIVATE: compare with the true data on stderr and in the plot")
+
+
+def _origin(text):
+    """argparse type of --origin: an ISO-8601 timestamp (io.curves.nanoseconds)."""
+    from ..io.curves import nanoseconds
+    try:
+        nanoseconds(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{error} (e.g. 2020-12-01T00:00:00Z)") from None
+    return text
+
+
+def _reference(text):
+    """argparse type of --reference: LON,LAT in degrees, lat strictly inside (-90, 90)."""
+    try:
+        lon, lat = (float(part) for part in text.split(","))
+    except ValueError:
+        lon = lat = math.nan
+    if not (-180 <= lon <= 180 and -90 < lat < 90):
+        raise argparse.ArgumentTypeError(f"expected LON,LAT in degrees (lon in [-180, 180], "
+                                         f"lat in (-90, 90)), got {text!r}")
+    return lon, lat
+
+
+def _columns(parser):
+    """privatize's public ways to read a CSV's time and coordinate columns."""
+    from ..io.curves import TIME_UNITS
+    parser.add_argument("--origin", type=_origin, metavar="ISO8601",
+                        help="the time column holds ISO-8601 timestamps (no zone: UTC); t is "
+                             "the time since this public origin, in --time-unit: integer "
+                             "nanoseconds, rounded once to float64 (default: the time column "
+                             "holds numbers)")
+    parser.add_argument("--time-unit", choices=list(TIME_UNITS), default="s",
+                        help="unit of t with --origin")
+    parser.add_argument("--reference", type=_reference, metavar="LON,LAT",
+                        help="project lon and lat columns (degrees, WGS-84) to metres x east "
+                             "and y north of this public point: local equirectangular on the "
+                             "WGS-84 mean radius 6371008.8 m (default: no projection)")
 
 
 def _scheduler_option(parser, what):
@@ -206,12 +246,16 @@ def build_parser():
                    help="directory of the committed generated modules, from the working "
                         "directory")
     p.set_defaults(run=cmd_check)
+    p = command("specs", "list the shipped specs, which every command takes by name "
+                         "(a path wins)")
+    p.set_defaults(run=cmd_specs)
     p = command("explain", "print the exact derivation as Markdown")
     p.add_argument("spec", help="spec file (TOML)")
     p.add_argument("-o", "--output", metavar="FILE", help="write to FILE (default: stdout)")
     p.set_defaults(run=cmd_explain)
     p = command("privatize", "privatize curves (GP or CGP) and write the release")
-    p.add_argument("spec", help="spec file (TOML) of a curve mechanism")
+    p.add_argument("spec", help="spec file (TOML) of a curve mechanism, or the name of a "
+                                "shipped spec (`gpcompiler specs`; a path wins)")
     p.add_argument("input", help="CSV file (optionally gzip): header t,y1[,y2...] (or time,...), "
                                  "optionally a leading curve/id column, # comments allowed, or "
                                  "a quoted glob of such files (one batch); or "
@@ -264,6 +308,12 @@ def build_parser():
                         "earlier one's (docs/threat-model.md; the other methods and fields "
                         "never reuse weights) (default: project reuses the weights of the "
                         "recently used grids)")
+    _columns(p)
+    p.add_argument("--format", choices=["values", "coefficients"],
+                   help="what a .csv release holds: the released values on the public grid, "
+                        "or per curve the released orthonormal and user-basis coefficients "
+                        "(--method project); .npz and .parquet hold coefficients (default: "
+                        "values)")
     _common(p, "evaluate the release at N evenly spaced points of the spec's curve domain "
                "(unbounded: of the released support; over k variables: N^(1/k) per "
                "variable)")

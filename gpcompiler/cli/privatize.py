@@ -1,9 +1,12 @@
 """`gpcompiler privatize`: a compiled mechanism (or an adaptive algorithm)
 released on curves or fields."""
+import functools
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 
 import numpy
 
@@ -14,8 +17,9 @@ from .figures import check_plot, field_figure, png, release_figure
 from ..accounting.device import digest
 from .ledger import (before_noise, charge, check_ledger_options, curve_cost, curve_records,
                      options_identity)
-from .writers import (csv_text, declared_units, exact_number, facts_metadata, jsonable,
-                      ledger_facts, release_format, release_metadata, tell_clipped, write_files)
+from .writers import (COMPACT_SUFFIXES, coefficients_file, csv_text, declared_units,
+                      exact_number, facts_metadata, jsonable, ledger_facts, release_format,
+                      release_metadata, tell_clipped, write_files)
 
 
 def load_mechanism(spec):
@@ -215,6 +219,16 @@ def _exceeds(module, args, params, t, y, bound):
     return make_curve(t, y, domain, module.OUTSIDE).norm() > bound
 
 
+@functools.lru_cache(maxsize=8)
+def _cached_facts(module, bound, budget):
+    return module.release_facts(bound=bound, **dict(budget))
+
+
+def _release_facts(module, bound, budget):
+    """The module's public release facts at this bound and budget, derived once a batch."""
+    return _cached_facts(module, bound, tuple(budget.items()))
+
+
 def _release(module, args, params, t, y, rng, bound, projection=None):
     """One curve, clipped to ``bound``, through the chosen method (paper Alg. 2/6, 3/7, 4/8,
     Sec. 4.3, LY23); ``projection``: its projection computed elsewhere (--scheduler: of the
@@ -234,7 +248,7 @@ def _release(module, args, params, t, y, rng, bound, projection=None):
                         {"coefficients": private},
                         f"{module.COEF_DIM} orthonormal coefficients, expected "
                         f"{_noise_norm(module)} {module.expected_error(**budget):.4g}", domain,
-                        module.release_facts(bound=bound, **budget))
+                        _release_facts(module, bound, budget))
     if args.method == "baseline":
         result = adaptive.baseline_points(t, y, args.k, domain=domain, window=args.window,
                                           rng=rng, bound=bound, outside=module.OUTSIDE,
@@ -286,7 +300,9 @@ def _privatize_file(args, module, curves, releases, grids, params):
                                 **(_domain(module) if args.method == "unbounded"
                                    else _parameter_values(module, params)),
                                 **facts_metadata(curves.ids, [r.facts for r in releases]),
-                                **declared_units(module.UNITS, curve=True))
+                                **declared_units(module.UNITS, curve=True), **_reading(args))
+    if args.output_format == "coefficients":
+        return _coefficient_release(args, module, metadata, curves.ids, releases, params)
     values = [numpy.asarray(r.evaluate(g)).reshape(len(g), -1) for r, g in zip(releases, grids)]
     if args.output_format == ".json":
         return json.dumps({**metadata, "value_names": list(curves.value_names), "curves": [
@@ -300,6 +316,54 @@ def _privatize_file(args, module, curves, releases, grids, params):
     rows = ([key, repr(float(ti)), *map(exact_number, vi)]
             for key, grid, v in zip(curves.ids, grids, values) for ti, vi in zip(grid, v))
     return csv_text(metadata, ["curve", "t", *curves.value_names], rows)
+
+
+def _output_format(args):
+    """The release file's format (before anything is read): .json, .csv of values or of
+    coefficients (--format), or .npz or Parquet of coefficients; coefficients are those of
+    --method project."""
+    suffix = release_format(args.output, compact=True)
+    if args.format is not None and suffix not in (".csv", ".npz", ".parquet", ".pq"):
+        raise UserError("--format chooses what a .csv holds: " + (
+            f"{args.output} is {suffix}, coefficients with values on the grid"
+            if suffix == ".json" else f"{args.output} is {suffix}"))
+    compact = suffix in COMPACT_SUFFIXES
+    if compact and args.format == "values":
+        raise UserError(f"{args.output}: a {suffix} release holds coefficients, not values "
+                        "(--format values writes .csv)")
+    if (compact or args.format == "coefficients") and args.method != "project":
+        raise UserError(f"{args.output}: a coefficient release is of --method project (the "
+                        f"release of --method {args.method} is .csv or .json)")
+    return "coefficients" if compact or args.format == "coefficients" else suffix
+
+
+def _coefficient_release(args, module, metadata, ids, releases, params):
+    """The bytes or text of a coefficient release (cli.writers.coefficients_file)."""
+    c = numpy.array([release.record["coefficients"] for release in releases])
+    a = module.to_user(c, **params)
+    suffix = ".csv" if args.output == "-" else Path(args.output).suffix.lower()
+    return coefficients_file(suffix, metadata, ids, c, a)
+
+
+def _columns(args):
+    """The public reading of the time and coordinate columns (io.curves.Columns)."""
+    from ..io.curves import Columns
+    return Columns(args.origin, args.time_unit, args.reference)
+
+
+def _reading(args):
+    """Release metadata of how the input was read: the time origin and unit, and the
+    projection of lon/lat (public; docs/reference/cli.md, "Timestamps and coordinates")."""
+    from ..io.curves import EARTH_RADIUS
+    read = {}
+    if args.origin is not None:
+        read["time"] = f"{args.time_unit} since {args.origin} (UTC unless it says otherwise)"
+    if args.reference is not None:
+        lon, lat = args.reference
+        read["projection"] = (f"local equirectangular about lon {lon!r}, lat {lat!r} on a sphere "
+                              f"of radius {EARTH_RADIUS} m: x = R (lon - lon0) cos(lat0), "
+                              "y = R (lat - lat0), radians")
+    return read
 
 
 def _domain(module):
@@ -317,7 +381,7 @@ def cmd_privatize(args):
     release goes to -o FILE or standard output."""
     from ..io.curves import read_curves
     _method_options(args)
-    args.output_format = release_format(args.output)
+    args.output_format = _output_format(args)
     check_plot(args.plot)
     check_ledger_options(args)
     module = load_mechanism(args.spec)
@@ -331,7 +395,9 @@ def cmd_privatize(args):
     if args.kind is not None:
         raise UserError(f"--kind applies to specs over several variables, not to {args.spec}")
     _check_spec_for_method(args.spec, module, args.method, params)
-    curves = read_curves(args.input, lenient=True)
+    if args.time_unit != "s" and args.origin is None:
+        raise UserError("--time-unit is the unit of timestamps read from --origin: give both")
+    curves = read_curves(args.input, True, _columns(args))
     dimension = _value_dim(curves)
     if dimension != module.VALUE_DIM:
         raise DataError(f"{args.input}: {len(curves.value_names)} value column(s) "
@@ -351,13 +417,15 @@ def cmd_privatize(args):
     invalid = list(curves.invalid)
     if args.method != "unbounded":
         _grid(args, module.curve_interval(**params))  # public --at times, before any noise
-    used = []
+    used, supports = [], {}
     for key, t, y, projection in zip(curves.ids, curves.times, curves.values, projections):
         release = _own_release(module, args, params, key, t, y, rng, bound, projection, invalid)
         if release is None:  # the zero function in its place (its error freed first)
             t, y = t[:0], y[:0]
             release = _release(module, args, params, t, y, rng, bound)
-        grid = _grid(args, release.support)
+        if release.support not in supports:   # one grid array per public support
+            supports[release.support] = _grid(args, release.support)
+        grid = supports[release.support]
         clipped += _was_clipped(module, args, params, key, t, y, bound)
         used.append((t, y))
         releases.append(release)
@@ -367,8 +435,7 @@ def cmd_privatize(args):
     tell_clipped(args, clipped, len(curves.ids), "curves", bound)
     tell_invalid(args, invalid, len(curves.ids), "curve", "zero function",
                  _domain_hint(module, args.method, params, invalid))
-    for key, release in zip(curves.ids, releases):
-        say(args, f"{key}: {args.method}: {release.summary}")
+    say(args, _batch_summary(args.method, curves.ids, [r.summary for r in releases]))
     if args.compare:
         for key, (t, y), release in zip(curves.ids, used, releases):
             error = numpy.asarray(release.evaluate(t)) - y
@@ -399,6 +466,20 @@ def _stored(args, module, params, names, digests):
     return stored is not None
 
 
+def _batch_summary(method, ids, summaries, shown=3):
+    """One line for the whole batch: one curve's id and summary, or each distinct summary
+    (the ``shown`` commonest) with how many curves it has."""
+    if len(ids) == 1:
+        return f"{ids[0]}: {method}: {summaries[0]}"
+    counts = Counter(summaries).most_common()
+    if len(counts) == 1:
+        return f"{len(ids)} curves: {method}: {summaries[0]} (each)"
+    parts = [f"{count} x {summary}" for summary, count in counts[:shown]]
+    rest = sum(count for _, count in counts[shown:])
+    return (f"{len(ids)} curves: {method}: " + "; ".join(parts)
+            + (f"; {rest} with {len(counts) - shown} other summaries" if rest else ""))
+
+
 def _noise_norm(module):
     """What expected_error measures: the noise's norm in the spec's metric."""
     return "L2 noise" if module.METRIC == "L2" else f"noise ({module.METRIC} norm of the spec)"
@@ -413,6 +494,10 @@ def _privatize_fields(args, module, params):
                            f"{over} (fields use --method project)"),
                           (args.at is not None, f"--at is for curves: {over} (a field's "
                            "release is evaluated on --grid N public points)"),
+                          (args.output_format == "coefficients", "a coefficient release "
+                           f"(--format coefficients, .npz, .parquet) is for curves: {over}"),
+                          (args.origin or args.reference, "--origin and --reference read "
+                           f"curves: {over}"),
                           (args.plot is not None and module.DIMENSION != 2,
                            f"--plot draws fields of two variables: {over}"),
                           (args.grid > MAX_FIELD_GRID, f"--grid {args.grid}: a field's release "

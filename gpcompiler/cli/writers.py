@@ -1,5 +1,6 @@
 """The release files every command writes (docs/howto/read-a-release.md): JSON
 or CSV with the metadata of the release, written atomically."""
+import io
 import json
 import sys
 from pathlib import Path
@@ -32,18 +33,63 @@ def jsonable(value):
     return value
 
 
-def release_format(path):
+COMPACT_SUFFIXES = (".npz", ".parquet", ".pq")
+COEFFICIENTS = ("c: the released orthonormal coordinates (f = sum_j c_j e_j); a: the "
+                "user-basis coefficients a = R^(-T) c (the module's to_user), each flattened "
+                "in C order of COEF_SHAPE")
+
+
+def coefficients_file(suffix, metadata, ids, c, a):
+    """The bytes or text of a coefficient release: ``c`` (N, *COEF_SHAPE) released
+    coordinates, ``a`` the user-basis coefficients, ``metadata`` the public facts."""
+    from ..io.releases import coefficient_names
+    metadata = {**metadata, "coef_shape": list(c.shape[1:]), "coefficients": COEFFICIENTS}
+    if suffix == ".npz":
+        buffer = io.BytesIO()
+        numpy.savez(buffer, curve=numpy.array(ids, dtype=str), c=c, a=a,
+                    metadata=numpy.array(json.dumps(metadata)))
+        return buffer.getvalue()
+    names = coefficient_names(c.shape[1:])
+    flat_c, flat_a = c.reshape(len(ids), -1), a.reshape(len(ids), -1)
+    if suffix == ".csv":
+        rows = ([str(key), *map(repr, map(float, row_c)), *map(repr, map(float, row_a))]
+                for key, row_c, row_a in zip(ids, flat_c, flat_a))
+        return csv_text(metadata, ["curve", *names, *(f"a{n[1:]}" for n in names)], rows)
+    import pyarrow
+    import pyarrow.parquet
+    columns = {"curve": pyarrow.array([str(key) for key in ids], pyarrow.string()),
+               **{n: flat_c[:, j] for j, n in enumerate(names)},
+               **{f"a{n[1:]}": flat_a[:, j] for j, n in enumerate(names)}}
+    table = pyarrow.table(columns).replace_schema_metadata({"gpcompiler": json.dumps(metadata)})
+    sink = pyarrow.BufferOutputStream()
+    pyarrow.parquet.write_table(table, sink)
+    return sink.getvalue().to_pybytes()
+
+
+def release_format(path, compact=False):
     """The release file format from its suffix, CSV for standard output (checked before any
-    noise is drawn)."""
+    noise is drawn); ``compact``: also .npz and Parquet (released coefficients)."""
     from ..io.curves import check_writable
     if path == STDOUT:
         return ".csv"
     check_writable(path)    # first: a directory is named as one, whatever its suffix
     suffix = Path(path).suffix.lower()
-    if suffix not in (".csv", ".json"):
-        raise UserError(f"cannot write {path}: a release is .csv (released values on a public "
-                        "grid) or .json (coefficients and the grid), or - (standard output)")
-    return suffix
+    if suffix in (".csv", ".json") or compact and suffix in COMPACT_SUFFIXES:
+        if suffix in (".parquet", ".pq"):
+            _pyarrow(path)
+        return suffix
+    raise UserError(f"cannot write {path}: a release is .csv (released values on a public "
+                    "grid) or .json (coefficients and the grid)"
+                    + (", .npz or .parquet (released coefficients)" if compact else "")
+                    + ", or - (standard output)")
+
+
+def _pyarrow(path):
+    try:
+        import pyarrow.parquet  # noqa: F401 (only whether it is installed)
+    except ImportError:
+        raise UserError(f"cannot write {path}: Parquet needs pyarrow: pip install "
+                        "'gpcompiler[dask]'") from None
 
 
 def write_files(args, files):

@@ -92,7 +92,8 @@ def compile_files(paths, out_dir, root=None, progress=None, stages=None, target=
     NAME.c, NAME_main.c; js: NAME.mjs); nothing is written unless all compile, and every file is staged
     before any is replaced (write_files_atomically). ``progress`` hears "compiling PATH"
     before each spec, ``stages`` (default: progress) each stage of a compile longer than
-    about 2 s."""
+    about 2 s. A shipped spec may be named (resolve_spec)."""
+    paths = [resolve_spec(path) for path in paths]
     names = {}
     for path in paths:   # reading the specs is cheap: clashes are found before any work
         names.setdefault(load_spec(path, root).name, []).append(str(path))
@@ -186,6 +187,7 @@ def explained(spec_path, *, cache=None):
     bytes, its path (which the text names) and the compiler are unchanged; derived (and
     cached) otherwise."""
     from .explain import explain
+    spec_path = resolve_spec(spec_path)
     _, target = _cached(spec_path, cache, ".explain.md", str(spec_path).encode() + b"\0")
     if target.exists():
         return target.read_text()
@@ -194,10 +196,28 @@ def explained(spec_path, *, cache=None):
     return text
 
 
+def shipped_names():
+    """The names of the shipped specs (gpcompiler/specs/NAME.toml), sorted."""
+    return sorted(path.stem for path in SHIPPED_SPECS.glob("*.toml"))
+
+
+def resolve_spec(spec):
+    """The spec file ``spec`` names: an existing path wins; else a bare name (no directory,
+    no .toml) is the shipped spec of that name; an unknown name is one line listing them."""
+    path = Path(spec)
+    if path.exists() or path.suffix == ".toml" or len(path.parts) != 1:
+        return path
+    if spec in shipped_names():
+        return SHIPPED_SPECS / f"{spec}.toml"
+    raise UserError(f"{spec}: no such spec file, and no shipped spec of that name "
+                    f"(shipped: {', '.join(shipped_names())})")
+
+
 def load(spec_path, *, cache=None):
     """Compile ``spec_path`` (reusing a cached build when the spec bytes and the compiler
-    are unchanged) and return the generated module, imported."""
-    spec_path = Path(spec_path)
+    are unchanged) and return the generated module, imported. A name that is not a path,
+    such as ``"sinc_ecg"``, is the shipped spec of that name (:func:`resolve_spec`)."""
+    spec_path = resolve_spec(spec_path)
     key, target = _cached(spec_path, cache, ".py")
     if not target.exists():
         _store(target, compile_spec(spec_path).source)

@@ -8,7 +8,7 @@ import math
 import os
 import re
 import tempfile
-from datetime import datetime
+from datetime import datetime, timezone
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -56,16 +56,20 @@ def bundled_ecg(window=0):
                   ("ECG lead MLII (mV)",), 1 / ECG_TIME_SCALE)
 
 
-def read_curves(source, lenient=False):
+def read_curves(source, lenient=False, columns=None):
     """Curves from ``bundled:ecg[:W]``, ``bundled:ais[:N]`` (the first N vessel
     trajectories), a CSV file with columns t,y1..yn, optionally
     preceded by a curve id column named ``curve`` or ``id`` (long format), or a glob of
     such files (their curves in the order of the sorted file names; ids must differ).
     ``lenient``: a curve with a NaN or infinite value or decreasing times is read as the
     zero function (no samples) and its id listed in ``invalid``, so that one curve's
-    values never decide whether a file is released (see parse_csv)."""
+    values never decide whether a file is released (see parse_csv). ``columns``: the
+    public :class:`Columns` of a CSV's timestamps and coordinates."""
+    if source.startswith("bundled:") and columns not in (None, Columns()):
+        raise DataError(f"{source}: --origin, --time-unit and --reference read CSV files "
+                        "(the bundled data is in numbers already)")
     if not source.startswith("bundled:") and glob.has_magic(source):
-        return _read_curve_files(dataset_files(source), lenient)
+        return _read_curve_files(dataset_files(source), lenient, columns)
     if source.startswith("bundled:"):
         parts = source.split(":")
         if parts[1] not in ("ecg", "ais") or len(parts) > 3:
@@ -85,13 +89,13 @@ def read_curves(source, lenient=False):
                                                      trajectories.values)),
                       *(trajectories.value_names, trajectories.time_label,
                         trajectories.value_labels, trajectories.seconds_per_unit))
-    return parse_csv(read_text(source, lines=True), source, lenient)
+    return parse_csv(read_text(source, lines=True), source, lenient, columns)
 
 
-def _read_curve_files(files, lenient=False):
+def _read_curve_files(files, lenient=False, columns=None):
     """The curves of several CSV files, which must have the same value columns and
     different curve ids."""
-    parts = [parse_csv(read_text(name, lines=True), name, lenient) for name in files]
+    parts = [parse_csv(read_text(name, lines=True), name, lenient, columns) for name in files]
     for name, part in zip(files[1:], parts[1:]):
         if part.value_names != parts[0].value_names:
             raise DataError(f"{name}: value columns {', '.join(part.value_names)} differ from "
@@ -105,7 +109,8 @@ def _read_curve_files(files, lenient=False):
             seen[key] = name
     return Curves(*(tuple(item for part in parts for item in getattr(part, field))
                     for field in ("ids", "times", "values")), parts[0].value_names,
-                  invalid=tuple(key for part in parts for key in part.invalid))
+                  parts[0].time_label, parts[0].value_labels, parts[0].seconds_per_unit,
+                  tuple(key for part in parts for key in part.invalid))
 
 
 GZIP_MAGIC = b"\x1f\x8b"     # the first two bytes of every gzip file (RFC 1952)
@@ -151,8 +156,122 @@ def _is_text(text):
 TIME_NAMES = ("t", "time")
 ID_NAMES = ("curve", "id")
 
+# --time-unit: nanoseconds per unit (exact integers)
+TIME_UNITS = {"s": 10 ** 9, "min": 60 * 10 ** 9, "h": 3600 * 10 ** 9, "day": 86400 * 10 ** 9}
+# The mean radius R1 = (2a + b)/3 of the WGS-84 ellipsoid, metres (IUGG; Moritz, Geodetic
+# Reference System 1980): the sphere of the local equirectangular projection.
+EARTH_RADIUS = 6371008.8
+LONGITUDE_NAMES, LATITUDE_NAMES = ("lon", "longitude"), ("lat", "latitude")
+_TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.(\d{1,9}))?)?)?)"
+                        r"(Z|[+-]\d{2}:\d{2})?")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
-def parse_csv(text, source="<csv>", lenient=False):
+
+def nanoseconds(stamp):
+    """Integer nanoseconds since 1970-01-01T00:00:00Z of an ISO-8601 timestamp
+    (``YYYY-MM-DD[THH:MM[:SS[.fffffffff]]][Z|+HH:MM]``, ``T`` or a space; no zone is UTC),
+    exactly; a ValueError if it is not one."""
+    match = _TIMESTAMP.fullmatch(stamp.strip())
+    if match is None:
+        raise ValueError(f"{stamp!r} is not an ISO-8601 timestamp")
+    whole, fraction, zone = match.groups()
+    whole = whole[:len(whole) - len(fraction) - 1] if fraction else whole
+    moment = datetime.fromisoformat(whole + (zone or ""))     # checks the calendar
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    since = moment - _EPOCH
+    return ((since.days * 86400 + since.seconds) * 10 ** 6 + since.microseconds) * 1000 \
+        + int((fraction or "0").ljust(9, "0"))
+
+
+def _nanoseconds_or_none(text):
+    try:
+        return nanoseconds(text)
+    except ValueError:
+        return None
+
+
+def timestamps_to_times(stamps, origin, unit="s"):
+    """Times (float64) of ISO-8601 timestamps (str) or numpy ``datetime64`` values since
+    the public ``origin`` (either kind), in ``unit`` (s, min, h or day): the integer
+    nanoseconds elapsed divided by the unit's, correctly rounded (one rounding: Python's
+    integer true division)."""
+    if unit not in TIME_UNITS:
+        raise DataError(f"time unit {unit!r}: expected one of {', '.join(TIME_UNITS)}")
+    start = _stamp_nanoseconds(origin)
+    return numpy.array([(_stamp_nanoseconds(stamp) - start) / TIME_UNITS[unit]
+                        for stamp in numpy.ravel(stamps)], dtype=float).reshape(numpy.shape(stamps))
+
+
+def _stamp_nanoseconds(stamp):
+    """Integer nanoseconds since the epoch of an ISO-8601 string or a numpy datetime64."""
+    if isinstance(stamp, str):
+        return nanoseconds(stamp)
+    value = numpy.datetime64(stamp)
+    if numpy.isnat(value):
+        raise DataError("a timestamp is NaT (not a time)")
+    return int(value.astype("datetime64[ns]").astype(numpy.int64))
+
+
+def lonlat_to_metres(lon, lat, reference):
+    """(x, y) in metres east and north of the public ``reference`` (lon0, lat0) in degrees:
+    the local equirectangular projection on the sphere of radius EARTH_RADIUS,
+    x = R (lon - lon0) cos(lat0), y = R (lat - lat0), angles in radians, evaluated in
+    float64 in this order (docs/reference/cli.md, "Timestamps and coordinates")."""
+    lon0, lat0 = math.radians(reference[0]), math.radians(reference[1])
+    return (EARTH_RADIUS * (numpy.radians(lon) - lon0) * math.cos(lat0),
+            EARTH_RADIUS * (numpy.radians(lat) - lat0))
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Public ways to read a CSV's columns: ``origin`` (ISO-8601) and ``unit`` of a time
+    column of timestamps, and the ``reference`` (lon, lat) of ``lon``/``lat`` columns."""
+    origin: str = None
+    unit: str = "s"
+    reference: tuple = None
+
+    def time_reader(self):
+        """text -> float of the time column: a number, or a timestamp with an origin."""
+        if self.origin is None:
+            return float
+        start, scale = nanoseconds(self.origin), TIME_UNITS[self.unit]
+        return lambda text: (nanoseconds(text) - start) / scale
+
+    def coordinate_indices(self, source, names):
+        """The column indices [lon, lat] to project (none without a reference point)."""
+        if self.reference is None:
+            return []
+        lowered = [name.lower() for name in names]
+        found = [next((i for i, name in enumerate(lowered) if name in choices), None)
+                 for choices in (LONGITUDE_NAMES, LATITUDE_NAMES)]
+        if None in found:
+            raise DataError(f"{source}: --reference projects lon and lat columns, and the "
+                            f"header has {', '.join(names)}")
+        return found
+
+    def value_names(self, names):
+        """The value columns' names after projection: lon -> x_m, lat -> y_m."""
+        if self.reference is None:
+            return names
+        return ["x_m" if name.lower() in LONGITUDE_NAMES else "y_m"
+                if name.lower() in LATITUDE_NAMES else name for name in names]
+
+    def labels(self, names):
+        """(time_label, value_labels, seconds_per_unit) of the plots."""
+        if self.origin is None:
+            time = ("t", None, None)
+        else:
+            time = (f"t ({self.unit} since {self.origin})", None,
+                    TIME_UNITS[self.unit] / 10 ** 9)
+        if self.reference is None:
+            return time
+        lon, lat = self.reference
+        return (time[0], tuple(f"{name} (m from {lon:g}, {lat:g})"
+                               for name in self.value_names(names)), time[2])
+
+
+def parse_csv(text, source="<csv>", lenient=False, columns=None):
     """Parse CSV text into :class:`Curves`, with a message naming any bad row.
 
     The header is ``t,y1[,y2...]`` (``time`` for ``t``), optionally preceded by a curve id
@@ -160,10 +279,14 @@ def parse_csv(text, source="<csv>", lenient=False):
     non-decreasing per curve; a curve may have any number of samples (docs/design.md,
     "Privacy model": fewer than two is the zero function, a repeated time is a jump).
     A NaN or infinite value, a field that is not a number, a line with the wrong number of
-    fields, or decreasing times, are an error naming the line, unless ``lenient``: then
-    that curve is the zero function and its id is listed in ``invalid`` (one curve's
-    values never stop the others' releases).
+    fields, or decreasing times, are an error naming the line (and the column), unless
+    ``lenient``: then that curve is the zero function and its id is listed in ``invalid``
+    with its first bad line (one curve's values never stop the others' releases).
+    ``columns`` (public, :class:`Columns`): the time column holds ISO-8601 timestamps read
+    from its origin in its unit, and ``lon``/``lat`` columns become metres about its
+    reference point (:func:`lonlat_to_metres`), named ``x_m`` and ``y_m``.
     """
+    columns = columns or Columns()
     numbered = ((number, row) for number, row in enumerate(_records(text), start=1)
                 if row and not row[0].lstrip().startswith("#"))
     first = next(numbered, None)
@@ -175,6 +298,8 @@ def parse_csv(text, source="<csv>", lenient=False):
     if not names or names[0].lower() not in TIME_NAMES or len(names) < 2:
         raise DataError(f"{source}: header must be t,y1[,y2...] (or time,...) optionally "
                         f"preceded by curve or id, got {ascii(','.join(header))}")
+    coordinates = columns.coordinate_indices(source, names)
+    readers = [columns.time_reader(), *[float] * (len(names) - 1)]
     groups, invalid = {}, {}    # 8 bytes a number: read row by row, kept packed
     for number, row in numbered:
         key = row[0] if id_column else "curve"
@@ -182,22 +307,26 @@ def parse_csv(text, source="<csv>", lenient=False):
             if not lenient:
                 raise DataError(f"{source}: line {number} is not UTF-8 CSV text ({row.why})")
             groups.setdefault(key, array.array("d"))
-            invalid[key] = f"a line that is not UTF-8 CSV text ({row.why})"
+            invalid.setdefault(key, f"a line that is not UTF-8 CSV text ({row.why})")
             continue
         if len(row) != len(header):
             if not lenient:
                 raise DataError(f"{source}: line {number} has {len(row)} fields, "
                                 f"expected {len(header)}")
             groups.setdefault(key, array.array("d"))
-            invalid[key] = f"a line with {len(row)} fields"
+            invalid.setdefault(key, f"a line with {len(row)} fields")
             continue
-        numbers = [_number(source, number, name, value, lenient)
-                   for name, value in zip(names, row[1:] if id_column else row)]
+        fields = row[1:] if id_column else row
+        try:
+            numbers = [read(value) for read, value in zip(readers, fields)]
+        except (TypeError, ValueError):   # a field that cannot be read is NaN, named below
+            numbers = [_number(read, value) for read, value in zip(readers, fields)]
         groups.setdefault(key, array.array("d")).extend(numbers)
-        if not all(numpy.isfinite(numbers)):
+        if not all(map(math.isfinite, numbers)):
+            reason = _unreadable(names, fields, numbers, number, columns)
             if not lenient:
-                raise DataError(f"{source}: line {number} has a NaN or infinite value")
-            invalid[key] = "a value that is not a finite number"
+                raise DataError(f"{source}: {reason}")
+            invalid.setdefault(key, reason)
     if not groups:  # a header and no rows: no curve at all, not one without samples
         raise DataError(f"{source}: no data rows (a header and nothing else)")
     times, values = [], []
@@ -210,10 +339,27 @@ def parse_csv(text, source="<csv>", lenient=False):
             invalid[key] = "decreasing times"
         if invalid.get(key):
             table = table[:0]
+        if coordinates:
+            table[:, coordinates] = numpy.stack(
+                lonlat_to_metres(*table[:, coordinates].T, columns.reference), axis=1)
         times.append(table[:, 0])
         values.append(table[:, 1] if table.shape[1] == 2 else table[:, 1:])
-    return Curves(tuple(groups), tuple(times), tuple(values), tuple(names[1:]),
+    return Curves(tuple(groups), tuple(times), tuple(values),
+                  tuple(columns.value_names(names[1:])), *columns.labels(names[1:]),
                   invalid=tuple(invalid.items()))
+
+
+def _unreadable(names, fields, numbers, line, columns):
+    """Why a line is no valid sample: its first field that is not a finite number, named
+    by column and line (a timestamp without --origin says how to read it)."""
+    index = next(i for i, value in enumerate(numbers) if not math.isfinite(value))
+    name, text = names[index], fields[index]
+    if index == 0 and columns.origin is not None:
+        return f"line {line}: {name}={text!r} is not an ISO-8601 timestamp"
+    hint = ""
+    if index == 0 and _nanoseconds_or_none(text) is not None:
+        hint = " (it is a timestamp: give its public --origin, and --time-unit)"
+    return f"line {line}: {name}={text!r} is not a finite number{hint}"
 
 
 class _Unreadable(list):
@@ -238,21 +384,11 @@ def _records(text):
             yield _Unreadable(line, str(error))
 
 
-def _number(source, line, column, text, lenient=False):
-    """One CSV field as a float, else a DataError naming the line, column and value (NaN if
-    ``lenient``: the caller gives the record or curve a public treatment)."""
-    if lenient:
-        return _float_or_nan(text)
+def _number(read, text):
+    """One CSV field through its column's reader, NaN if it cannot be read (the caller
+    names the line and column)."""
     try:
-        return float(text)
-    except (TypeError, ValueError):
-        raise DataError(f"{source}: line {line}: {column}={text!r} is not a number") from None
-
-
-def _float_or_nan(text):
-    """A CSV field as a float, NaN if it is not a number."""
-    try:
-        return float(text)
+        return read(text)
     except (TypeError, ValueError):
         return math.nan
 
@@ -356,7 +492,7 @@ def read_column(source, column):
         raise DataError(f"{source_name}: no column {column!r} (columns: "
                         f"{', '.join(fieldnames)})")
     index = fieldnames.index(column)    # every line a record: blank, short or not a number is NaN
-    data = numpy.array([_float_or_nan(row[index] if index < len(row) else "") for row in rows],
+    data = numpy.array([_number(float, row[index] if index < len(row) else "") for row in rows],
                        dtype=float)
     if data.size == 0:
         raise DataError(f"{source_name}: no data rows")
@@ -436,18 +572,14 @@ def bundled_trajectories(minimum_points=100):
     are dropped."""
     with resources.files("gpcompiler").joinpath("data/nyharbor_ais_2020-12-01_07.csv.gz").open("rb") as f:
         rows = list(csv.DictReader(io.StringIO(gzip.decompress(f.read()).decode())))
-    lon = numpy.array([float(r["lon"]) for r in rows])
-    lat = numpy.array([float(r["lat"]) for r in rows])
-    radius = 6371008.8
-    lat0, lon0 = numpy.radians(AIS_CENTRE)
-    x = radius * (numpy.radians(lon) - lon0) * numpy.cos(lat0)
-    y = radius * (numpy.radians(lat) - lat0)
-    seconds = numpy.array([datetime.fromisoformat(r["time"]).timestamp() for r in rows])
+    x, y = lonlat_to_metres(numpy.array([float(r["lon"]) for r in rows]),
+                            numpy.array([float(r["lat"]) for r in rows]), AIS_CENTRE[::-1])
+    stamps = [nanoseconds(r["time"]) for r in rows]   # UTC (gpcompiler/data/PROVENANCE.md)
     ids, times, values = [], [], []
     keys = numpy.array([r["trajectory"] for r in rows])
     for key in dict.fromkeys(keys):
         index = numpy.flatnonzero(keys == key)
-        t = (seconds[index] - seconds[index[0]]) / 60.0
+        t = numpy.array([(stamps[i] - stamps[index[0]]) / TIME_UNITS["min"] for i in index])
         keep = numpy.concatenate([[True], numpy.diff(t) > 0])
         if keep.sum() >= minimum_points:
             ids.append(f"ais{key}")

@@ -1,0 +1,1 @@
+"""Interoperation with other functional-data tools (optional extras)."""
