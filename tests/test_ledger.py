@@ -254,3 +254,16 @@ def test_two_releases_at_once_never_both_pass_the_cap(tmp_path):
         worker.join(30)
     assert sorted(results.get(timeout=5) for _ in workers) == ["charged", "refused"]
     assert len(read(tmp_path / "l.jsonl")) == 1
+
+
+def test_a_binary_release_by_a_shipped_specs_name_is_memoized(cli, tmp_path):
+    """--cap with a shipped spec named (not a path) and an .npz release: the repeat is the
+    stored bytes and is charged once (the name once failed to give a metric, and the
+    binary release to be stored: charged each time, nothing written)."""
+    data, ledger = curves_csv(tmp_path / "c.csv"), tmp_path / "l.jsonl"
+    common = ("privatize", "linear", data, "--epsilon", "0.4", "--ledger", ledger, "--cap", "1",
+              "-q")
+    assert cli(*common, "-o", tmp_path / "a.npz")[0] == 0
+    assert cli(*common, "-o", tmp_path / "b.npz")[0] == 0
+    assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
+    assert len(read(ledger)) == 1

@@ -2,6 +2,7 @@
 a persisted ledger with a cap per UTC epoch, checked before any noise is drawn, and
 memoized re-release: the same spec, budget and data return the stored release and
 charge nothing (docs/threat-model.md, "Releases over days")."""
+import base64
 import contextlib
 import fcntl
 import hashlib
@@ -60,9 +61,12 @@ class DeviceLedger:
         """The stored release of ``key`` (a memoized re-release), or None."""
         try:
             with open(self._store(key)) as handle:
-                return json.load(handle)
+                stored = json.load(handle)
         except FileNotFoundError:
             return None
+        if "release_base64" in stored:  # a binary release file (.npz, .parquet)
+            stored["release"] = base64.b64decode(stored.pop("release_base64"))
+        return stored
 
     def spent(self, model, metric):
         """The exact spend of this epoch in ``model`` over ``metric`` (a sha256)."""
@@ -94,9 +98,11 @@ class DeviceLedger:
         records.append(self.path, lines)
         if self.cap is not None:
             from ..io.curves import write_text_atomically
+            kept = ({"release_base64": base64.b64encode(release).decode()}
+                    if isinstance(release, bytes) else {"release": release})
             write_text_atomically(self._store(key), json.dumps(
                 {"key": key, "release_id": lines[0]["release_id"], "time": lines[0]["time"],
-                 "release": release}) + "\n")
+                 **kept}) + "\n")
 
     def release(self, key, model, metric, cost, draw):
         """(release, charged): the stored release of ``key`` charging nothing, else
@@ -119,11 +125,11 @@ def privatize_on_device(ledger, spec, t, y, *, epsilon=None, rho=None, bound=Non
     return the stored release and charge nothing."""
     from ..adaptive.ledger import check_budget
     from ..adaptive.noise import release_scale
-    from ..compiler.build import load
+    from ..compiler.build import load, resolve_spec
     module = load(spec)
     model, budget = check_budget(epsilon, rho)
     values = {**module.PARAMETERS, **params}
-    metric = records.metric_identity(spec, values)
+    metric = records.metric_identity(resolve_spec(spec), values)
     key = records.sha256_json({"spec_sha256": module.SPEC_SHA256, "model": model,
                                "budget": repr(budget), "bound": repr(bound),
                                "parameters": {k: repr(v) for k, v in values.items()},

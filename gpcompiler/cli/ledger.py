@@ -148,8 +148,9 @@ def curve_cost(args, module, params):
     adaptive.md), per curve."""
     from fractions import Fraction
     from ..accounting.records import metric_identity, sha256_json
+    from ..compiler.build import resolve_spec
     values = {} if args.method == "unbounded" else {**module.PARAMETERS, **params}
-    metric = metric_identity(args.spec, values)
+    metric = metric_identity(resolve_spec(args.spec), values)
     if args.method in ("unbounded", "baseline"):
         relation = ({"domain": "the real line"} if args.method == "unbounded"
                     else {"baseline": "largest Euclidean distance of the values at k points",
