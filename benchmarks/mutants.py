@@ -671,8 +671,7 @@ PER_ROW_AND_BOUNDS = [
              "out = rows * factor[:, None]", "out = rows * factor[:1, None]",
              ROW_TESTS + CURVE_TESTS[1:]),
     Mutation("clip_rows: the norm of the first coordinate only", CLIP, "clip_rows",
-             'squares = numpy.einsum("ij,ij->i", rows, rows)',
-             'squares = numpy.einsum("ij,ij->i", rows[:, :1], rows[:, :1])', ROW_TESTS),
+             "squares = _sum_squares(rows)", "squares = _sum_squares(rows[:, :1])", ROW_TESTS),
     Mutation("clip_rows: extreme rows decided by the first one", CLIP, "_clip_scaled",
              "outside = big * norm > bound", "outside = big[:1] * norm[:1] > bound",
              ROW_TESTS),
@@ -697,6 +696,14 @@ PER_ROW_AND_BOUNDS = [
     Mutation("clip_curves: extreme curves scaled to the first one's radius", CURVECLIP,
              "clip_curves", "* inner[outside, None, None]", "* inner[outside[0], None]",
              CURVE_TESTS[:1]),
+    Mutation("clip_curves: an extreme curve's terms formed values first (they overflow)",
+             CURVECLIP, "_scaled_squares", "pieces = (z0 * h) * (z0 + z1) + (z1 * h) * z1",
+             "pieces = ((z0 + z1) * z0 + z1 * z1) * h", ("tests/test_clip_rows.py::"
+                                       "test_a_spike_on_a_subnormal_width_keeps_the_clip_exact",)),
+    Mutation("clip_curves: a value on pieces of width 0 alone scaled as it is", CURVECLIP,
+             "clip_curves", "scaled[~numpy.isfinite(scaled)] = 0.0", "",
+             ("tests/test_clip_rows.py::"
+              "test_a_value_on_pieces_of_width_zero_alone_does_not_scale_the_curve",)),
     Mutation("clip_fields: the first field's factor for every field", FIELDCLIP,
              "clip_fields", "inner = bound / numpy.sqrt(numpy.where(squares > 0, squares, 1.0))",
              "inner = bound / numpy.sqrt(numpy.where(squares > 0, squares, 1.0).flat[0]) "

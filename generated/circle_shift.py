@@ -1638,7 +1638,7 @@ def _sum_squares(rows):
 
 
 # ---- runtime/curveclip.py from gpcompiler 0.1.0
-# ---- sha256 8ed33d66c6f135de9313fd2e4ef9886117f7cce013013da37321adf59cf0f994
+# ---- sha256 64dc8d4936b98a768d4442cc2b256db429dab7415e4fcdf18c4e616e95de31b9
 
 _CLIP_ELEMENTS = 1 << 17  # values per block of curves: the block's temporaries stay in cache
 _SAFE = (2.0 ** -800, 2.0 ** 900)  # a sum of squares in here had no term overflow or matter
@@ -1683,8 +1683,8 @@ def clip_curves(t, y, bound, value_dim, sobolev=False, masses=None):
         rows = rows.copy()
         with numpy.errstate(over="ignore"):  # a value on pieces of width 0 alone: taken as 0
             scaled = numpy.ldexp(rows[outside], -exponent[outside, None, None])
-        rows[outside] = numpy.where(numpy.isfinite(scaled), scaled, 0.0) * inner[outside, None,
-                                                                                 None]
+        scaled[~numpy.isfinite(scaled)] = 0.0
+        rows[outside] = scaled * inner[outside, None, None]
     return rows.reshape(y.shape), factors.reshape(batch)
 
 
@@ -1710,7 +1710,8 @@ def _curve_factors(v, h, bound, work, sobolev):
         keep = power > _NO_TERM  # not zero, NaN or inf (refused later)
         rows, power, scaled = rows[keep], power[keep], scaled[keep]
         factors[rows], exponent[rows] = 1.0, power
-        inner[rows] = bound / numpy.sqrt(numpy.where(scaled > 0, scaled, 1.0))
+        inner[rows] = numpy.where(scaled > 0, bound / numpy.sqrt(
+            numpy.where(scaled > 0, scaled, 1.0)), 0.0)  # a sum of 0: inside, as above
     return factors, exponent, inner
 
 

@@ -549,14 +549,22 @@ def test_a_spike_on_a_subnormal_width_keeps_the_clip_exact(kind, samples):
 def test_a_value_on_pieces_of_width_zero_alone_does_not_scale_the_curve():
     """A curve of 1e-300 (its squares underflow: the extreme path) with a value of 2^1000
     at the middle of a jump (pieces of width 0 on both sides: no part of the curve): its
-    norm is 1e-300 (inside the ball), so it is kept as it is, factor 1 (the extreme path
-    once scaled by that value and took the curve as outside)."""
+    norm is 1e-300, so in a ball of radius 1 it is kept as it is, factor 1 (the extreme
+    path once scaled by that value and took the curve as outside); in a ball of 1e-305 it
+    is scaled, and that value, which would overflow, is taken as 0 (it has no weight)."""
     t = numpy.array([0.0, 0.25, 0.5, 0.5, 0.5, 0.75, 1.0])
     y = numpy.array([1e-300, -1e-300, 2e-300, 2.0 ** 1000, 1e-300, 3e-300, 1e-300])
     for sobolev in (False, True):
         values, factor = clip_curves(t, y, 1.0, 1, sobolev=sobolev)
         _equal(values, y)
         assert factor == 1.0
+        bound = 1e-305   # now outside the ball: the curve is scaled, that value taken as 0
+        values, factor = clip_curves(t, y, bound, 1, sobolev=sobolev)
+        assert factor == 1.0 and values[3] == 0.0 and numpy.isfinite(values).all()
+        kept = numpy.arange(len(t)) != 3
+        _check_scaling(y[kept], values[kept], _exact_norm_squared(
+            t, y, "sobolev" if sobolev else "l2"), bound, gamma(NORM_TERMS + 1) + 3 * U,
+            "outside")
 
 
 def test_the_same_spiked_function_on_two_grids_projects_within_the_slack():

@@ -50,8 +50,8 @@ def clip_curves(t, y, bound, value_dim, sobolev=False, masses=None):
         rows = rows.copy()
         with numpy.errstate(over="ignore"):  # a value on pieces of width 0 alone: taken as 0
             scaled = numpy.ldexp(rows[outside], -exponent[outside, None, None])
-        rows[outside] = numpy.where(numpy.isfinite(scaled), scaled, 0.0) * inner[outside, None,
-                                                                                 None]
+        scaled[~numpy.isfinite(scaled)] = 0.0
+        rows[outside] = scaled * inner[outside, None, None]
     return rows.reshape(y.shape), factors.reshape(batch)
 
 
@@ -77,7 +77,8 @@ def _curve_factors(v, h, bound, work, sobolev):
         keep = power > _NO_TERM  # not zero, NaN or inf (refused later)
         rows, power, scaled = rows[keep], power[keep], scaled[keep]
         factors[rows], exponent[rows] = 1.0, power
-        inner[rows] = bound / numpy.sqrt(numpy.where(scaled > 0, scaled, 1.0))
+        inner[rows] = numpy.where(scaled > 0, bound / numpy.sqrt(
+            numpy.where(scaled > 0, scaled, 1.0)), 0.0)  # a sum of 0: inside, as above
     return factors, exponent, inner
 
 
