@@ -22,7 +22,8 @@ PAGES = sorted(p for p in DOCS.rglob("*.md") if "results" not in p.relative_to(D
 # diagrams (text)
 NOT_EXECUTED = {"toml", "text"}
 # the Sphinx build (module-scoped, in the first test's setup) has its own 600 s limit
-pytestmark = pytest.mark.timeout(900)
+# the site is built once, on one worker, for the three tests that read it (--dist loadgroup)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.xdist_group("docs_site")]
 
 
 def sphinx_build(source, output):
