@@ -51,6 +51,8 @@ export const BASIS_SIZE = 2;
 export const VALUE_DIM = 2;
 /** @type {number} */
 export const COEF_DIM = 4;
+/** projection weights per sample (projectionWeights): m. @type {number} */
+export const WEIGHT_WIDTH = 2;
 const ATOMS_SIZE = 2;  /* atoms: the functions the orthonormal basis is made of */
 const WIDTH = 2;  /* values of the orthonormal basis e at a point: m */
 const MAX_ORDER = 2;  /* the highest order of the projection's Gauss rules */
@@ -221,30 +223,42 @@ function valueAt(y, i, scaling) {
     return (Number.isFinite(v) ? v : 0.0) * scaling.inner;
 }
 
-/* sum_s v_s A_s of one curve (the Python module's _weights and _contract): A_s = 0 + S0_s +
- * S1_(s-1) with S0_s, S1_s the Gauss sums of the piece (t_s, t_(s+1)) of its run; the block
- * sums added by a binary counter. */
-function contract(t, y, samples, scaling) {
-    const slots = [], weight = new Float64Array(WIDTH);
-    let left = new Float64Array(WIDTH), rule = null, end = 0, s = 0, hasLeft = false;
+/* The weights A_s of one curve's samples, taken in order s = 0, 1, ... (the Python module's
+ * _weights): A_s = 0 + S0_s + S1_(s-1), with S0_s, S1_s the Gauss sums of the piece
+ * (t_s, t_(s+1)) of its run; next(s, weight) writes A_s into weight. */
+function weigher(t, samples) {
+    let left = null, rule = null, end = 0, hasLeft = false;
+    return (s, weight) => {
+        if (s === end) {
+            end = runEnd(t, s, samples);
+            rule = end - s >= 2 ? runRule(t, s, end) : null;
+            hasLeft = false;
+        }
+        const hasRight = s + 1 < end;
+        const sums = hasRight ? pieceSums(t[s], t[s + 1] - t[s], rule) : null;
+        for (let j = 0; j < WIDTH; j++) {
+            weight[j] = 0.0 + (hasRight ? sums[j] : 0.0);
+            if (hasLeft)
+                weight[j] += left[j];
+        }
+        if (hasRight)
+            left = sums.subarray(WIDTH);
+        hasLeft = hasRight;
+    };
+}
+
+/* sum_s v_s A_s of one curve (the Python module's _contract), the block sums of BLOCK samples
+ * added by a binary counter: with the given weights (samples x WIDTH), or each A_s computed
+ * as its block is contracted. */
+function contract(t, y, samples, scaling, weights = null) {
+    const slots = [], own = new Float64Array(WIDTH), next = weigher(t, samples);
+    let s = 0;
     for (let start = 0; start < (samples ? samples : 1); start += BLOCK) {
         const partial = new Float64Array(COEF_DIM);
         for (; s < samples && s < start + BLOCK; s++) {
-            if (s === end) {
-                end = runEnd(t, s, samples);
-                rule = end - s >= 2 ? runRule(t, s, end) : null;
-                hasLeft = false;
-            }
-            const hasRight = s + 1 < end;
-            const sums = hasRight ? pieceSums(t[s], t[s + 1] - t[s], rule) : null;
-            for (let j = 0; j < WIDTH; j++) {
-                weight[j] = 0.0 + (hasRight ? sums[j] : 0.0);
-                if (hasLeft)
-                    weight[j] += left[j];
-            }
-            if (hasRight)
-                left = sums.subarray(WIDTH);
-            hasLeft = hasRight;
+            const weight = weights ? weights.subarray(s * WIDTH, (s + 1) * WIDTH) : own;
+            if (!weights)
+                next(s, own);
             for (let r = 0; r < VALUE_DIM; r++) {
                 const v = valueAt(y, s * VALUE_DIM + r, scaling);
                 for (let j = 0; j < WIDTH; j++)
@@ -400,11 +414,46 @@ function checkSamples(t, y) {
  * @returns {Float64Array}
  */
 export function project(t, y, bound = 0) {
+    return projectWeighted(t, y, null, bound);
+}
+
+/**
+ * The projection's weights on the sample times t (as project takes them): samples x
+ * WEIGHT_WIDTH (C order), A_s = <hat_s, e>, the part of the projection that depends on the times
+ * alone. A device that samples on one grid computes them once; projectWeighted on that grid
+ * is then a contraction (docs/reference/js.md).
+ * @param {ArrayLike<number>} t
+ * @returns {Float64Array}
+ */
+export function projectionWeights(t) {
+    const times = floats(t), samples = times.length;
+    checkSamples(times, new Float64Array(samples * VALUE_DIM));
+    const weights = new Float64Array(samples * WIDTH), next = weigher(times, samples);
+    for (let s = 0; s < samples; s++)
+        next(s, weights.subarray(s * WIDTH, (s + 1) * WIDTH));
+    return weights;
+}
+
+/**
+ * project with the weights of t given (null: computed, as project does): the same bits as
+ * project when weights = projectionWeights(t). Other weights give other coordinates, which
+ * privatize still clips to its bound (a guarantee per unit of distance needs the weights of
+ * the same t).
+ * @param {ArrayLike<number>} t
+ * @param {ArrayLike<number> | ArrayLike<ArrayLike<number>>} y
+ * @param {Float64Array | null} weights
+ * @param {number} [bound=0]
+ * @returns {Float64Array}
+ */
+export function projectWeighted(t, y, weights, bound = 0) {
     const times = floats(t), values = floats(y), radius = boundOf(bound);
     checkSamples(times, values);
+    if (weights !== null && !(weights instanceof Float64Array
+                              && weights.length === times.length * WIDTH))
+        gpFail("GP_EINVAL");
     const scaling = { scaled: false, exponent: 0, inner: 1.0 };
     const factor = radius > 0 ? curveFactor(times, values, times.length, radius, scaling) : 1.0;
-    const c = contract(times, values, times.length, scaling);
+    const c = contract(times, values, times.length, scaling, weights);
     if (radius > 0)
         for (let j = 0; j < COEF_DIM; j++)
             c[j] *= factor;
