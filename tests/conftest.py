@@ -1,6 +1,8 @@
 import atexit
 import os
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -181,3 +183,13 @@ def compiled(name):
         partial.write_text(f'name = "{name}"\n' + KIND_SPECS[name])
         os.replace(partial, path)
     return load(path)
+
+
+def node_missing():
+    """Why the JS tests cannot run here (None: node >= 18 is on PATH)."""
+    node = shutil.which("node")
+    if node is None:
+        return "node is not installed (the JS target needs Node >= 18)"
+    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
+    major = re.match(r"v(\d+)", version)
+    return None if major and int(major[1]) >= 18 else f"node {version.strip()} is older than 18"

@@ -11,7 +11,7 @@ import numpy
 import pytest
 
 from c_build import COMPILERS, build
-from conftest import ROOT
+from conftest import ROOT, node_missing
 from gpcompiler.runtime.keyed import KeyedGenerator
 from gpcompiler.runtime.protocol import _protocol_parser
 from test_protocol import GENERATED, KEY, ONE_D, load
@@ -71,15 +71,19 @@ def coefficients_text(rows):
 @pytest.mark.parametrize("name", ONE_D)
 def test_privatize_gives_the_python_targets_bytes(programs, name):
     """1,000 hostile rows, GP (default bound) and CGP (--bound 3), the same key: the C
-    program's stdout is the Python program's byte for byte (its numbers are repr's)."""
+    program's stdout, and the JS target's (`node NAME.mjs`, where node >= 18 is installed),
+    is the Python program's byte for byte (its numbers are repr's)."""
     module = load(name)
     text = coefficients_text(hostile_rows(module, 1000, ONE_D.index(name)))
+    targets = [[programs[cc, name]] for cc in compilers(name)]
+    if node_missing() is None:
+        targets.append(["node", GENERATED / "js" / f"{name}.mjs"])
     for budget in (["--epsilon", "2"], ["--rho", "0.5", "--bound", "3"]):
         args = ["privatize", *budget, "--key", KEY]
         expected = run(python_target(name), *args, stdin=text)
         assert expected[0] == 0 and expected[1].count(b"\n") == 1001, expected[2]
-        for cc in compilers(name):
-            assert run([programs[cc, name]], *args, stdin=text) == expected, (cc, budget)
+        for target in targets:
+            assert run(target, *args, stdin=text) == expected, (target, budget)
 
 
 def curves_text(module, count, seed):

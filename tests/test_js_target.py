@@ -1,9 +1,9 @@
 """The JS target (docs/reference/js.md): the node --test suites of tests/js/ (the runtime's PRF,
 kernel and law, the module's API), and the conformance of generated/js/ with the Python and
-C targets: privatize --key gives their bytes, GP and CGP, over tests/test_c_protocol.py's
-hostile rows (1,000 rows for linear and legendre10, 100 for sinc_ecg's 800 coordinates, 200
-for the other shipped 1-D specs); release and project of 20 curves (sinc_ecg: 10) within
-2 eta B of the Python target's; bad input
+C targets: privatize --key gives their bytes, GP and CGP, over 1,000 hostile rows of every
+shipped 1-D spec (in tests/test_c_protocol.py, which runs the Python program once for every
+target); release and project of 20 curves (sinc_ecg: 10) within 2 eta B of the Python
+target's; bad input
 gives the C program's line, exit 2 and nothing on stdout; numbers printed as Python's repr
 and read as Python's float()."""
 import io
@@ -16,7 +16,7 @@ import numpy
 import pytest
 
 from c_build import COMPILERS
-from conftest import ROOT
+from conftest import ROOT, node_missing
 from gpcompiler.compiler.build import compile_spec
 from gpcompiler.compiler.emit.js.printer import js_number
 from gpcompiler.errors import SpecError
@@ -29,20 +29,9 @@ from test_c_target import UNSUPPORTED
 from test_spec_is_data import EXPLOITS, spec_bytes
 
 
-def node_missing():
-    """Why the JS tests cannot run here (None: node >= 18 is on PATH)."""
-    node = shutil.which("node")
-    if node is None:
-        return "node is not installed (the JS target needs Node >= 18)"
-    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout
-    major = re.match(r"v(\d+)", version)
-    return None if major and int(major[1]) >= 18 else f"node {version.strip()} is older than 18"
-
-
 pytestmark = [pytest.mark.skipif(node_missing() is not None, reason=str(node_missing())),
               pytest.mark.xdist_group("c_protocol")]   # shares the C programs (conftest)
 JS_DIR = GENERATED / "js"
-ROWS = {"linear": 1000, "legendre10": 1000, "sinc_ecg": 100}   # else 200
 CURVES = {"sinc_ecg": 10}                                      # else 20
 
 
@@ -76,22 +65,6 @@ def test_the_golden_files_are_mpmaths():
     done = subprocess.run(["python", "tests/js/golden/make_golden.py", "--check"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout
-
-
-@pytest.mark.parametrize("name", ONE_D)
-def test_privatize_gives_the_python_and_c_targets_bytes(programs, name):
-    """Hostile rows, GP (default bound) and CGP (--bound 3), the same key: node's stdout is
-    the Python program's and the C program's byte for byte."""
-    module = load(name)
-    text = coefficients_text(hostile_rows(module, ROWS.get(name, 200), ONE_D.index(name)))
-    for budget in (["--epsilon", "2"], ["--rho", "0.5", "--bound", "3"]):
-        args = ["privatize", *budget, "--key", KEY]
-        status, expected = python_protocol(name, args, text)
-        assert status == 0 and expected.count(b"\n") == ROWS.get(name, 200) + 1
-        assert node(name, *args, stdin=text) == (0, expected, b""), budget
-        done = subprocess.run([programs[COMPILERS[0], name], *args], input=text,
-                              capture_output=True, timeout=300)
-        assert done.stdout == expected, budget
 
 
 @pytest.mark.parametrize("name", ONE_D)
