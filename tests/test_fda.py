@@ -121,11 +121,10 @@ def test_scikit_fda_gram_matrices_equal_ours(specs):
 
 @pytest.mark.parametrize("order, knots", [(4, '"1/2", "1", "5/2"'), (2, '"1", "1", "3"')])
 def test_scikit_fda_bspline_basis_equals_ours(tmp_path, order, knots):
-    """A cubic spline on irregular knots, and a linear one with a repeated knot (a kink
-    allowed, continuity kept at order 2 minus 1 repeat): the Gram matrix of scikit-fda's
-    BSplineBasis functions (by quadrature; its own gram_matrix for the cubic) equals ours
-    (exact) to 1e-10 relative, and the FDataBasis of a
-    release evaluates as the module does (1e-12 of its size, numerical)."""
+    """A cubic spline on irregular knots, and a linear one with a double knot (a jump at
+    t = 1): the Gram matrix of scikit-fda's BSplineBasis functions (by quadrature; its own
+    gram_matrix for the cubic) equals ours (exact) to 1e-10 relative, and the FDataBasis
+    of a release evaluates as the module does (1e-12 of its size, numerical)."""
     import gpcompiler
     from gpcompiler.interop import fda
     path = _spec(tmp_path, f"spline{order}",
