@@ -270,11 +270,13 @@ class GpDeviceLedger {
             : mine.reduce((total, item) => gpRatioAdd(total, gpRationalParse(item.cost)), [0n, 1n]);
     }
 
-    /* Refuse (GP_ECAP, the message naming the cap and the spend) a release of cost (an exact
-     * [p, q]) that would take this epoch's spend above the cap; public values only. */
+    /* Refuse (GP_ECAP, the message naming the cap and the spend) a release of cost (a
+     * float, or an exact [p, q]) that would take this epoch's spend above the cap; a
+     * function of public values only (docs/threat-model.md, "Releases over days"). */
     check(model, metric, cost) {
         if (this.cap === null)
             return;
+        cost = typeof cost === "number" ? gpRationalOf(cost) : cost;
         const spent = this.spent(model, metric.sha256);
         if (gpRatioCompare(gpRatioAdd(spent, cost), gpRationalOf(this.cap)) > 0)
             throw new GpError("GP_ECAP", `${this.storage.name}: refused before any noise: the `
