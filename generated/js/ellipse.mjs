@@ -22,10 +22,12 @@
  * JavaScript names), the protocol program (`node ellipse.mjs privatize|release|project`),
  * and gpcompiler's JS runtime inlined verbatim at the end.
  *
- * What the module does with the data: it computes. It reads no file, opens no connection,
- * stores nothing; in a browser the data and the release stay in the page (the protocol
- * program, in Node only, reads stdin and writes stdout). Its randomness is
- * globalThis.crypto.getRandomValues, or a caller's key or fill. */
+ * What the module does with the data: it computes. It opens no connection; it stores
+ * nothing but what a caller's DeviceLedger is given to keep (its records, and its memoized
+ * releases, in the storage the caller passes: a Node file or localStorage); in a browser
+ * the data and the release stay in the page (the protocol program, in Node only, reads
+ * stdin and writes stdout). Its randomness is globalThis.crypto.getRandomValues, or a
+ * caller's key or fill. */
 
 /* ==== The spec's strings, as it wrote them */
 
