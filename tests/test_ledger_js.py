@@ -72,7 +72,8 @@ def test_js_cost_is_pythons_exact_fraction():
     to numerators of 300 digits, under each budget whose release the facts allow; a bad
     argument is C's GP_EINVAL."""
     values = [0.1, 3.0, 2.5, 1e-300, 1e300, 2.0 ** 1000 + 2.0 ** 948, 5e-324, 0.7 * 2 ** -1000]
-    calls = [[budget, v, 0, 1, "x", RELEASE_ID, TIME] for v in values for budget in ("epsilon", "rho")]
+    calls = [[budget, v, 0, 1, "x", RELEASE_ID, TIME] for v in values
+             for budget in ("epsilon", "rho")]
     lines = node(RECORD % "linear", calls)
     written = [(call[1], json.loads(line)["cost"]) for call, line in zip(calls, lines)
                if not line.startswith("GP_")]
@@ -100,9 +101,12 @@ def test_js_epochs_and_totals_are_pythons():
              for k in range(60)]
     days, weeks = node(EPOCHS, {"lines": records.to_jsonl(items)})
     for got, length in ((days, "day"), (weeks, "week")):
-        expected = sorted((epoch, model, str(cost), sum(
-            1 for i in items if (i["model"], records.epoch(records.when(i), length)) == (model, epoch)))
-            for (model, _, epoch), (cost, _) in compose(items, length).items())
+        count = {}
+        for i in items:
+            key = (i["model"], records.epoch(records.when(i), length))
+            count[key] = count.get(key, 0) + 1
+        expected = sorted((epoch, model, str(cost), count[model, epoch])
+                          for (model, _, epoch), (cost, _) in compose(items, length).items())
         assert sorted(map(tuple, got)) == expected
     assert {w[0] for w in weeks} == {"2026-W52", "2026-W53", "2027-W01", "2027-W02"}
 
@@ -115,7 +119,8 @@ for (const y of input.curves) {
     try { out.push(m.privatizeOnDevice(device, input.t, y, "epsilon", input.epsilon)); }
     catch (error) { out.push(error.message); }
 }
-console.log(JSON.stringify(out.map((r) => (typeof r === "string" ? r : [Array.from(r.coefficients), r.charged]))));"""
+console.log(JSON.stringify(out.map((r) => (typeof r === "string" ? r
+    : [Array.from(r.coefficients), r.charged]))));"""
 
 
 def test_a_ledger_kept_by_python_and_js_is_one_ledger(cli, tmp_path):

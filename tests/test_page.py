@@ -254,9 +254,10 @@ def test_the_ledger_totals_refuses_over_the_cap_and_memoizes(page, tmp_path):
             "const real = crypto.getRandomValues.bind(crypto);"
             "crypto.getRandomValues = (a) => { globalThis.draws++; return real(a); }")
     today = page.js("new Date().toISOString().slice(0, 10)")
-    sha = load("specs/linear.toml")
+    python = load("specs/linear.toml")
     metric = page.js("globalThis.gpcompilerModules.linear.METRIC_SHA256")
-    assert metric == records.metric_identity(ROOT / "specs" / "linear.toml", sha.PARAMETERS)["sha256"]
+    identity = records.metric_identity(ROOT / "specs" / "linear.toml", python.PARAMETERS)
+    assert metric == identity["sha256"]
     page.js("document.getElementById('cap').value = ''")
     first = page.privatize("linear", "epsilon", 0.3, source="file", file=path)
     assert ledger_rows(page) == [(today, "GP", metric, str(Fraction(0.3)))]

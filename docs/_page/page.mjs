@@ -386,9 +386,13 @@ function showLedger() {
     const [p, q = "1"] = day.cost.split("/"), near = Number(p) / Number(q);
     const unit = { GP: "ε per unit distance", CGP: "ρ per unit squared distance" }[day.model]
       ?? day.model;
+    const names = (specs[day.metric.sha256] ?? ["?"]).join(", ");
+    const approximately = Number.isFinite(near) && day.cost.includes("/")
+      ? ` ≈ ${near.toPrecision(6)}` : "";
     const cells = [day.epoch,
-                   `${day.model} over ${day.metric.name} (${(specs[day.metric.sha256] ?? ["?"]).join(", ")}): ${day.records} release${day.records > 1 ? "s" : ""}`,
-                   `${unit} ${day.cost}${Number.isFinite(near) && day.cost.includes("/") ? ` ≈ ${near.toPrecision(6)}` : ""}`];
+                   `${day.model} over ${day.metric.name} (${names}): ${day.records} release` +
+                   (day.records > 1 ? "s" : ""),
+                   `${unit} ${day.cost}${approximately}`];
     row.replaceChildren(...cells.map((text) => {
       const cell = document.createElement("td");
       cell.textContent = text;
@@ -431,8 +435,9 @@ async function run(event) {
     offer($("download"), csv, "text/csv", `${module.NAME}_release.csv`);
     offer($("download-json"), releaseJson(module, curves, result, budget, value, Boolean(key)),
           "application/json", `${module.NAME}_release.json`);
-    status.textContent = (charged ? `released ${curves.ids.length} curve${curves.ids.length > 1 ? "s" : ""} ` +
-      `in ${Math.round(performance.now() - started)} ms`
+    const plural = curves.ids.length > 1 ? "s" : "";
+    status.textContent = (charged ? `released ${curves.ids.length} curve${plural} in ` +
+      `${Math.round(performance.now() - started)} ms`
       : "the stored release of these curves (charged nothing)") +
       `; the plot shows ${curves.ids[0]}`;
     document.body.dataset.released = String(Number(document.body.dataset.released || 0) + 1);

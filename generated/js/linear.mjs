@@ -580,7 +580,7 @@ export function statusMessage(status) {
  * runtime first (the module's bindings below need its class defined). */
 
 /* ---- runtime/js/gp_ledger.mjs from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 47549770901aa0a95754c157f7d7267d37de5ebdedceb44b2979c002ab1c57e3 */
+ * ---- sha256 089f418e318b4aba1be2761d91a8fddbac0119b12a1ff92e1dd672a9ec9b1ab7 */
 /* gpcompiler's JavaScript ledger (docs/reference/ledger.md): the records of format
  * gpcompiler-ledger/1 as the Python target writes them (records.py), read back and composed
  * exactly (BigInt rationals), and a budget across days on the device (device.py): a cap per
@@ -738,8 +738,10 @@ const gpSha256Json = (value) => gpSha256(new TextEncoder().encode(gpJson(value, 
  * shape's repr ("(n,)", "(n, k)") and its little-endian bytes. */
 function gpDigest(...arrays) {
     const parts = arrays.map(([values, shape]) => {
-        const head = new TextEncoder().encode(shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`);
-        const bytes = new Uint8Array(head.length + 8 * values.length), view = new DataView(bytes.buffer);
+        const head = new TextEncoder().encode(
+            shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`);
+        const bytes = new Uint8Array(head.length + 8 * values.length);
+        const view = new DataView(bytes.buffer);
         bytes.set(head);
         values.forEach((v, i) => view.setFloat64(head.length + 8 * i, v, true));
         return bytes;
@@ -807,7 +809,8 @@ function gpLedgerRead(text, name) {
         try {
             return gpLedgerCheck(JSON.parse(line));
         } catch (error) {
-            return gpLedgerFail(`${name}, line ${i + 1}: not a ${GP_LEDGER_FORMAT} record (${error.message})`);
+            return gpLedgerFail(
+                `${name}, line ${i + 1}: not a ${GP_LEDGER_FORMAT} record (${error.message})`);
         }
     });
 }
@@ -832,7 +835,8 @@ class GpDeviceLedger {
      * "week", UTC) in the model of each release; clock() the current time (a Date). */
     constructor(storage, { cap = null, epoch = "day", clock = () => new Date() } = {}) {
         if (!GP_EPOCHS.includes(epoch))
-            throw new GpError("GP_EINVAL", `the epoch must be day or week, got ${JSON.stringify(epoch)}`);
+            throw new GpError("GP_EINVAL",
+                              `the epoch must be day or week, got ${JSON.stringify(epoch)}`);
         if (cap !== null && !(typeof cap === "number" && cap > 0 && Number.isFinite(cap)))
             throw new GpError("GP_EINVAL", `the cap must be a positive finite number, got ${cap}`);
         Object.assign(this, { storage, cap, epoch, clock });

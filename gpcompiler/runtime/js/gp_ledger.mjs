@@ -155,8 +155,10 @@ const gpSha256Json = (value) => gpSha256(new TextEncoder().encode(gpJson(value, 
  * shape's repr ("(n,)", "(n, k)") and its little-endian bytes. */
 function gpDigest(...arrays) {
     const parts = arrays.map(([values, shape]) => {
-        const head = new TextEncoder().encode(shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`);
-        const bytes = new Uint8Array(head.length + 8 * values.length), view = new DataView(bytes.buffer);
+        const head = new TextEncoder().encode(
+            shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`);
+        const bytes = new Uint8Array(head.length + 8 * values.length);
+        const view = new DataView(bytes.buffer);
         bytes.set(head);
         values.forEach((v, i) => view.setFloat64(head.length + 8 * i, v, true));
         return bytes;
@@ -224,7 +226,8 @@ function gpLedgerRead(text, name) {
         try {
             return gpLedgerCheck(JSON.parse(line));
         } catch (error) {
-            return gpLedgerFail(`${name}, line ${i + 1}: not a ${GP_LEDGER_FORMAT} record (${error.message})`);
+            return gpLedgerFail(
+                `${name}, line ${i + 1}: not a ${GP_LEDGER_FORMAT} record (${error.message})`);
         }
     });
 }
@@ -249,7 +252,8 @@ class GpDeviceLedger {
      * "week", UTC) in the model of each release; clock() the current time (a Date). */
     constructor(storage, { cap = null, epoch = "day", clock = () => new Date() } = {}) {
         if (!GP_EPOCHS.includes(epoch))
-            throw new GpError("GP_EINVAL", `the epoch must be day or week, got ${JSON.stringify(epoch)}`);
+            throw new GpError("GP_EINVAL",
+                              `the epoch must be day or week, got ${JSON.stringify(epoch)}`);
         if (cap !== null && !(typeof cap === "number" && cap > 0 && Number.isFinite(cap)))
             throw new GpError("GP_EINVAL", `the cap must be a positive finite number, got ${cap}`);
         Object.assign(this, { storage, cap, epoch, clock });
