@@ -253,14 +253,15 @@ def test_other_specs_are_refused_with_one_line(kind, tmp_path):
 
 
 def test_the_runtime_is_inlined_verbatim_with_its_hash():
-    """Every generated/js/NAME.mjs holds gp_runtime.mjs and gp_protocol.mjs verbatim, each
-    marked with its path, gpcompiler's version and the sha256 of its text; every constant
-    of the spec part parses back to the double it was printed from (js_number)."""
+    """Every generated/js/NAME.mjs holds gp_runtime.mjs, gp_protocol.mjs and gp_ledger.mjs
+    verbatim, each marked with its path, gpcompiler's version and the sha256 of its text;
+    every constant of the spec part parses back to the double it was printed from
+    (js_number)."""
     import hashlib
     from gpcompiler import __version__
     for path in sorted(JS_DIR.glob("*.mjs")):
         text = path.read_text()
-        for name in ("gp_runtime.mjs", "gp_protocol.mjs"):
+        for name in ("gp_runtime.mjs", "gp_protocol.mjs", "gp_ledger.mjs"):
             source = (ROOT / "gpcompiler" / "runtime" / "js" / name).read_text().strip("\n")
             digest = hashlib.sha256(source.encode()).hexdigest()
             assert (f"/* ---- runtime/js/{name} from gpcompiler {__version__}, inlined verbatim\n"

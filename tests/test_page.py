@@ -12,12 +12,14 @@ import struct
 import subprocess
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import numpy
 import pytest
 
 from chromium import Browser, executable
+from gpcompiler.accounting import records
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs" / "_page"))
@@ -230,6 +232,66 @@ def test_a_bad_file_is_one_line_naming_the_curve_and_releases_nothing(page, tmp_
         "bad.csv: curve 'alice': sample times must be non-decreasing (a repeated time is a jump)")
     assert page.js("document.getElementById('release').textContent") == shown
     page.js("delete document.body.dataset.failed")
+
+
+def ledger_rows(page):
+    """The page's ledger table: (day, model, metric sha256, exact total) per row."""
+    return [tuple(row) for row in page.js(
+        "[...document.querySelectorAll('#ledger-days tbody tr')].map(r => "
+        "[r.dataset.epoch, r.dataset.model, r.dataset.metric, r.dataset.total])")]
+
+
+def test_the_ledger_totals_refuses_over_the_cap_and_memoizes(page, tmp_path):
+    """This browser's ledger (localStorage): two releases of epsilon show a total of exactly
+    2 epsilon for today; a third over the cap is refused with the cap and the spend named,
+    before any noise (no crypto.getRandomValues call: the release id is drawn with the
+    noise), no new release; with a cap, the same curves again are the stored release,
+    charged nothing; no request leaves the page."""
+    from gpcompiler.compiler.build import load
+    path = tmp_path / "two.csv"
+    path.write_text(CURVES)
+    page.js("localStorage.clear(); globalThis.draws = 0;"
+            "const real = crypto.getRandomValues.bind(crypto);"
+            "crypto.getRandomValues = (a) => { globalThis.draws++; return real(a); }")
+    today = page.js("new Date().toISOString().slice(0, 10)")
+    python = load("specs/linear.toml")
+    metric = page.js("globalThis.gpcompilerModules.linear.METRIC_SHA256")
+    identity = records.metric_identity(ROOT / "specs" / "linear.toml", python.PARAMETERS)
+    assert metric == identity["sha256"]
+    page.js("document.getElementById('cap').value = ''")
+    first = page.privatize("linear", "epsilon", 0.3, source="file", file=path)
+    assert ledger_rows(page) == [(today, "GP", metric, str(Fraction(0.3)))]
+    assert page.privatize("linear", "epsilon", 0.3, source="file", file=path) == first
+    assert ledger_rows(page) == [(today, "GP", metric, str(2 * Fraction(0.3)))]
+    assert "ε per unit distance 5404319552844595/9007199254740992 ≈ 0.600000" in page.js(
+        "document.querySelector('#ledger-days tbody tr').textContent")
+    draws, done = page.js("globalThis.draws"), page.js("document.body.dataset.released")
+    assert draws >= 2                            # each release drew its id
+    page.js("delete document.body.dataset.failed;"
+            "document.getElementById('cap').value = '0.7';"
+            "document.getElementById('run').click()")
+    page.wait("document.body.dataset.failed")
+    refusal = page.js("document.getElementById('status').textContent")
+    assert refusal.startswith("localStorage gpcompiler-ledger/1: refused before any noise: the "
+                              f"GP cap 0.7 per UTC day ({today}) is spent to 0.6 (exactly "
+                              f"{2 * Fraction(0.3)}) over metric L2; this release costs 0.3")
+    assert (page.js("globalThis.draws"), page.js("document.body.dataset.released")) == (draws, done)
+    assert page.js("document.getElementById('release').textContent") == first
+    assert len(ledger_rows(page)) == 1 and ledger_rows(page)[0][3] == str(2 * Fraction(0.3))
+    page.js("delete document.body.dataset.failed;"
+            "document.getElementById('cap').value = '1'")
+    assert page.privatize("linear", "epsilon", 0.3, source="file", file=path) == first
+    assert page.privatize("linear", "epsilon", 0.3, source="file", file=path) == first
+    assert page.js("document.getElementById('status').textContent").startswith(
+        "the stored release of these curves (charged nothing)")
+    assert ledger_rows(page)[0][3] == str(3 * Fraction(0.3))
+    assert "stays in this browser and is sent\nnowhere" in page.js(
+        "document.getElementById('ledger').innerHTML")
+    sent = [e["params"]["request"]["url"] for e in page.browser.events
+            if e["method"] == "Network.requestWillBeSent"]
+    assert all(url.split("?")[0] == PAGE.as_uri() or url.startswith(("data:", "blob:"))
+               for url in sent), sent
+    page.js("localStorage.clear(); document.getElementById('cap').value = ''")
 
 
 def test_no_request_left_the_page_and_its_csp_refuses_one(page):

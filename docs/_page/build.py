@@ -28,7 +28,8 @@ PAGE = ROOT / "docs" / "_extra" / "privatize" / "index.html"
 # The module API the page uses (docs/reference/js.md); each inlined module exports it.
 API = ("NAME", "TITLE", "DOMAIN_UNITS", "VALUE_UNITS", "VALUE_DIM", "CURVE_INTERVAL",
        "SPEC_SHA256", "TOOL_VERSION", "releaseFacts", "projectAndPrivatize", "evaluate",
-       "sourceOS", "sourceKey", "parseKey")
+       "sourceOS", "sourceKey", "parseKey", "METRIC", "METRIC_SHA256", "ledgerRecord",
+       "ledgerKey", "curveDigest", "DeviceLedger", "browserStorage")
 
 
 def _register(name):

@@ -143,16 +143,19 @@ export function linspace(a, b, n) {
   return Float64Array.from({ length: n }, (_, i) => (i === n - 1 ? b : i * step + a));
 }
 
-/** Every curve projected and privatized (rows 0, 1, ... of the source, in file order), and
- * the released function on the public grid. */
-export function release(module, curves, budget, value, points, source) {
-  const facts = module.releaseFacts(budget, value, 0);
+/** The public grid of the release: points over the spec's curve interval. */
+export function gridOf(module, points) {
   const [a, b] = module.CURVE_INTERVAL;
   if (!(Number.isFinite(a) && Number.isFinite(b))) {
     throw new Error(`the curve domain [${a}, ${b}] of ${module.NAME} is unbounded`);
   }
-  const grid = linspace(a, b, points);
-  const coefficients = curves.ids.map((id, i) => {
+  return linspace(a, b, points);
+}
+
+/** Every curve projected and privatized (rows 0, 1, ... of the source, in file order). */
+export function release(module, curves, budget, value, source) {
+  const facts = module.releaseFacts(budget, value, 0);
+  return curves.ids.map((id, i) => {
     try {
       return module.projectAndPrivatize(curves.times[i], curves.values[i], budget, value,
                                         facts.bound, source);
@@ -160,7 +163,35 @@ export function release(module, curves, budget, value, points, source) {
       throw new Error(`curve '${id}': ${error.message}`);
     }
   });
-  return { facts, grid, coefficients, values: coefficients.map((c) => module.evaluate(c, grid)) };
+}
+
+/** A release under this browser's ledger (docs/reference/ledger.md, "Releases over days"):
+ * with a cap, the same curves, spec, budget, grid and randomness return the stored
+ * coefficients, charged nothing; else the cap is checked before any noise is drawn, then
+ * the release is drawn and charged (one record: count curves at the budget). */
+export function releaseOnLedger(ledger, module, curves, budget, value, points, source, keyed) {
+  const model = budget === "epsilon" ? "GP" : "CGP";
+  const memo = module.ledgerKey({
+    spec_sha256: module.SPEC_SHA256, model, budget: pythonRepr(value), grid: String(points),
+    randomness: keyed ? module.ledgerKey(keyed) : "crypto.getRandomValues",
+    names: curves.names, ids: curves.ids,
+    data: curves.ids.map((_, i) => module.curveDigest(curves.times[i], curves.values[i])),
+  });
+  const metric = { name: module.METRIC, sha256: module.METRIC_SHA256 };
+  return ledger.release(memo, model, metric, value, () => {
+    const coefficients = release(module, curves, budget, value, source);
+    const facts = module.releaseFacts(budget, value, 0);
+    return { release: coefficients.map((c) => Array.from(c)),
+             lines: [module.ledgerRecord(budget, value, facts.bound, curves.ids.length,
+                                         `privatize ${module.NAME} --method project (page)`)] };
+  });
+}
+
+/** The released coefficients and their functions on the grid. */
+export function released(module, budget, value, grid, coefficients) {
+  const c = coefficients.map((row) => Float64Array.from(row));
+  return { facts: module.releaseFacts(budget, value, 0), grid, coefficients: c,
+           values: c.map((row) => module.evaluate(row, grid)) };
 }
 
 /** The metadata of `gpcompiler privatize -o release.csv` (docs/howto/read-a-release.md). */
@@ -323,6 +354,54 @@ function bundledEcg() {
 
 let shown = null;  // the plot's arguments, drawn again when the page changes width
 
+const anyModule = () => MODULES[Object.keys(MODULES).sort()[0]];
+
+/** This browser's ledger (localStorage), with the cap of the form (empty: none). */
+function browserLedger() {
+  const text = $("cap").value.trim(), cap = text === "" ? null : pythonFloat(text);
+  if (cap !== null && !(cap > 0 && Number.isFinite(cap))) {
+    throw new Error("the cap must be a positive number (or empty: no cap)");
+  }
+  const module = anyModule();
+  return new module.DeviceLedger(module.browserStorage(), { cap });
+}
+
+/** The ledger's exact totals per UTC day, newest first, each named by its specs. */
+function showLedger() {
+  const module = anyModule(), specs = {};
+  for (const m of Object.values(MODULES)) (specs[m.METRIC_SHA256] ??= []).push(m.NAME);
+  let days;
+  try {
+    days = new module.DeviceLedger(module.browserStorage()).totals("day").reverse();
+  } catch (error) {
+    $("ledger-empty").hidden = false;
+    $("ledger-empty").textContent = error.message;
+    return;
+  }
+  $("ledger-empty").hidden = days.length > 0;
+  $("ledger-days").tBodies[0].replaceChildren(...days.map((day) => {
+    const row = document.createElement("tr");
+    Object.assign(row.dataset, { epoch: day.epoch, model: day.model, metric: day.metric.sha256,
+                                 total: day.cost });
+    const [p, q = "1"] = day.cost.split("/"), near = Number(p) / Number(q);
+    const unit = { GP: "ε per unit distance", CGP: "ρ per unit squared distance" }[day.model]
+      ?? day.model;
+    const names = (specs[day.metric.sha256] ?? ["?"]).join(", ");
+    const approximately = Number.isFinite(near) && day.cost.includes("/")
+      ? ` ≈ ${near.toPrecision(6)}` : "";
+    const cells = [day.epoch,
+                   `${day.model} over ${day.metric.name} (${names}): ${day.records} release` +
+                   (day.records > 1 ? "s" : ""),
+                   `${unit} ${day.cost}${approximately}`];
+    row.replaceChildren(...cells.map((text) => {
+      const cell = document.createElement("td");
+      cell.textContent = text;
+      return cell;
+    }));
+    return row;
+  }));
+}
+
 async function run(event) {
   event?.preventDefault();
   const status = $("status");
@@ -334,16 +413,20 @@ async function run(event) {
     const points = Number($("grid").value);
     if (!(value > 0 && Number.isFinite(value))) throw new Error("the budget must be a positive number");
     if (!(Number.isInteger(points) && points >= 2)) throw new Error("the grid needs at least 2 points");
+    const ledger = browserLedger();
     const useFile = document.querySelector("input[name=source]:checked").value === "file";
     const file = $("file").files[0];
     if (useFile && !file) throw new Error("choose a CSV file first");
     const bundled = useFile ? null : bundledEcg();
     const curves = parseCurves(useFile ? await readFile(file) : bundled.text,
                                useFile ? file.name : "bundled:ecg");
+    const grid = gridOf(module, points);
     const started = performance.now();
     const key = new URLSearchParams(location.search).get("key");
     const source = key ? module.sourceKey(module.parseKey(key), 0n) : module.sourceOS();
-    const result = release(module, curves, budget, value, points, source);
+    const { release: coefficients, charged } = releaseOnLedger(
+      ledger, module, curves, budget, value, points, source, key);
+    const result = released(module, budget, value, grid, coefficients);
     const csv = releaseCsv(module, curves, result, budget, value, Boolean(key));
     shown = [module, curves, result, 0, axisLabels(module, curves, bundled)];
     plot($("plot"), ...shown);
@@ -352,14 +435,18 @@ async function run(event) {
     offer($("download"), csv, "text/csv", `${module.NAME}_release.csv`);
     offer($("download-json"), releaseJson(module, curves, result, budget, value, Boolean(key)),
           "application/json", `${module.NAME}_release.json`);
-    status.textContent = `released ${curves.ids.length} curve${curves.ids.length > 1 ? "s" : ""} ` +
-      `in ${Math.round(performance.now() - started)} ms; the plot shows ${curves.ids[0]}`;
+    const plural = curves.ids.length > 1 ? "s" : "";
+    status.textContent = (charged ? `released ${curves.ids.length} curve${plural} in ` +
+      `${Math.round(performance.now() - started)} ms`
+      : "the stored release of these curves (charged nothing)") +
+      `; the plot shows ${curves.ids[0]}`;
     document.body.dataset.released = String(Number(document.body.dataset.released || 0) + 1);
   } catch (error) {
     status.className = "error";
     status.textContent = error.message;
     document.body.dataset.failed = error.message;
   }
+  showLedger();
 }
 
 function init() {
@@ -374,6 +461,7 @@ function init() {
   });
   $("keyed").hidden = !new URLSearchParams(location.search).get("key");
   $("controls").addEventListener("submit", run);
+  showLedger();
   let wasNarrow = null;
   new ResizeObserver(([entry]) => {
     const narrow = entry.contentRect.width < 600;

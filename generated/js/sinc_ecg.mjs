@@ -22,10 +22,12 @@
  * JavaScript names), the protocol program (`node sinc_ecg.mjs privatize|release|project`),
  * and gpcompiler's JS runtime inlined verbatim at the end.
  *
- * What the module does with the data: it computes. It reads no file, opens no connection,
- * stores nothing; in a browser the data and the release stay in the page (the protocol
- * program, in Node only, reads stdin and writes stdout). Its randomness is
- * globalThis.crypto.getRandomValues, or a caller's key or fill. */
+ * What the module does with the data: it computes. It opens no connection; it stores
+ * nothing but what a caller's DeviceLedger is given to keep (its records, and its memoized
+ * releases, in the storage the caller passes: a Node file or localStorage); in a browser
+ * the data and the release stay in the page (the protocol program, in Node only, reads
+ * stdin and writes stdout). Its randomness is globalThis.crypto.getRandomValues, or a
+ * caller's key or fill. */
 
 /* ==== The spec's strings, as it wrote them */
 
@@ -37,6 +39,12 @@ export const TITLE = "800 sinc functions sinc(t - k), k = 1..800, on R for curve
 export const SPEC_PATH = "specs/sinc_ecg.toml";
 /** @type {string} */
 export const SPEC_SHA256 = "a6ed29e5ca698847aeb410549229b50ce3a2b6e7a2b2f662689dceaef5f8b212";
+/** The ledger's identity of the spec's metric at the parameters' defaults: its name and the
+ * sha256 of the spec's [metric] and [domain] tables with those values (docs/reference/
+ * ledger.md), as the Python target's records name it. @type {string} */
+export const METRIC = "L2";
+/** @type {string} */
+export const METRIC_SHA256 = "c34c877b93e701286ce6d9e99c29e0d9d04ee1f429ee4e96febafdbfa5097ca2";
 /** @type {string} */
 export const TOOL_VERSION = "0.1.0";
 /** @type {string | null} */
@@ -1011,6 +1019,483 @@ export function statusMessage(status) {
     return status === "GP_OK" ? "success" : new GpError(status).message;
 }
 
+/* ==== The ledger (docs/reference/ledger.md): records, and a budget across days. Its
+ * runtime first (the module's bindings below need its class defined). */
+
+/* ---- runtime/js/gp_ledger.mjs from gpcompiler 0.1.0, inlined verbatim
+ * ---- sha256 089f418e318b4aba1be2761d91a8fddbac0119b12a1ff92e1dd672a9ec9b1ab7 */
+/* gpcompiler's JavaScript ledger (docs/reference/ledger.md): the records of format
+ * gpcompiler-ledger/1 as the Python target writes them (records.py), read back and composed
+ * exactly (BigInt rationals), and a budget across days on the device (device.py): a cap per
+ * UTC epoch checked before any noise is drawn, and memoized re-release. Inlined verbatim
+ * into every generated NAME.mjs after gp_protocol.mjs (whose gpRepr it uses); nothing here
+ * is exported, the module's API is (docs/reference/js.md).
+ *
+ * Storage. A ledger keeps its records and its stored releases in a storage the caller
+ * gives: { name, read() -> the JSON Lines text ("" when empty), append(text) (whole lines,
+ * all or none), get(key) -> the stored release or null, put(key, value) }. Two ship:
+ * gpFileStorage (Node: the file and its FILE.releases/ as Python's DeviceLedger writes
+ * them) and gpBrowserStorage (localStorage). Every call is synchronous, so one release in
+ * one JavaScript thread runs from the cap check to the append with nothing in between. */
+
+const GP_LEDGER_FORMAT = "gpcompiler-ledger/1";
+const GP_LEDGER_MODELS = ["GP", "CGP", "DP", "zCDP"];
+const GP_LEDGER_REQUIRED = ["format", "release_id", "time", "label", "model", "metric", "spec",
+    "cost", "delta", "parameter", "sensitivity", "noise", "lattice", "bound", "slack", "count"];
+const GP_EPOCHS = ["day", "week"];
+
+const gpLedgerFail = (message) => { throw new GpError("GP_ELEDGER", message); };
+
+/* -- Exact rationals: [p, q] BigInts in lowest terms, q > 0 ------------------------------ */
+
+function gpGcd(a, b) {
+    while (b) [a, b] = [b, a % b];
+    return a;
+}
+
+function gpRatio(p, q) {
+    const g = gpGcd(p < 0n ? -p : p, q);
+    return g > 1n ? [p / g, q / g] : [p, q];
+}
+
+const gpRatioAdd = ([p, q], [r, s]) => gpRatio(p * s + r * q, q * s);
+const gpRatioCompare = ([p, q], [r, s]) => (p * s < r * q ? -1 : p * s > r * q ? 1 : 0);
+const gpRatioText = ([p, q]) => (q === 1n ? `${p}` : `${p}/${q}`);
+
+/* The exact value of a finite float (Python's Fraction(v)). */
+function gpRationalOf(v) {
+    if (v === 0)
+        return [0n, 1n];
+    const [m, e] = gpMantissa(v), signed = v < 0 ? -m : m;
+    return e >= 0 ? [signed << BigInt(e), 1n] : gpRatio(signed, 1n << BigInt(-e));
+}
+
+/* A rational string as Python's Fraction(text) reads a record's: "p/q", an integer or a
+ * decimal (with an exponent); anything else is an error. */
+function gpRationalParse(text) {
+    const fraction = /^\s*([+-]?\d+)\/(\d+)\s*$/.exec(text);
+    if (fraction && BigInt(fraction[2]) > 0n)
+        return gpRatio(BigInt(fraction[1]), BigInt(fraction[2]));
+    const decimal = /^\s*([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*$/.exec(text);
+    if (!fraction && decimal && (decimal[2] || decimal[3])) {
+        const digits = BigInt(`${decimal[1]}${decimal[2] || ""}${decimal[3] || ""}` || "0");
+        const power = Number(decimal[4] || 0) - (decimal[3] || "").length;
+        return power >= 0 ? [digits * 10n ** BigInt(power), 1n]
+            : gpRatio(digits, 10n ** BigInt(-power));
+    }
+    return gpLedgerFail(`not a rational: ${JSON.stringify(text)}`);
+}
+
+/* A positive rational as the nearest float, near enough for a message (64 bits of it). */
+function gpRatioNumber([p, q]) {
+    const shift = BigInt(gpBitLength(q) - gpBitLength(p) + 64);
+    return shift >= 0n ? Number((p << shift) / q) * 2 ** -Number(shift)
+        : Number(p / (q << -shift)) * 2 ** Number(-shift);
+}
+
+/* Python's format(x, "g") (6 significant digits, trailing zeros dropped). */
+function gpFormatG(x, precision = 6) {
+    if (x === 0)
+        return "0";
+    const [, exponent] = x.toExponential(precision - 1).split("e");
+    const e = Number(exponent), trim = (s) => (s.includes(".") ? s.replace(/\.?0+$/, "") : s);
+    if (e < -4 || e >= precision) {
+        const [mantissa] = x.toExponential(precision - 1).split("e");
+        return `${trim(mantissa)}e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+    }
+    return trim(x.toFixed(precision - 1 - e));
+}
+
+/* -- SHA-256 (FIPS 180-4), synchronous: the same in Node and in browsers ---------------- */
+
+const GP_SHA256_K = Uint32Array.from([
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2]);
+
+const gpRotr = (x, n) => (x >>> n) | (x << (32 - n));
+
+/* The SHA-256 of bytes, as 64 hex digits. */
+function gpSha256(bytes) {
+    const length = bytes.length, padded = new Uint8Array(Math.ceil((length + 9) / 64) * 64);
+    padded.set(bytes);
+    padded[length] = 0x80;
+    const view = new DataView(padded.buffer);
+    view.setUint32(padded.length - 8, Math.floor(length / 2 ** 29));
+    view.setUint32(padded.length - 4, (length * 8) >>> 0);
+    const h = Uint32Array.from([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+        0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]), w = new Uint32Array(64);
+    for (let block = 0; block < padded.length; block += 64) {
+        for (let i = 0; i < 64; i++) {
+            if (i < 16) {
+                w[i] = view.getUint32(block + 4 * i);
+                continue;
+            }
+            const s0 = gpRotr(w[i - 15], 7) ^ gpRotr(w[i - 15], 18) ^ (w[i - 15] >>> 3);
+            const s1 = gpRotr(w[i - 2], 17) ^ gpRotr(w[i - 2], 19) ^ (w[i - 2] >>> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        let [a, b, c, d, e, f, g, k] = h;
+        for (let i = 0; i < 64; i++) {
+            const t1 = k + (gpRotr(e, 6) ^ gpRotr(e, 11) ^ gpRotr(e, 25)) + ((e & f) ^ (~e & g))
+                + GP_SHA256_K[i] + w[i];
+            const t2 = (gpRotr(a, 2) ^ gpRotr(a, 13) ^ gpRotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+            [k, g, f, e, d, c, b, a] = [g, f, e, (d + t1) >>> 0, c, b, a, (t1 + t2) >>> 0];
+        }
+        [a, b, c, d, e, f, g, k].forEach((v, i) => { h[i] += v; });
+    }
+    return Array.from(h, (v) => v.toString(16).padStart(8, "0")).join("");
+}
+
+/* -- JSON as Python's json.dumps (ensure_ascii; floats as repr, BigInts as ints) --------- */
+
+function gpJson(value, sortKeys = false) {
+    if (value === null || value === undefined)
+        return "null";
+    if (typeof value === "string")
+        return JSON.stringify(value).replace(/[\u007f-\uffff]/g,
+            (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+    if (typeof value === "number")
+        return gpRepr(value);
+    if (typeof value === "bigint")
+        return String(value);
+    if (typeof value === "boolean")
+        return String(value);
+    if (Array.isArray(value) || ArrayBuffer.isView(value))
+        return `[${Array.from(value, (v) => gpJson(v, sortKeys)).join(",")}]`;
+    const keys = Object.keys(value);
+    if (sortKeys)
+        keys.sort();
+    return `{${keys.map((k) => `${gpJson(k)}:${gpJson(value[k], sortKeys)}`).join(",")}}`;
+}
+
+/* sha256 of the canonical JSON of value (records.sha256_json: sorted keys, no spaces). */
+const gpSha256Json = (value) => gpSha256(new TextEncoder().encode(gpJson(value, true)));
+
+/* The data's identity on the device (device.digest): sha256 over each float64 array of its
+ * shape's repr ("(n,)", "(n, k)") and its little-endian bytes. */
+function gpDigest(...arrays) {
+    const parts = arrays.map(([values, shape]) => {
+        const head = new TextEncoder().encode(
+            shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(", ")})`);
+        const bytes = new Uint8Array(head.length + 8 * values.length);
+        const view = new DataView(bytes.buffer);
+        bytes.set(head);
+        values.forEach((v, i) => view.setFloat64(head.length + 8 * i, v, true));
+        return bytes;
+    });
+    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    parts.reduce((at, p) => (all.set(p, at), at + p.length), 0);
+    return gpSha256(all);
+}
+
+/* -- Records ------------------------------------------------------------------------------ */
+
+/* A UTC time as records.py writes it: "YYYY-MM-DDTHH:MM:SS.ffffffZ". */
+const gpUtcTime = (date) => date.toISOString().replace(/Z$/, "000Z");
+
+/* A fresh release id: 32 lowercase hex digits (16 random bytes). */
+function gpReleaseId() {
+    const bytes = new Uint8Array(16);
+    gpFillOS(bytes);
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/* The record's time (UTC); one with no time zone is refused, as records.when refuses it. */
+function gpWhen(item) {
+    const moment = typeof item.time === "string" && /(Z|[+-]\d\d:\d\d)$/.test(item.time)
+        ? Date.parse(item.time) : NaN;
+    return Number.isNaN(moment) ? gpLedgerFail("time has no time zone or is not a time")
+        : new Date(moment);
+}
+
+/* The UTC epoch of a time (records.epoch): "YYYY-MM-DD" (day) or "YYYY-Www" (ISO week). */
+function gpEpoch(date, length) {
+    if (length === "day")
+        return date.toISOString().slice(0, 10);
+    const thursday = new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(),
+        date.getUTCDate() - (date.getUTCDay() + 6) % 7 + 3));
+    const year = thursday.getUTCFullYear();
+    const week = 1 + Math.floor((thursday - Date.UTC(year, 0, 1)) / (7 * 86400000));
+    return `${year}-W${String(week).padStart(2, "0")}`;
+}
+
+/* item if it is a record of this format (records.check): its keys, model and exact costs. */
+function gpLedgerCheck(item) {
+    if (!item || typeof item !== "object" || item.format !== GP_LEDGER_FORMAT)
+        gpLedgerFail(`format is not '${GP_LEDGER_FORMAT}'`);
+    const missing = GP_LEDGER_REQUIRED.filter((key) => !(key in item));
+    if (missing.length)
+        gpLedgerFail(`missing ${missing.join(", ")}`);
+    if (!GP_LEDGER_MODELS.includes(item.model))
+        gpLedgerFail(`model ${JSON.stringify(item.model)}`);
+    const delta = item.delta === null ? null : gpRationalParse(item.delta);
+    if (gpRationalParse(item.cost)[0] < 0n
+        || (delta && !(delta[0] >= 0n && delta[0] < delta[1])))
+        gpLedgerFail("a cost is negative or delta is not in [0, 1)");
+    gpWhen(item);
+    return item;
+}
+
+/* The records of a ledger's text; a torn last line or a line that is not a record is one
+ * error (records.read). */
+function gpLedgerRead(text, name) {
+    if (text && !text.endsWith("\n"))
+        gpLedgerFail(`${name}: the last line is torn (no line end: an append was interrupted); `
+            + "the records before it are intact: remove the last line to read them");
+    return text.split("\n").slice(0, -1).map((line, i) => {
+        try {
+            return gpLedgerCheck(JSON.parse(line));
+        } catch (error) {
+            return gpLedgerFail(
+                `${name}, line ${i + 1}: not a ${GP_LEDGER_FORMAT} record (${error.message})`);
+        }
+    });
+}
+
+/* The exact total of records in a ledger of model GP or CGP (records.in_model): a GP step of
+ * epsilon costs epsilon^2/2 in CGP; a CGP step has no GP cost. */
+function gpInModel(items, model) {
+    return items.reduce((total, item) => {
+        const cost = gpRationalParse(item.cost);
+        if (item.model === model)
+            return gpRatioAdd(total, cost);
+        if (item.model === "GP" && model === "CGP")
+            return gpRatioAdd(total, gpRatio(cost[0] * cost[0], 2n * cost[1] * cost[1]));
+        return gpLedgerFail(`a ${item.model} step has no cost in a ${model} ledger`);
+    }, [0n, 1n]);
+}
+
+/* -- A budget across days on the device (device.py) ------------------------------------- */
+
+class GpDeviceLedger {
+    /* storage (above), cap (null: none; else a positive finite number) per epoch ("day" or
+     * "week", UTC) in the model of each release; clock() the current time (a Date). */
+    constructor(storage, { cap = null, epoch = "day", clock = () => new Date() } = {}) {
+        if (!GP_EPOCHS.includes(epoch))
+            throw new GpError("GP_EINVAL",
+                              `the epoch must be day or week, got ${JSON.stringify(epoch)}`);
+        if (cap !== null && !(typeof cap === "number" && cap > 0 && Number.isFinite(cap)))
+            throw new GpError("GP_EINVAL", `the cap must be a positive finite number, got ${cap}`);
+        Object.assign(this, { storage, cap, epoch, clock });
+    }
+
+    /* The ledger's records, each checked. */
+    records() {
+        return gpLedgerRead(this.storage.read(), this.storage.name);
+    }
+
+    /* The exact spend of this epoch in model over metric (a sha256), as [p, q]. */
+    spent(model, metric) {
+        const now = gpEpoch(this.clock(), this.epoch);
+        const counted = model === "GP" || model === "CGP" ? ["GP", "CGP"] : [model];
+        const mine = this.records().filter((item) => item.metric.sha256 === metric
+            && counted.includes(item.model) && gpEpoch(gpWhen(item), this.epoch) === now);
+        return counted.length === 2 ? gpInModel(mine, model)
+            : mine.reduce((total, item) => gpRatioAdd(total, gpRationalParse(item.cost)), [0n, 1n]);
+    }
+
+    /* Refuse (GP_ECAP, the message naming the cap and the spend) a release of cost (a
+     * float, or an exact [p, q]) that would take this epoch's spend above the cap; a
+     * function of public values only (docs/threat-model.md, "Releases over days"). */
+    check(model, metric, cost) {
+        if (this.cap === null)
+            return;
+        cost = typeof cost === "number" ? gpRationalOf(cost) : cost;
+        const spent = this.spent(model, metric.sha256);
+        if (gpRatioCompare(gpRatioAdd(spent, cost), gpRationalOf(this.cap)) > 0)
+            throw new GpError("GP_ECAP", `${this.storage.name}: refused before any noise: the `
+                + `${model} cap ${gpFormatG(this.cap)} per UTC ${this.epoch} `
+                + `(${gpEpoch(this.clock(), this.epoch)}) is spent to `
+                + `${gpFormatG(gpRatioNumber(spent))} (exactly ${gpRatioText(spent)}) over metric `
+                + `${metric.name}; this release costs ${gpFormatG(gpRatioNumber(cost))}`);
+    }
+
+    /* {release, charged}: the stored release of key charging nothing (with a cap), else
+     * draw() -> {release, lines} after the cap check; the lines are charged (one append),
+     * then the release is stored: a failure between them over-charges, never under-charges. */
+    release(key, model, metric, cost, draw) {
+        if (this.cap !== null) {
+            const stored = this.storage.get(key);
+            if (stored !== null)
+                return { release: stored.release, charged: false };
+        }
+        this.check(model, metric, cost);
+        const { release, lines } = draw();
+        this.storage.append(lines.join(""));
+        if (this.cap !== null) {
+            const first = JSON.parse(lines[0]);
+            this.storage.put(key, { key, release_id: first.release_id, time: first.time, release });
+        }
+        return { release, charged: true };
+    }
+
+    /* The exact totals per model, metric and UTC epoch (records.compose with an epoch):
+     * [{epoch, model, metric: {name, sha256}, cost: "p/q", records}], oldest first. */
+    totals(length = this.epoch) {
+        const groups = new Map();
+        for (const item of this.records()) {
+            const epoch = gpEpoch(gpWhen(item), length);
+            const id = `${epoch} ${item.model} ${item.metric.sha256}`;
+            const group = groups.get(id) || { epoch, model: item.model, metric: item.metric,
+                cost: [0n, 1n], records: 0 };
+            group.cost = gpRatioAdd(group.cost, gpRationalParse(item.cost));
+            group.records += 1;
+            groups.set(id, group);
+        }
+        return [...groups.values()].map((g) => ({ ...g, cost: gpRatioText(g.cost) }))
+            .sort((a, b) => (a.epoch < b.epoch ? -1 : a.epoch > b.epoch ? 1 : 0));
+    }
+}
+
+/* Node: the ledger file path (JSON Lines, each append one write on an O_APPEND descriptor,
+ * then fsync) and its store path.releases/KEY.json (a temporary file renamed), as the
+ * Python target's DeviceLedger keeps them. Node has no flock: one process at a time. */
+async function gpFileStorage(path) {
+    const fs = await import("node:fs"), { dirname, join } = await import("node:path");
+    const store = `${path}.releases`, missing = (error) => error && error.code === "ENOENT";
+    return {
+        name: path,
+        read() {
+            try {
+                return fs.readFileSync(path, "utf8");
+            } catch (error) {
+                return missing(error) ? "" : gpLedgerFail(`${path}: ${error.message}`);
+            }
+        },
+        append(text) {
+            const bytes = new TextEncoder().encode(text);
+            fs.mkdirSync(dirname(path), { recursive: true });
+            const descriptor = fs.openSync(path, "a", 0o600);
+            let written;
+            try {
+                written = fs.writeSync(descriptor, bytes);
+                fs.fsyncSync(descriptor);
+            } finally {
+                fs.closeSync(descriptor);
+            }
+            if (written !== bytes.length)
+                gpLedgerFail(`${path}: only ${written} of ${bytes.length} bytes appended (disk `
+                    + "full?): its last line is torn");
+        },
+        get(key) {
+            try {
+                return JSON.parse(fs.readFileSync(join(store, `${key}.json`), "utf8"));
+            } catch (error) {
+                return missing(error) ? null : gpLedgerFail(`${store}: ${error.message}`);
+            }
+        },
+        put(key, value) {
+            fs.mkdirSync(store, { recursive: true });
+            const file = join(store, `${key}.json`), temporary = `${file}.${gpReleaseId()}.tmp`;
+            fs.writeFileSync(temporary, `${gpJson(value)}\n`, { mode: 0o600 });
+            fs.renameSync(temporary, file);
+        },
+    };
+}
+
+/* A browser's localStorage (or another object with getItem/setItem): the records under
+ * "PREFIX:records", each stored release under "PREFIX:release:KEY". setItem writes all or
+ * throws (the quota), so an append is whole or nothing. */
+function gpBrowserStorage(prefix = GP_LEDGER_FORMAT, storage = globalThis.localStorage) {
+    const records = `${prefix}:records`;
+    return {
+        name: `localStorage ${prefix}`,
+        read: () => storage.getItem(records) ?? "",
+        append: (text) => storage.setItem(records, (storage.getItem(records) ?? "") + text),
+        get(key) {
+            const value = storage.getItem(`${prefix}:release:${key}`);
+            return value === null ? null : JSON.parse(value);
+        },
+        put: (key, value) => storage.setItem(`${prefix}:release:${key}`, gpJson(value)),
+    };
+}
+/* ---- end of runtime/js/gp_ledger.mjs */
+
+/** A budget across days: new DeviceLedger(storage, {cap, epoch, clock}) (docs/reference/
+ * js.md); fileStorage(path) (Node, async) and browserStorage(prefix, localStorage) are the
+ * storages that ship; ledgerKey(value) the sha256 of Python's canonical JSON of value. */
+export const DeviceLedger = GpDeviceLedger, fileStorage = gpFileStorage,
+    browserStorage = gpBrowserStorage, ledgerKey = gpSha256Json;
+
+const LEDGER_LABEL = "sinc_ecg: privatize (JS target)";
+/* The parameters' values as Python's repr: part of a memoized release's key (device.py). */
+const PARAMETER_REPRS = Object.freeze({});
+
+/**
+ * One ledger record (format gpcompiler-ledger/1) of a release of count curves at this budget
+ * and bound (0: the default), as one JSON line ending in "\n": the Python target's record of
+ * the same release byte for byte but for the label, release id and time (the C target's
+ * sinc_ecg_ledger_record): the exact cost (str(Fraction(value))), the metric, the spec and
+ * the facts of releaseFacts. releaseId: 32 lowercase hex digits (default: 16 random bytes);
+ * time: the UTC time "YYYY-MM-DDTHH:MM:SS[.ffffff]Z" or a Date (default: now). Append the
+ * line whole (a ledger's storage.append).
+ * @param {"epsilon" | "rho"} budget
+ * @param {number} value
+ * @param {number} [bound=0]
+ * @param {number} [count=1]
+ * @param {string} [label]
+ * @param {string} [releaseId]
+ * @param {string | Date} [time]
+ * @returns {string}
+ */
+export function ledgerRecord(budget, value, bound = 0, count = 1, label = LEDGER_LABEL,
+                             releaseId = gpReleaseId(), time = new Date()) {
+    const when = time instanceof Date ? gpUtcTime(time) : time;
+    if (typeof releaseId !== "string" || !/^[0-9a-f]{32}$/.test(releaseId)
+        || typeof when !== "string" || !/^\d{4}-\d\d-\d\dT[0-9:]+(\.\d+)?Z$/.test(when)
+        || !(Number.isSafeInteger(count) && count >= 1) || typeof label !== "string")
+        gpFail("GP_EINVAL");
+    const facts = releaseFacts(budget, value, bound), gp = budget === "epsilon";
+    return `${gpJson({
+        format: GP_LEDGER_FORMAT, release_id: releaseId, time: when, label,
+        model: gp ? "GP" : "CGP", metric: { name: METRIC, sha256: METRIC_SHA256 },
+        spec: { name: NAME, sha256: SPEC_SHA256 }, cost: gpRatioText(gpRationalOf(value)),
+        delta: null, parameter: value, sensitivity: null,
+        noise: { family: gp ? "spherical Laplace" : "Gaussian", scale: facts.scale },
+        lattice: facts.gamma, bound: facts.bound, slack: facts.slack, count: BigInt(count),
+    })}\n`;
+}
+
+/**
+ * The curve's identity on the device (the Python target's device.digest of t, shape (n,),
+ * and y, shape (n,) or (n, VALUE_DIM)): 64 hex digits.
+ * @returns {string}
+ */
+export function curveDigest(t, y) {
+    const times = floats(t), values = floats(y), n = times.length;
+    return gpDigest([times, [n]], [values, VALUE_DIM === 1 ? [n] : [n, VALUE_DIM]]);
+}
+
+/**
+ * Project-and-Privatize of one curve under a DeviceLedger's cap (the Python target's
+ * privatize_on_device): the same spec, budget, bound and curve (curveDigest) return the
+ * stored release and charge nothing; else the cap is checked before any noise is drawn
+ * (GP_ECAP, naming the cap and the spend), the release drawn, charged (one record, label
+ * "device: sinc_ecg") and stored. Returns {coefficients, charged}.
+ * @param {DeviceLedger} ledger
+ * @returns {{coefficients: Float64Array, charged: boolean}}
+ */
+export function privatizeOnDevice(ledger, t, y, budget, value, bound = 0, source = sourceOS()) {
+    releaseFacts(budget, value, bound);
+    const model = budget === "epsilon" ? "GP" : "CGP";
+    const key = gpSha256Json({ spec_sha256: SPEC_SHA256, model, budget: gpRepr(value),
+                               bound: bound ? gpRepr(bound) : "None",
+                               parameters: PARAMETER_REPRS, curve: curveDigest(t, y) });
+    const { release, charged } = ledger.release(
+        key, model, { name: METRIC, sha256: METRIC_SHA256 }, gpRationalOf(value), () => ({
+            release: Array.from(projectAndPrivatize(t, y, budget, value, bound, source)),
+            lines: [ledgerRecord(budget, value, bound, 1, `device: ${NAME}`, gpReleaseId(),
+                                 ledger.clock())],
+        }));
+    return { coefficients: Float64Array.from(release), charged };
+}
+
 /* ==== The protocol program (docs/reference/js.md): the test protocol of every target, as
  * the Python target's `python sinc_ecg.py` and the C target's sinc_ecg_main.c, in Node:
  *
@@ -1492,7 +1977,7 @@ async function gpProtocolMain(argv) {
  * gpcompiler/runtime/js/gp_runtime.mjs inlined verbatim, marked with its version and the sha256
  * of its text, the same in every module of this version. */
 /* ---- runtime/js/gp_runtime.mjs from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 89b3531013455466542218dd914f74ecf456698ee0db41d61fc965991f8bbf53 */
+ * ---- sha256 828970f4d1af4ada7d7a135cef8fea1343616a1a4b7121a30e0fe80904b99b30 */
 /* gpcompiler's JavaScript runtime: gp_runtime.c (docs/reference/c.md) in JavaScript, the exact
  * releases of runtime/exact.py bit for bit (docs/threat-model.md, "Exact releases";
  * docs/reference/js.md). Inlined verbatim into every generated NAME.mjs, so nothing here is
@@ -1525,12 +2010,15 @@ const GP_MESSAGES = {
     GP_ERANGE: "a release or a bound is beyond float64 or the lattice's 2^50 steps",
     GP_ENOMEM: "a buffer is too small (a row longer than GP_MAX_DIM)",
     GP_EUNDECIDED: "exact noise: no lattice cell after 64 refinements (p < 2^-4000)",
+    GP_ECAP: "the ledger's cap for this epoch would be exceeded: nothing was drawn",
+    GP_ELEDGER: "the ledger cannot be read or appended to",
 };
 
-/** An error of the runtime: status is a gp_status name (GP_EINVAL, ...), message its text. */
+/** An error of the runtime: status is a gp_status name (GP_EINVAL, ...), message its text
+ * (or the ledger's own line: the cap and the spend of a GP_ECAP refusal). */
 class GpError extends Error {
-    constructor(status) {
-        super(GP_MESSAGES[status] || "unknown status");
+    constructor(status, detail) {
+        super(detail || GP_MESSAGES[status] || "unknown status");
         this.name = "GpError";
         this.status = status;
     }

@@ -30,12 +30,15 @@ const GP_MESSAGES = {
     GP_ERANGE: "a release or a bound is beyond float64 or the lattice's 2^50 steps",
     GP_ENOMEM: "a buffer is too small (a row longer than GP_MAX_DIM)",
     GP_EUNDECIDED: "exact noise: no lattice cell after 64 refinements (p < 2^-4000)",
+    GP_ECAP: "the ledger's cap for this epoch would be exceeded: nothing was drawn",
+    GP_ELEDGER: "the ledger cannot be read or appended to",
 };
 
-/** An error of the runtime: status is a gp_status name (GP_EINVAL, ...), message its text. */
+/** An error of the runtime: status is a gp_status name (GP_EINVAL, ...), message its text
+ * (or the ledger's own line: the cap and the spend of a GP_ECAP refusal). */
 class GpError extends Error {
-    constructor(status) {
-        super(GP_MESSAGES[status] || "unknown status");
+    constructor(status, detail) {
+        super(detail || GP_MESSAGES[status] || "unknown status");
         this.name = "GpError";
         this.status = status;
     }

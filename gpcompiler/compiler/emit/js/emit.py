@@ -14,6 +14,7 @@ from .printer import js_number
 
 RUNTIME = "runtime/js/gp_runtime.mjs"
 PROTOCOL = "runtime/js/gp_protocol.mjs"
+LEDGER = "runtime/js/gp_ledger.mjs"
 
 
 def emit_js(cir):
@@ -32,6 +33,11 @@ def _placeholders(cir, name):
         "name_literal": js_string(ir.name), "title_literal": js_string(ir.title),
         "spec_path_literal": js_string(ir.spec_path),
         "spec_sha256_literal": js_string(ir.spec_sha256),
+        "metric_literal": js_string(ir.metric_identity["name"]),
+        "metric_sha256_literal": js_string(ir.metric_identity["sha256"]),
+        "ledger_label_literal": js_string(f"{ir.name}: privatize (JS target)"),
+        "parameter_reprs": "{" + ", ".join(f"{js_string(name)}: {js_string(default)}"
+                                           for name, default, _ in ir.parameters) + "}",
         "tool_version_literal": js_string(ir.tool_version),
         "domain_units_literal": "null" if domain_unit is None else js_string(domain_unit),
         "value_units_literal": "null" if value_unit is None else js_string(value_unit),
@@ -43,7 +49,7 @@ def _placeholders(cir, name):
         "accumulate": _ACCUMULATE[values_kind(ir)], "evaluate": _EVALUATE[values_kind(ir)],
         "default_bound": _default_bound(cir),
         **{f"help_{key}": js_string(text) for key, text in help_texts(name).items()},
-        "protocol": inlined(PROTOCOL), "runtime": _runtime(),
+        "protocol": inlined(PROTOCOL), "runtime": _runtime(), "ledger": inlined(LEDGER),
     }
 
 
