@@ -107,7 +107,7 @@ static void repr_double(double x, char out[REPR_SIZE])
 /* ---- end of runtime/c/gp_repr.c */
 
 /* ---- runtime/c/gp_device.c from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 2590e6bf048602644211ca094d6545b95d20be93a8141926d8cd1fd8363d5fa5 */
+ * ---- sha256 be28b175f2c05d25bca50de32b992638b5743233332306e69986fc13346e365b */
 /* gpcompiler's device ledger in C: gpcompiler/accounting/device.py's DeviceLedger on the same
  * files (docs/reference/ledger.md, "Longitudinal model"; docs/reference/c.md, "The device
  * ledger"). Inlined verbatim into every NAME_device.c after gp_repr.c, which calls it with its
@@ -733,7 +733,7 @@ static int gp_count(gp_device_call *c, const char *line, size_t number, gp_dy *s
         || gp_dy_add(spent, spent, &item))
         return gp_said(c, GP_ELEDGER, "%s, line %zu: the cost %.*s is not a float's exact value "
                        "(p/2^k), which the C device ledger sums exactly", c->ledger->path,
-                       number, (int)cost_length, cost);
+                       number, (int)(cost_length < 400 ? cost_length : 400), cost);
     return GP_OK;
 }
 

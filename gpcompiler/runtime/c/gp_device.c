@@ -623,7 +623,7 @@ static int gp_count(gp_device_call *c, const char *line, size_t number, gp_dy *s
         || gp_dy_add(spent, spent, &item))
         return gp_said(c, GP_ELEDGER, "%s, line %zu: the cost %.*s is not a float's exact value "
                        "(p/2^k), which the C device ledger sums exactly", c->ledger->path,
-                       number, (int)cost_length, cost);
+                       number, (int)(cost_length < 400 ? cost_length : 400), cost);
     return GP_OK;
 }
 
