@@ -10,12 +10,10 @@ from fractions import Fraction
 import numpy
 import pytest
 
-from c_build import FLAGS, compiler
+from c_build import build_spec_driver
 from conftest import ROOT
 from gpcompiler.accounting import CapExceededError, compose, records
 from gpcompiler.accounting.device import DeviceLedger, privatize_on_device
-from gpcompiler.compiler.build import compile_spec
-from gpcompiler.compiler.emit.c import emit_c, lower_c
 
 GP, CGP, DAY, WEEK = 1, 2, 1, 2          # enum gp_budget, enum gp_epoch
 OK, EINVAL, ECAP, ELEDGER = 0, 1, 6, 7   # enum gp_status
@@ -32,15 +30,7 @@ def device(tmp_path_factory):
 
     def run(name, calls):
         if name not in built:
-            analysis = compile_spec(ROOT / "specs" / f"{name}.toml", ROOT, emit=False).analysis
-            for file_name, text in emit_c(lower_c(analysis)).items():
-                (directory / file_name).write_text(text)
-            built[name] = directory / f"device_{name}"
-            flags = ["-O1" if flag == "-O2" else flag for flag in FLAGS]
-            subprocess.run([compiler(), *flags, f"-DMODULE={name}", f'-DHEADER="{name}.h"',
-                            f"-I{directory}", str(ROOT / "tests" / "c" / "device_driver.c"),
-                            str(directory / f"{name}.c"), str(directory / f"{name}_device.c"),
-                            "-o", str(built[name]), "-lm"], check=True)
+            built[name] = build_spec_driver(directory, name, "device_driver.c", "-O1", True)
         done = subprocess.run([str(built[name])], input="".join(map(_line, calls)),
                               capture_output=True, text=True, check=True, timeout=120)
         results = []
@@ -165,9 +155,7 @@ def test_c_refuses_what_it_cannot_compose_exactly(device, tmp_path):
     arguments (a cap of 0 or inf, a bad release id: the ledger is not even created); a 1/3
     of another metric does not count and does not stop a release."""
     path = tmp_path / "l.jsonl"
-    metric = {"name": "L2", "sha256": lower_c(compile_spec(
-        ROOT / "specs" / "linear.toml", ROOT, emit=False).analysis).module.metric_identity[
-        "sha256"]}
+    metric = records.metric_identity(ROOT / "specs" / "linear.toml", {"T": 1.0})
     other = records.record(label="x", model="GP", metric={"name": "L2", "sha256": "0" * 64},
                            cost=Fraction(1, 3), parameter=1 / 3, noise=("spherical Laplace", 3.0),
                            time=START)

@@ -107,7 +107,7 @@ static void repr_double(double x, char out[REPR_SIZE])
 /* ---- end of runtime/c/gp_repr.c */
 
 /* ---- runtime/c/gp_device.c from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 be28b175f2c05d25bca50de32b992638b5743233332306e69986fc13346e365b */
+ * ---- sha256 ed86c3be25a81c990adf5b8b8d8f501348339a1478fef34dee3745f30a20d26f */
 /* gpcompiler's device ledger in C: gpcompiler/accounting/device.py's DeviceLedger on the same
  * files (docs/reference/ledger.md, "Longitudinal model"; docs/reference/c.md, "The device
  * ledger"). Inlined verbatim into every NAME_device.c after gp_repr.c, which calls it with its
@@ -693,11 +693,12 @@ static int gp_stored(gp_device_call *c, const char *store)
             values[n++] = v;
             p = end - 1;
         }
-    if (p && *p == '}' && n == d)
+    int whole = p && *p == '}' && n == d;
+    if (whole)
         memcpy(c->out, values, d * sizeof *values);
     free(values);
     free(text);
-    if (!p || *p != '}' || n != d)
+    if (!whole)
         return gp_said(c, GP_ELEDGER, "%s: not a stored release of %zu coefficients", store, d), -1;
     return 1;
 }

@@ -583,11 +583,12 @@ static int gp_stored(gp_device_call *c, const char *store)
             values[n++] = v;
             p = end - 1;
         }
-    if (p && *p == '}' && n == d)
+    int whole = p && *p == '}' && n == d;
+    if (whole)
         memcpy(c->out, values, d * sizeof *values);
     free(values);
     free(text);
-    if (!p || *p != '}' || n != d)
+    if (!whole)
         return gp_said(c, GP_ELEDGER, "%s: not a stored release of %zu coefficients", store, d), -1;
     return 1;
 }
