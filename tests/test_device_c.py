@@ -31,16 +31,20 @@ def device(tmp_path_factory):
     def run(name, calls):
         if name not in built:
             built[name] = build_spec_driver(directory, name, "device_driver.c", "-O1", True)
-        done = subprocess.run([str(built[name])], input="".join(map(_line, calls)),
-                              capture_output=True, text=True, check=True, timeout=120)
-        results = []
-        for line in done.stdout.splitlines():
-            numbers, message = line.split(" | ", 1)
-            status, charged, fills, *out = numbers.split()
-            results.append((int(status), int(charged), int(fills),
-                            None if out[0] == "#" else [float.fromhex(v) for v in out], message))
-        return results
+        return run_driver(built[name], calls)
     return run
+
+
+def run_driver(program, calls):
+    done = subprocess.run([str(program)], input="".join(map(_line, calls)),
+                          capture_output=True, text=True, check=True, timeout=120)
+    results = []
+    for line in done.stdout.splitlines():
+        numbers, message = line.split(" | ", 1)
+        status, charged, fills, *out = numbers.split()
+        results.append((int(status), int(charged), int(fills),
+                        None if out[0] == "#" else [float.fromhex(v) for v in out], message))
+    return results
 
 
 def _line(call):
@@ -179,3 +183,33 @@ def test_c_refuses_what_it_cannot_compose_exactly(device, tmp_path):
            (*call(fresh, T, START)[:7], "0" * 31, T, T)]
     assert [result[:4] for result in device("linear", bad)] == [(EINVAL, -1, 0, None)] * 3
     assert os.listdir(tmp_path / "new") == []
+
+
+HOSTILE_LINES = ["{", '"abc', '{"x":}', "[" * 100 + "]" * 100, '{"time": "2026-03-01T09:0',
+                 "\\", '{"format":"gpcompiler-ledger/1","model":"GP","metric":{"sha256":1},'
+                 '"time":"2026-02-30T00:00:00Z","cost":"1"}', '{"a":"\\u00"}']
+
+
+def test_c_reads_hostile_ledger_text_without_memory_errors(tmp_path):
+    """Built with AddressSanitizer and UBSan: ledger lines that are not records (unclosed,
+    deeply nested, a bad date, odd escapes) and a stored release that is not one are each
+    GP_ELEDGER with nothing drawn; a charged release, its memoized re-release and a
+    refusal run clean."""
+    try:
+        program = build_spec_driver(tmp_path, "linear", "device_driver.c", "-O1", True,
+                                    ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
+    except subprocess.CalledProcessError as error:
+        pytest.skip(f"no sanitizer runtime for this compiler: {error.stderr.splitlines()[-1:]}")
+    calls = []
+    for number, line in enumerate(HOSTILE_LINES):
+        (tmp_path / f"{number}.jsonl").write_text(line + "\n")
+        calls.append(call(tmp_path / f"{number}.jsonl", T, START))
+    path = tmp_path / "l.jsonl"
+    calls += [call(path, T, START), call(path, T, START), call(path, T + 1, START, cap=0.5)]
+    results = run_driver(program, calls)
+    assert [result[:3] for result in results] == \
+        [(ELEDGER, -1, 0)] * len(HOSTILE_LINES) + [(OK, 1, 1), (OK, 0, 0), (ECAP, -1, 0)]
+    stored, = (tmp_path / "l.jsonl.releases").iterdir()
+    stored.write_text(stored.read_text()[:-5] + "\n")
+    (status, _, fills, out, message), = run_driver(program, [call(path, T, START)])
+    assert (status, fills, out) == (ELEDGER, 0, None) and "not a stored release" in message
