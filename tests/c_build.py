@@ -26,6 +26,25 @@ def build_driver(directory, name, program, optimize="-O2"):
     return program
 
 
+def build_spec_driver(directory, name, driver, optimize="-O0", device=False, extra=()):
+    """tests/c/``driver`` built with the strict flags (``optimize``, and ``extra``) against the
+    C target of specs/NAME.toml, emitted into ``directory`` (NAME.c, and NAME_device.c with
+    ``device``)."""
+    from gpcompiler.compiler.build import compile_spec
+    from gpcompiler.compiler.emit.c import emit_c, lower_c
+    analysis = compile_spec(ROOT / "specs" / f"{name}.toml", ROOT, emit=False).analysis
+    for file_name, text in emit_c(lower_c(analysis)).items():
+        (directory / file_name).write_text(text)
+    program = directory / f"{Path(driver).stem}_{name}"
+    sources = [f"{name}.c", *([f"{name}_device.c"] if device else [])]
+    flags = [optimize if flag == "-O2" else flag for flag in FLAGS]
+    subprocess.run([compiler(), *flags, *extra, f"-DMODULE={name}", f'-DHEADER="{name}.h"',
+                    f"-I{directory}", str(ROOT / "tests" / "c" / driver),
+                    *(str(directory / source) for source in sources), "-o", str(program), "-lm"],
+                   check=True, capture_output=True, text=True)
+    return program
+
+
 COMPILERS = [cc for cc in ("cc", "clang") if shutil.which(cc)]
 
 

@@ -405,7 +405,7 @@ def test_check_reports_stale_missing_and_changed_c_files(tmp_path, capsys):
     specs.mkdir()
     shutil.copy(ROOT / "specs" / "linear.toml", specs)
     shutil.copy(GENERATED / "linear.py", generated)
-    for name in ("linear.h", "linear.c", "linear_main.c"):
+    for name in ("linear.h", "linear.c", "linear_device.c", "linear_main.c"):
         shutil.copy(C_DIR / name, generated / "c")
     shutil.copy(GENERATED / "js" / "linear.mjs", generated / "js")
     check = ["check", "--specs", str(specs), "--generated", str(generated)]

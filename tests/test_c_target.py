@@ -752,14 +752,16 @@ def test_the_cdf_spec_is_refused(tmp_path):
 # ---- the inlined runtime --------------------------------------------------------------------
 
 def test_runtime_is_inlined_verbatim_with_its_hash_and_modules_link_together(built, tmp_path):
-    """NAME.h holds gp_runtime.h verbatim and NAME.c ends with gp_runtime.c verbatim, each
-    marked with its path, gpcompiler's version and the sha256 of its text; two modules link
-    into one program (the types' include guard, the runtime static in each)."""
+    """NAME.h holds gp_runtime.h verbatim and NAME.c ends with gp_runtime.c verbatim (and
+    NAME_device.c holds gp_repr.c and gp_device.c), each marked with its path, gpcompiler's
+    version and the sha256 of its text; two modules and their device ledgers link into one
+    program (the types' include guard, the runtime static in each)."""
     import hashlib
     from gpcompiler import __version__
     for name in ("linear", "two_circles"):
         files = built(name).files
-        for suffix, path in ((".h", "gp_runtime.h"), (".c", "gp_runtime.c")):
+        for suffix, path in ((".h", "gp_runtime.h"), (".c", "gp_runtime.c"),
+                             ("_device.c", "gp_repr.c"), ("_device.c", "gp_device.c")):
             text = (ROOT / "gpcompiler" / "runtime" / "c" / path).read_text().strip("\n")
             digest = hashlib.sha256(text.encode()).hexdigest()
             marked = (f"/* ---- runtime/c/{path} from gpcompiler {__version__}, inlined verbatim\n"
@@ -772,6 +774,6 @@ def test_runtime_is_inlined_verbatim_with_its_hash_and_modules_link_together(bui
         '#include "linear.h"\n#include "two_circles.h"\n#include "linear.h"\n'
         "int main(void)\n{\n    double c[linear_COEF_DIM], t[2] = {0, 1}, y[2] = {1, 1};\n"
         "    return linear_project(t, y, 2, 0, c) != GP_OK || two_circles_COEF_DIM != 2;\n}\n")
-    subprocess.run([compiler(), *FLAGS, "both.c", "linear.c", "two_circles.c", "-o", "both",
-                    "-lm"], cwd=tmp_path, check=True)
+    subprocess.run([compiler(), *FLAGS, "both.c", "linear.c", "two_circles.c", "linear_device.c",
+                    "two_circles_device.c", "-o", "both", "-lm"], cwd=tmp_path, check=True)
     assert subprocess.run([str(tmp_path / "both")]).returncode == 0

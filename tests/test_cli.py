@@ -216,8 +216,8 @@ def test_check_fails_on_missing_or_empty_spec_directory_and_reports_stale(cli, t
     (specs / "linear.toml").write_bytes((ROOT / "specs" / "linear.toml").read_bytes())
     (generated / "c").mkdir(parents=True)
     (generated / "js").mkdir()
-    for name in ("linear.py", "c/linear.h", "c/linear.c", "c/linear_main.c",
-                 "js/linear.mjs"):  # every target
+    for name in ("linear.py", "c/linear.h", "c/linear.c", "c/linear_device.c",
+                 "c/linear_main.c", "js/linear.mjs"):  # every target
         (generated / name).write_bytes((ROOT / "generated" / name).read_bytes())
     status, out, _ = cli("check", "--specs", specs, "--generated", generated)
     assert status == 0, out

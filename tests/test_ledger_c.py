@@ -8,11 +8,8 @@ from fractions import Fraction
 
 import pytest
 
-from c_build import FLAGS, compiler
-from conftest import ROOT
+from c_build import build_spec_driver
 from gpcompiler.accounting import compose, records
-from gpcompiler.compiler.build import compile_spec
-from gpcompiler.compiler.emit.c import emit_c, lower_c
 from test_ledger import curves_csv, validate
 
 GP, CGP = 1, 2      # enum gp_budget
@@ -27,15 +24,7 @@ def driver(tmp_path_factory):
 
     def run(name, lines):
         if name not in built:
-            analysis = compile_spec(ROOT / "specs" / f"{name}.toml", ROOT, emit=False).analysis
-            for file_name, text in emit_c(lower_c(analysis)).items():
-                (directory / file_name).write_text(text)
-            built[name] = directory / f"ledger_{name}"
-            flags = ["-O0" if flag == "-O2" else flag for flag in FLAGS]
-            subprocess.run([compiler(), *flags, f"-DMODULE={name}", f'-DHEADER="{name}.h"',
-                            f"-I{directory}", str(ROOT / "tests" / "c" / "ledger_driver.c"),
-                            str(directory / f"{name}.c"), "-o", str(built[name]), "-lm"],
-                           check=True, capture_output=True, text=True)
+            built[name] = build_spec_driver(directory, name, "ledger_driver.c")
         done = subprocess.run([str(built[name])], input="".join(f"{line}\n" for line in lines),
                               capture_output=True, text=True, check=True, timeout=60)
         return [line.split(" ", 2) for line in done.stdout.splitlines()]

@@ -1119,7 +1119,7 @@ const char *ellipse_status_message(int status)
  * gpcompiler/runtime/c/gp_runtime.c inlined verbatim, marked with its version and the sha256 of its
  * text, the same in every module of this version. */
 /* ---- runtime/c/gp_runtime.c from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 bd072a6ff3522b9db2696bee0f733ef890727dbedb4e4978bd11534eaf8d35fc */
+ * ---- sha256 31360ccb0db39382484d7d51dc33b3656f22575e6e7ff1a62cf37bffb578c064 */
 /* gpcompiler's C runtime: the functions of gp_runtime.h, the exact releases of
  * runtime/exact.py bit for bit (docs/threat-model.md, "Exact releases";
  * docs/reference/randomness.md, "The C runtime"). Inlined verbatim into every generated
@@ -1197,6 +1197,8 @@ static GP_UNUSED const char *gp_status_message(int status)
     case GP_ERANGE: return "a release or a bound is beyond float64 or the lattice's 2^50 steps";
     case GP_ENOMEM: return "a buffer is too small (a row longer than GP_MAX_DIM)";
     case GP_EUNDECIDED: return "exact noise: no lattice cell after 64 refinements (p < 2^-4000)";
+    case GP_ECAP: return "the device ledger: the release would take the epoch's spend above its cap";
+    case GP_ELEDGER: return "the device ledger: its file or stored releases cannot be read or written";
     default: return "unknown status";
     }
 }

@@ -15,7 +15,7 @@
 #define GPCOMPILER_FOURIER8_H
 
 /* ---- runtime/c/gp_runtime.h from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 68d25b2a3c514fed91d09ce3178418dbb2dde9524b859e0856a545844f98f7d9 */
+ * ---- sha256 b6cbe6ec4ff79012f7ac01d637e7ef58e18fbb76e5dcea3ff8831f9debfafbeb */
 /* The types of gpcompiler's C runtime (docs/reference/c.md). Every generated NAME.h carries
  * this text verbatim, so several generated modules can be linked into one program; the
  * runtime's functions (gp_runtime.c) are inlined into each NAME.c as static functions.
@@ -54,7 +54,9 @@ enum gp_status {
     GP_EENTROPY = 2,    /* the source of random bytes failed */
     GP_ERANGE = 3,      /* a release or a bound beyond float64 or the lattice's 2^50 steps */
     GP_ENOMEM = 4,      /* the caller's buffer is too small */
-    GP_EUNDECIDED = 5   /* refinement gave up (probability < 2^-4000 per coordinate) */
+    GP_EUNDECIDED = 5,  /* refinement gave up (probability < 2^-4000 per coordinate) */
+    GP_ECAP = 6,        /* the device ledger: the release would exceed the epoch's cap */
+    GP_ELEDGER = 7      /* the device ledger: its file or store cannot be read or written */
 };
 
 /* The least clip bound B (gpcompiler/compiler/slack.py, BOUND_FLOOR; docs/clipping.md, "No
@@ -88,6 +90,19 @@ typedef struct gp_ledger_record {
     double value, scale, gamma, bound, slack;
     unsigned long count;
 } gp_ledger_record;
+
+/* A device ledger (NAME_device.c; docs/reference/c.md, "The device ledger"): the ledger file
+ * at path (its stored releases in path.releases/), the cap per UTC epoch (GP_DAY, or GP_WEEK
+ * from Monday) in the model of each release, and the clock, now (seconds since
+ * 1970-01-01T00:00:00Z: the caller reads it, so tests can simulate days). */
+enum gp_epoch { GP_DAY = 1, GP_WEEK = 2 };
+
+typedef struct gp_device_ledger {
+    const char *path;
+    double cap;
+    int epoch;
+    int64_t now;
+} gp_device_ledger;
 
 #endif
 /* ---- end of runtime/c/gp_runtime.h */
@@ -141,6 +156,23 @@ extern const char fourier8_METRIC[], fourier8_METRIC_SHA256[];
  * GP_ENOMEM: out is too small (at most 2048 bytes are needed). */
 int fourier8_ledger_record(int budget, double value, double bound, unsigned long count,
                          const char *release_id, const char *time, char *out, size_t size);
+
+/* The device ledger (fourier8_device.c, POSIX: docs/reference/c.md, "The device ledger"): one
+ * curve's release under a cap per UTC epoch, on the Python target's ledger files. Under an
+ * exclusive flock(2) of ledger->path: if the same spec, budget, bound (0: the default) and
+ * curve (the sha256 of t and y) were released before, their stored release
+ * (ledger->path.releases/KEY.json) is copied to out and *charged = 0 (nothing drawn or
+ * charged); else the epoch's exact spend over this metric in this model (a GP step counts
+ * eps^2/2 against a rho cap) plus value must not exceed ledger->cap (GP_ECAP, checked before
+ * any noise), then fourier8_project_and_privatize draws the release, its record (release_id:
+ * 32 lowercase hex digits; time: ledger->now) is appended in one write(2), the release is
+ * stored, and *charged = 1. message (size bytes, may be NULL) receives one line for every
+ * status but GP_OK: a refusal names the cap and the spent total (exactly, as a fraction);
+ * GP_ELEDGER names the file. out is written only on GP_OK. */
+int fourier8_device_release(const gp_device_ledger *ledger, const double *t, const double *y,
+                           size_t samples, int budget, double value, double bound,
+                           const char *release_id, gp_source *source, double *out,
+                           int *charged, char *message, size_t size);
 
 /* The orthonormal coordinates c (fourier8_COEF_DIM) of the L2 projection of one sampled curve,
  * piecewise linear between its samples and zero outside them: times t (samples, increasing,

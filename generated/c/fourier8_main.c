@@ -81,7 +81,14 @@ static int fail(const char *format, ...)
     return -1;
 }
 
-/* -- Python's repr of a float and of a str ----------------------------------------------- */
+/* -- Python's repr of a float (runtime/c/gp_repr.c) and of a str ----------------------- */
+
+/* ---- runtime/c/gp_repr.c from gpcompiler 0.1.0, inlined verbatim
+ * ---- sha256 2229ef640566596c65c534452a845e5a4799cd9e696edba6c934650363ff6353 */
+/* Python's repr of a float in C (docs/reference/c.md): the shortest decimal text that parses
+ * back to the same float64, in Python's notation. Inlined verbatim into the protocol program
+ * NAME_main.c and the device ledger NAME_device.c (after <math.h>, <stdio.h>, <stdlib.h> and
+ * <string.h>). */
 
 /* Whether some p-digit decimal parses back to x > 0: the correctly rounded p digits, else
  * their neighbour on x's other side (a power of two's gap below is half the one above);
@@ -162,6 +169,7 @@ static void repr_double(double x, char out[REPR_SIZE])
     else
         sprintf(o, "%.*s.%s", point, digits, digits + point);
 }
+/* ---- end of runtime/c/gp_repr.c */
 
 /* The length of the UTF-8 sequence at s (at most n bytes), or 0 if it is not one. */
 static size_t utf8_length(const unsigned char *s, size_t n)

@@ -232,8 +232,9 @@ def build_parser():
                         "never overwrites the committed generated/ that `check` compares "
                         "against; e.g. -o build/generated)")
     p.add_argument("--target", choices=("python", "c", "js"), default="python",
-                   help="python: DIR/NAME.py, a NumPy module; c: DIR/NAME.h, DIR/NAME.c and "
-                        "the protocol program DIR/NAME_main.c, for curves in one variable "
+                   help="python: DIR/NAME.py, a NumPy module; c: DIR/NAME.h, DIR/NAME.c, "
+                        "the device ledger DIR/NAME_device.c and the protocol program "
+                        "DIR/NAME_main.c, for curves in one variable "
                         "(docs/reference/c.md); js: DIR/NAME.mjs, an ES module and protocol "
                         "program for Node and browsers, for curves in one variable "
                         "(docs/reference/js.md)")

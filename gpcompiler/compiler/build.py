@@ -32,7 +32,7 @@ TARGETS = ("python", "c", "js")
 @dataclass(frozen=True)
 class Compiled:
     """A compiled spec: its analysis and the generated module's source text (target python),
-    or {file name: text} (target c: NAME.h, NAME.c, NAME_main.c; target js: NAME.mjs)."""
+    or {file name: text} (target c: NAME.h, NAME.c, NAME_device.c, NAME_main.c; target js: NAME.mjs)."""
     spec: object
     analysis: object
     source: object
@@ -148,7 +148,7 @@ def c_target_names(spec, target="c"):
         return ()
     if target == "js":
         return (f"{spec.name}.mjs",)
-    return (f"{spec.name}.h", f"{spec.name}.c", f"{spec.name}_main.c")
+    return (f"{spec.name}.h", f"{spec.name}.c", f"{spec.name}_device.c", f"{spec.name}_main.c")
 
 
 def cache_dir():

@@ -75,6 +75,8 @@ static GP_UNUSED const char *gp_status_message(int status)
     case GP_ERANGE: return "a release or a bound is beyond float64 or the lattice's 2^50 steps";
     case GP_ENOMEM: return "a buffer is too small (a row longer than GP_MAX_DIM)";
     case GP_EUNDECIDED: return "exact noise: no lattice cell after 64 refinements (p < 2^-4000)";
+    case GP_ECAP: return "the device ledger: the release would take the epoch's spend above its cap";
+    case GP_ELEDGER: return "the device ledger: its file or stored releases cannot be read or written";
     default: return "unknown status";
     }
 }

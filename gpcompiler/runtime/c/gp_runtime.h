@@ -36,7 +36,9 @@ enum gp_status {
     GP_EENTROPY = 2,    /* the source of random bytes failed */
     GP_ERANGE = 3,      /* a release or a bound beyond float64 or the lattice's 2^50 steps */
     GP_ENOMEM = 4,      /* the caller's buffer is too small */
-    GP_EUNDECIDED = 5   /* refinement gave up (probability < 2^-4000 per coordinate) */
+    GP_EUNDECIDED = 5,  /* refinement gave up (probability < 2^-4000 per coordinate) */
+    GP_ECAP = 6,        /* the device ledger: the release would exceed the epoch's cap */
+    GP_ELEDGER = 7      /* the device ledger: its file or store cannot be read or written */
 };
 
 /* The least clip bound B (gpcompiler/compiler/slack.py, BOUND_FLOOR; docs/clipping.md, "No
@@ -70,5 +72,18 @@ typedef struct gp_ledger_record {
     double value, scale, gamma, bound, slack;
     unsigned long count;
 } gp_ledger_record;
+
+/* A device ledger (NAME_device.c; docs/reference/c.md, "The device ledger"): the ledger file
+ * at path (its stored releases in path.releases/), the cap per UTC epoch (GP_DAY, or GP_WEEK
+ * from Monday) in the model of each release, and the clock, now (seconds since
+ * 1970-01-01T00:00:00Z: the caller reads it, so tests can simulate days). */
+enum gp_epoch { GP_DAY = 1, GP_WEEK = 2 };
+
+typedef struct gp_device_ledger {
+    const char *path;
+    double cap;
+    int epoch;
+    int64_t now;
+} gp_device_ledger;
 
 #endif

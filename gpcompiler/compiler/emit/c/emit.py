@@ -3,6 +3,7 @@ no timestamps or absolute paths; every constant a hexadecimal float (printer.hex
 the float64 nearest its exact value, which is written beside it; spec strings only through
 literals.c_string and literals.c_comment_text."""
 import hashlib
+import json
 import re
 import string
 import textwrap
@@ -15,14 +16,17 @@ from .printer import hex_float
 
 RUNTIME_C = "runtime/c/gp_runtime.c"
 RUNTIME_H = "runtime/c/gp_runtime.h"
+RUNTIME_REPR = "runtime/c/gp_repr.c"      # Python's repr of a float
+RUNTIME_DEVICE = "runtime/c/gp_device.c"  # the device ledger (POSIX file I/O)
 
 
 def emit_c(cir):
-    """{"NAME.h": text, "NAME.c": text} of a CModuleIR (lowering.lower_c)."""
+    """{"NAME.h", "NAME.c", "NAME_device.c": text} of a CModuleIR (lowering.lower_c)."""
     name = c_identifier(cir.module.name)
     values = _placeholders(cir, name)
     return {f"{name}.h": _fill("module.h.tmpl", values),
-            f"{name}.c": _fill("module.c.tmpl", values)}
+            f"{name}.c": _fill("module.c.tmpl", values),
+            f"{name}_device.c": _fill("device.c.tmpl", {**values, **_device(cir)})}
 
 
 def runtime_text(path):
@@ -121,6 +125,20 @@ def _placeholders(cir, name):
         "accumulate": _ACCUMULATE[kind], "evaluate": _EVALUATE[kind],
         "default_bound": _default_bound(cir),
     }
+
+
+def _device(cir):
+    """The device ledger's placeholders: the memo key's parameters as device.py hashes them
+    (records.sha256_json of {name: repr(default)}), and the stored release's inner lists
+    (its coefficients' shape (m, n): n; a flat (d,): 0)."""
+    ir = cir.module
+    parameters = {name: repr(float(value)) for name, value, _ in ir.parameters}
+    text = json.dumps(parameters, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    matrix = ir.value_dim > 1 and ir.coef_dim == ir.basis_size * ir.value_dim
+    return {"repr_runtime": inlined(RUNTIME_REPR), "device_runtime": inlined(RUNTIME_DEVICE),
+            "parameters_literal": c_string(text, 80),
+            "parameters_doc": c_comment_text(text) if parameters else "none",
+            "columns": str(ir.value_dim) if matrix else "0"}
 
 
 def _runtime_c():

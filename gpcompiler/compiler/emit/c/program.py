@@ -4,6 +4,8 @@ the API of NAME.h only. Its help texts are argparse's for the program's name, at
 import string
 from importlib import resources
 
+from .emit import RUNTIME_REPR, inlined
+
 COMMANDS = {
     "privatize": ["[-h]", "(--epsilon EPSILON | --rho RHO)", "[--bound BOUND]", "[--key KEY]"],
     "release": ["[-h]", "(--epsilon EPSILON | --rho RHO)", "[--bound BOUND]", "[--key KEY]"],
@@ -89,4 +91,5 @@ def emit_program(name):
     template = resources.files(__package__).joinpath("templates/main.c.tmpl").read_text()
     texts = help_texts(name)
     return string.Template(template).substitute(
-        name=name, **{f"help_{key}": c_lines(text, " " * 4) for key, text in texts.items()})
+        name=name, repr_runtime=inlined(RUNTIME_REPR),
+        **{f"help_{key}": c_lines(text, " " * 4) for key, text in texts.items()})
