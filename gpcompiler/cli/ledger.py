@@ -55,7 +55,19 @@ def before_noise(args, model, metric, cost, identity):
                   f"{stored['time']} (release {stored['release_id']}): that release again, "
                   "charged nothing")
         return stored["release"]
-    device.check(model, metric, cost)
+    from fractions import Fraction
+    from ..accounting.device import CapExceededError
+    try:
+        device.check(model, metric, cost)
+    except CapExceededError as error:
+        over = device.spent(model, metric["sha256"]) + Fraction(cost) - Fraction(args.cap)
+        if over <= Fraction(args.cap) * Fraction(1, 2 ** 40):  # budgets' binary values
+            raise CapExceededError(
+                f"{error} (over by {float(over):.3g}: budgets are spent at their float64 "
+                f"values, and {float(cost)!r} is {Fraction(cost)} exactly; a cap a little higher, "
+                f"such as {args.cap * (1 + 1e-9)!r}, admits them: docs/reference/ledger.md)"
+            ) from None
+        raise
     return None
 
 
