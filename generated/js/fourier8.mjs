@@ -2049,7 +2049,7 @@ async function gpProtocolMain(argv) {
  * gpcompiler/runtime/js/gp_runtime.mjs inlined verbatim, marked with its version and the sha256
  * of its text, the same in every module of this version. */
 /* ---- runtime/js/gp_runtime.mjs from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 828970f4d1af4ada7d7a135cef8fea1343616a1a4b7121a30e0fe80904b99b30 */
+ * ---- sha256 4a35a42941bdf7032ea0fbc859a58546730014a636f3d42dc1453d5c04036338 */
 /* gpcompiler's JavaScript runtime: gp_runtime.c (docs/reference/c.md) in JavaScript, the exact
  * releases of runtime/exact.py bit for bit (docs/threat-model.md, "Exact releases";
  * docs/reference/js.md). Inlined verbatim into every generated NAME.mjs, so nothing here is
@@ -2386,21 +2386,37 @@ function gpLattice(scale) {
     return gpLdexp(1, gpIlogb(scale) - GP_LATTICE_BITS);
 }
 
-/* The sum of squares as NumPy's einsum("ij,ij->i") forms it on x86-64 (two lanes, four pairs
- * per step, without fusing), so gpClipRows gives clip.py's bits. */
-function gpSumSquares(c, at, d) {
-    let even = 0.0, odd = 0.0, i = 0;
-    for (; i + 8 <= d; i += 8)
-        for (let j = 6; j >= 0; j -= 2) {
-            even = c[at + i + j] * c[at + i + j] + even;
-            odd = c[at + i + j + 1] * c[at + i + j + 1] + odd;
-        }
-    for (; i < d; i += 2) {
-        even = c[at + i] * c[at + i] + even;
-        if (i + 1 < d)
-            odd = c[at + i + 1] * c[at + i + 1] + odd;
+/* NumPy's pairwise sum (pairwise_sum_DOUBLE) of the squares c[i] c[i], i in [at, at + n):
+ * eight partial sums below 129 terms, halves above (gp_runtime.c's gp_pairwise_squares). */
+function gpPairwiseSquares(c, at, n) {
+    if (n < 8) {
+        let sum = -0.0;
+        for (let i = 0; i < n; i++)
+            sum += c[at + i] * c[at + i];
+        return sum;
     }
-    return even + odd;
+    if (n <= 128) {
+        const r = [];
+        for (let j = 0; j < 8; j++)
+            r[j] = c[at + j] * c[at + j];
+        let i = 8;
+        for (; i < n - n % 8; i += 8)
+            for (let j = 0; j < 8; j++)
+                r[j] += c[at + i + j] * c[at + i + j];
+        let sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            sum += c[at + i] * c[at + i];
+        return sum;
+    }
+    let half = Math.floor(n / 2);
+    half -= half % 8;
+    return gpPairwiseSquares(c, at, half) + gpPairwiseSquares(c, at + half, n - half);
+}
+
+/* A row's sum of squares as clip.py's _sum_squares forms it (numpy.sum of a contiguous row:
+ * 0 plus the pairwise sum), so gpClipRows gives clip.py's bits in every engine. */
+function gpSumSquares(c, at, d) {
+    return 0.0 + gpPairwiseSquares(c, at, d);
 }
 
 /* clip.py, _clip_scaled: a row scaled by its largest |entry| first (no overflow). */

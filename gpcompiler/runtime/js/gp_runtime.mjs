@@ -334,21 +334,37 @@ function gpLattice(scale) {
     return gpLdexp(1, gpIlogb(scale) - GP_LATTICE_BITS);
 }
 
-/* The sum of squares as NumPy's einsum("ij,ij->i") forms it on x86-64 (two lanes, four pairs
- * per step, without fusing), so gpClipRows gives clip.py's bits. */
-function gpSumSquares(c, at, d) {
-    let even = 0.0, odd = 0.0, i = 0;
-    for (; i + 8 <= d; i += 8)
-        for (let j = 6; j >= 0; j -= 2) {
-            even = c[at + i + j] * c[at + i + j] + even;
-            odd = c[at + i + j + 1] * c[at + i + j + 1] + odd;
-        }
-    for (; i < d; i += 2) {
-        even = c[at + i] * c[at + i] + even;
-        if (i + 1 < d)
-            odd = c[at + i + 1] * c[at + i + 1] + odd;
+/* NumPy's pairwise sum (pairwise_sum_DOUBLE) of the squares c[i] c[i], i in [at, at + n):
+ * eight partial sums below 129 terms, halves above (gp_runtime.c's gp_pairwise_squares). */
+function gpPairwiseSquares(c, at, n) {
+    if (n < 8) {
+        let sum = -0.0;
+        for (let i = 0; i < n; i++)
+            sum += c[at + i] * c[at + i];
+        return sum;
     }
-    return even + odd;
+    if (n <= 128) {
+        const r = [];
+        for (let j = 0; j < 8; j++)
+            r[j] = c[at + j] * c[at + j];
+        let i = 8;
+        for (; i < n - n % 8; i += 8)
+            for (let j = 0; j < 8; j++)
+                r[j] += c[at + i + j] * c[at + i + j];
+        let sum = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++)
+            sum += c[at + i] * c[at + i];
+        return sum;
+    }
+    let half = Math.floor(n / 2);
+    half -= half % 8;
+    return gpPairwiseSquares(c, at, half) + gpPairwiseSquares(c, at + half, n - half);
+}
+
+/* A row's sum of squares as clip.py's _sum_squares forms it (numpy.sum of a contiguous row:
+ * 0 plus the pairwise sum), so gpClipRows gives clip.py's bits in every engine. */
+function gpSumSquares(c, at, d) {
+    return 0.0 + gpPairwiseSquares(c, at, d);
 }
 
 /* clip.py, _clip_scaled: a row scaled by its largest |entry| first (no overflow). */
