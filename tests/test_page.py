@@ -274,7 +274,7 @@ def test_the_ledger_totals_refuses_over_the_cap_and_memoizes(page, tmp_path):
     refusal = page.js("document.getElementById('status').textContent")
     assert refusal.startswith("localStorage gpcompiler-ledger/1: refused before any noise: the "
                               f"GP cap 0.7 per UTC day ({today}) is spent to 0.6 (exactly "
-                              f"{2 * Fraction(0.3)}) over metric L2; this release costs 0.3")
+                              f"{2 * Fraction(0.3)}); this release costs 0.3")
     assert (page.js("globalThis.draws"), page.js("document.body.dataset.released")) == (draws, done)
     assert page.js("document.getElementById('release').textContent") == first
     assert len(ledger_rows(page)) == 1 and ledger_rows(page)[0][3] == str(2 * Fraction(0.3))
