@@ -62,7 +62,8 @@ def test_c_thirty_days_on_the_device(device, tmp_path):
     """tests/test_ledger.py's 30 days in C: each day the curve of the morning (charged),
     again 5 hours later (the stored release: same values, nothing drawn or charged), two
     new curves, then a fourth that the cap 1 per day refuses before any noise, naming the
-    spend exactly. Every day's spend is 3 x 0.3 <= 1 exactly, 90 stored releases, no values
+    spend exactly, and the morning's curve again, refused in the same words (the cap before
+    the memo). The store is 0700, its files 0600. Every day's spend is 3 x 0.3 <= 1 exactly, 90 stored releases, no values
     in the ledger; then a week's cap reached exactly (0.9 + 0.3 = 1.2 as Fractions: allowed),
     the next refused, and a rho cap counting each GP step eps^2/2."""
     path, calls = tmp_path / "watch.jsonl", []
@@ -73,7 +74,8 @@ def test_c_thirty_days_on_the_device(device, tmp_path):
                   call(path, curves[0], now + datetime.timedelta(hours=5), number=4 * day + 1),
                   *(call(path, y, now, number=4 * day + k) for k, y in ((2, curves[1]),
                                                                       (3, curves[2]))),
-                  call(path, curves[3], now, number=999)]
+                  call(path, curves[3], now, number=999),
+                  call(path, curves[0], now, number=998)]     # stored, but the cap is spent
     monday = START + datetime.timedelta(days=29)          # 2026-03-30: 0.9 spent this week
     calls += [call(path, T - 1, monday, cap=1.2, epoch=WEEK, number=1000),
               call(path, T - 2, monday, cap=1.2, epoch=WEEK, number=1001),
@@ -81,15 +83,15 @@ def test_c_thirty_days_on_the_device(device, tmp_path):
     results = device("linear", calls)
     spent = str(3 * Fraction(0.3))
     for day in range(30):
-        first, again, second, third, refused = results[5 * day:5 * day + 5]
+        first, again, second, third, refused, unchanged = results[6 * day:6 * day + 6]
         assert first[:3] == second[:3] == third[:3] == (OK, 1, 1)
         assert again[:3] == (OK, 0, 0) and again[3] == first[3]
-        assert refused[:4] == (ECAP, -1, 0, None)
+        assert refused[:4] == unchanged[:4] == (ECAP, -1, 0, None)
         date = (START + datetime.timedelta(days=day)).date().isoformat()
         assert refused[4] == (f"{path}: refused before any noise: the GP cap 1 per UTC day "
-                              f"({date}) is spent to 0.9 (exactly {spent}) over metric L2; "
-                              "this release costs 0.3")
-    week_last, week_over, rho_over = results[150:]
+                              f"({date}) is spent to 0.9 (exactly {spent}); "
+                              "this release costs 0.3") == unchanged[4]
+    week_last, week_over, rho_over = results[180:]
     assert week_last[:3] == (OK, 1, 1) and week_over[:2] == (ECAP, -1)
     assert "GP cap 1.2 per UTC week (2026-W14) is spent to 1.2 (exactly " \
         f"{4 * Fraction(0.3)})" in week_over[4]
@@ -102,6 +104,8 @@ def test_c_thirty_days_on_the_device(device, tmp_path):
     (total, _), = compose(items).values()
     assert total == 91 * Fraction(0.3)
     assert len(os.listdir(f"{path}.releases")) == 91
+    assert os.stat(f"{path}.releases").st_mode & 0o777 == 0o700
+    assert {os.stat(entry).st_mode & 0o777 for entry in os.scandir(f"{path}.releases")} == {0o600}
     assert "release" not in path.read_text().replace('"release_id"', "")
 
 
@@ -154,21 +158,23 @@ def test_python_and_c_share_one_ledger(device, tmp_path, name):
 
 
 def test_c_refuses_what_it_cannot_compose_exactly(device, tmp_path):
-    """Before any noise and with nothing written: a torn last line, a cost of this metric
-    that is no float's exact value (1/3), a CGP step in a GP cap (Python's refusal), and bad
-    arguments (a cap of 0 or inf, a bad release id: the ledger is not even created); a 1/3
-    of another metric does not count and does not stop a release."""
+    """Before any noise and with nothing written: a torn last line, a cost that is no
+    float's exact value (1/3), a CGP step in a GP cap (Python's refusal), and bad arguments
+    (a cap of 0 or inf, a bad release id: the ledger is not even created). A batch of 3
+    curves at 0.25 over another metric counts 0.75 against the cap (one budget, each curve
+    counted): 0.3 more is refused, 0.25 more reaches the cap exactly."""
     path = tmp_path / "l.jsonl"
-    metric = records.metric_identity(ROOT / "specs" / "linear.toml", {"T": 1.0})
     other = records.record(label="x", model="GP", metric={"name": "L2", "sha256": "0" * 64},
-                           cost=Fraction(1, 3), parameter=1 / 3, noise=("spherical Laplace", 3.0),
-                           time=START)
+                           cost=0.25, parameter=0.25, noise=("spherical Laplace", 4.0),
+                           time=START, count=3)
     records.append(path, [other])
-    assert device("linear", [call(path, T, START, number=1)])[0][:3] == (OK, 1, 1)
+    over, last = device("linear", [call(path, T, START, number=1),
+                                   call(path, T, START, value=0.25, number=2)])
+    assert over[:3] == (ECAP, -1, 0) and "spent to 0.75 (exactly 3/4)" in over[4]
+    assert last[:3] == (OK, 1, 1)
     cases = {"torn": path.read_text() + '{"format"',
-             "third": records.to_jsonl([{**other, "metric": metric}]),
-             "cgp": records.to_jsonl([{**other, "metric": metric, "model": "CGP",
-                                       "cost": "1/4"}])}
+             "third": records.to_jsonl([{**other, "cost": "1/3"}]),
+             "cgp": records.to_jsonl([{**other, "model": "CGP", "cost": "1/4"}])}
     for case, text in cases.items():
         path.write_text(text)
         before = path.read_bytes()

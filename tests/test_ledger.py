@@ -166,8 +166,12 @@ def test_thirty_days_on_the_device(tmp_path):
         assert charged and not charged_again and numpy.array_equal(first, again)
         for y in curves[1:3]:
             assert privatize_on_device(device, "specs/linear.toml", t, y, epsilon=0.3)[1]
-        with pytest.raises(CapExceededError, match=r"cap 1 per UTC day .* spent to 0\.9"):
+        with pytest.raises(CapExceededError, match=r"cap 1 per UTC day .* spent to 0\.9") \
+                as changed:
             privatize_on_device(device, "specs/linear.toml", t, curves[3], epsilon=0.3)
+        with pytest.raises(CapExceededError) as unchanged:   # the cap before the memo
+            privatize_on_device(device, "specs/linear.toml", t, curves[0], epsilon=0.3)
+        assert str(unchanged.value) == str(changed.value)
         refused += 1
     items = read(device.path)
     assert len(items) == 90 and refused == 30
@@ -177,25 +181,27 @@ def test_thirty_days_on_the_device(tmp_path):
     (total, _), = compose(items).values()
     assert total == 90 * Fraction(0.3)
     stored = list((tmp_path / "watch.jsonl.releases").iterdir())
+    assert {oct(path.stat().st_mode & 0o777) for path in stored} == {"0o600"}
+    assert oct((tmp_path / "watch.jsonl.releases").stat().st_mode & 0o777) == "0o700"
     assert len(stored) == 90 and sorted(os.listdir(tmp_path)) == ["watch.jsonl",
                                                                    "watch.jsonl.releases"]
     assert "coefficients" not in (tmp_path / "watch.jsonl").read_text()
     weekly = DeviceLedger(tmp_path / "watch.jsonl", cap=6.3, epoch="week",
                           clock=lambda: now[0])   # 2026-03-30 (a Monday): 1 day of the week
-    assert weekly.spent("GP", items[0]["metric"]["sha256"]) == 3 * Fraction(0.3)
-    assert DeviceLedger(tmp_path / "watch.jsonl", cap=2.7,
-                        clock=lambda: now[0]).spent("CGP", items[0]["metric"]["sha256"]) == \
+    assert weekly.spent("GP") == 3 * Fraction(0.3)
+    assert DeviceLedger(tmp_path / "watch.jsonl", cap=2.7, clock=lambda: now[0]).spent("CGP") == \
         3 * Fraction(0.3) ** 2 / 2         # in a CGP cap, each GP release costs eps^2/2
 
 
 def test_cap_and_memo_from_the_command_line(cli, tmp_path, monkeypatch):
     """--cap: a repeated release is the stored one (same bytes, ledger unchanged); a
     release over the cap is refused before any noise source is made, in one line naming
-    the cap and the spend, nothing written; the same for cdf; --cap needs --ledger."""
+    the cap and the spend, nothing written, and so is a repeat of stored data (the cap
+    before the memo: the same line); the same for cdf; --cap needs --ledger."""
     from gpcompiler.cli import privatize as privatize_command
     data, ledger = curves_csv(tmp_path / "c.csv"), tmp_path / "l.jsonl"
     common = ("privatize", "specs/linear.toml", data, "--epsilon", "0.4", "--ledger", ledger,
-              "--cap", "1", "-q")
+              "--cap", "2", "-q")                    # two curves: 0.8 a release
     assert cli(*common, "-o", tmp_path / "a.csv")[0] == 0
     assert cli(*common, "-o", tmp_path / "b.csv")[0] == 0
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
@@ -210,17 +216,53 @@ def test_cap_and_memo_from_the_command_line(cli, tmp_path, monkeypatch):
     status, out, err = cli(*common[:2], curves_csv(tmp_path / "e.csv", 2.0), *common[3:],
                            "-o", tmp_path / "e_out.csv")
     assert status == 2 and out == "" and len(err.strip().splitlines()) == 1
-    assert "GP cap 1 per UTC day" in err and "spent to 0.8" in err and "costs 0.4" in err
+    assert "GP cap 2 per UTC day" in err and "spent to 1.6" in err and "costs 0.8" in err
     assert ledger.read_bytes() == before and not (tmp_path / "e_out.csv").exists()
+    assert cli(*common, "-o", tmp_path / "a_again.csv") == (2, "", err)     # stored data
+    assert ledger.read_bytes() == before and not (tmp_path / "a_again.csv").exists()
     cdf = ("cdf", "--lo", "0", "--hi", "2500", "--epsilon", "1", "--delta", "1e-6",
-           "--ledger", tmp_path / "cdf.jsonl", "--cap", "1.5", "--epoch", "week", "-q")
+           "--ledger", tmp_path / "cdf.jsonl", "--cap", "2.5", "--epoch", "week", "-q")
     assert cli(*cdf, "-o", tmp_path / "w1.json")[0] == cli(*cdf, "-o", tmp_path / "w2.json")[0] == 0
     assert (tmp_path / "w1.json").read_bytes() == (tmp_path / "w2.json").read_bytes()
-    status, _, err = cli(*cdf, "--grid", "50", "-o", tmp_path / "w3.json")   # new options
-    assert status == 2 and "DP cap 1.5 per UTC week" in err and len(read(tmp_path / "cdf.jsonl")) == 1
+    assert cli(*cdf, "--grid", "50", "-o", tmp_path / "w3.json")[0] == 0   # new options
+    status, _, err = cli(*cdf, "-o", tmp_path / "w4.json")      # w1's, with the cap spent
+    assert status == 2 and "DP cap 2.5 per UTC week" in err and len(read(tmp_path / "cdf.jsonl")) == 2
     status, _, err = cli("privatize", "specs/linear.toml", data, "--epsilon", "1",
                          "--cap", "1")
     assert status == 2 and "--cap and --epoch apply to a --ledger FILE" in err
+
+
+def test_a_batch_spends_the_cap_once_per_curve(cli, tmp_path):
+    """A batch of 400 curves at epsilon 1 is 400 curves of the wearer: refused under
+    --cap 1 (nothing written), and under --cap 400 the spend is 400 (was 1: the record's
+    count ignored)."""
+    t = numpy.linspace(0, 1, 8)
+    data = tmp_path / "batch.csv"
+    data.write_text("curve,t,y\n" + "".join(f"c{k},{a!r},{a * k!r}\n" for k in range(400)
+                                            for a in t))
+    ledger = tmp_path / "l.jsonl"
+    run = ("privatize", "specs/linear.toml", data, "--epsilon", "1", "--ledger", ledger, "-q")
+    status, _, err = cli(*run, "--cap", "1", "-o", tmp_path / "r.csv")
+    assert status == 2 and "costs 400" in err and not (tmp_path / "r.csv").exists()
+    assert cli(*run, "--cap", "400", "-o", tmp_path / "r.csv")[0] == 0
+    item, = read(ledger)
+    assert item["count"] == 400 and DeviceLedger(ledger, cap=400).spent("GP") == 400
+
+
+def test_one_cap_over_every_metric(tmp_path):
+    """A reworded spec (T = "1.0": another metric sha256, the same metric) draws on the
+    same cap: the device's budget is one budget, whatever the metric's text."""
+    reworded = tmp_path / "linear.toml"
+    reworded.write_text((ROOT / "specs/linear.toml").read_text().replace('T = "1"', 'T = "1.0"'))
+    device = DeviceLedger(tmp_path / "l.jsonl", cap=1.0)
+    t = numpy.linspace(0, 1, 30)
+    assert privatize_on_device(device, "specs/linear.toml", t, t, epsilon=0.6)[1]
+    with pytest.raises(CapExceededError, match=r"spent to 0\.6 .*; this release costs 0\.6$"):
+        privatize_on_device(device, reworded, t, t + 1, epsilon=0.6)
+    assert privatize_on_device(device, reworded, t, t + 1, epsilon=0.4)[1]
+    first, second = read(device.path)
+    assert first["metric"]["sha256"] != second["metric"]["sha256"]
+    assert device.spent("GP") == Fraction(0.6) + Fraction(0.4)
 
 
 def test_two_releases_at_once_never_both_pass_the_cap(tmp_path):
@@ -243,7 +285,7 @@ def test_two_releases_at_once_never_both_pass_the_cap(tmp_path):
                                           sensitivity=1.0)]
         barrier.wait()
         try:
-            device.release(key, "DP", metric, Fraction(0.75), draw)
+            device.release(key, "DP", Fraction(0.75), draw)
             results.put("charged")
         except CapExceededError:
             results.put("refused")
@@ -261,7 +303,7 @@ def test_a_binary_release_by_a_shipped_specs_name_is_memoized(cli, tmp_path):
     stored bytes and is charged once (the name once failed to give a metric, and the
     binary release to be stored: charged each time, nothing written)."""
     data, ledger = curves_csv(tmp_path / "c.csv"), tmp_path / "l.jsonl"
-    common = ("privatize", "linear", data, "--epsilon", "0.4", "--ledger", ledger, "--cap", "1",
+    common = ("privatize", "linear", data, "--epsilon", "0.4", "--ledger", ledger, "--cap", "2",
               "-q")
     assert cli(*common, "-o", tmp_path / "a.npz")[0] == 0
     assert cli(*common, "-o", tmp_path / "b.npz")[0] == 0

@@ -243,10 +243,11 @@ def ledger_rows(page):
 
 def test_the_ledger_totals_refuses_over_the_cap_and_memoizes(page, tmp_path):
     """This browser's ledger (localStorage): two releases of epsilon show a total of exactly
-    2 epsilon for today; a third over the cap is refused with the cap and the spend named,
-    before any noise (no crypto.getRandomValues call: the release id is drawn with the
-    noise), no new release; with a cap, the same curves again are the stored release,
-    charged nothing; no request leaves the page."""
+    2 epsilon for today; a third over the cap is refused with the cap and the spend named
+    (each of the two curves counted: 4 epsilon spent, 2 epsilon asked), before any noise
+    (no crypto.getRandomValues call: the release id is drawn with the noise), no new
+    release; within a cap, the same curves again are the stored release, charged nothing;
+    no request leaves the page."""
     from gpcompiler.compiler.build import load
     path = tmp_path / "two.csv"
     path.write_text(CURVES)
@@ -273,13 +274,13 @@ def test_the_ledger_totals_refuses_over_the_cap_and_memoizes(page, tmp_path):
     page.wait("document.body.dataset.failed")
     refusal = page.js("document.getElementById('status').textContent")
     assert refusal.startswith("localStorage gpcompiler-ledger/1: refused before any noise: the "
-                              f"GP cap 0.7 per UTC day ({today}) is spent to 0.6 (exactly "
-                              f"{2 * Fraction(0.3)}) over metric L2; this release costs 0.3")
+                              f"GP cap 0.7 per UTC day ({today}) is spent to 1.2 (exactly "
+                              f"{4 * Fraction(0.3)}); this release costs 0.6")
     assert (page.js("globalThis.draws"), page.js("document.body.dataset.released")) == (draws, done)
     assert page.js("document.getElementById('release').textContent") == first
     assert len(ledger_rows(page)) == 1 and ledger_rows(page)[0][3] == str(2 * Fraction(0.3))
     page.js("delete document.body.dataset.failed;"
-            "document.getElementById('cap').value = '1'")
+            "document.getElementById('cap').value = '2.5'")
     assert page.privatize("linear", "epsilon", 0.3, source="file", file=path) == first
     assert page.privatize("linear", "epsilon", 0.3, source="file", file=path) == first
     assert page.js("document.getElementById('status').textContent").startswith(

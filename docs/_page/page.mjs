@@ -167,8 +167,9 @@ export function release(module, curves, budget, value, source) {
 
 /** A release under this browser's ledger (docs/reference/ledger.md, "Releases over days"):
  * with a cap, the same curves, spec, budget, grid and randomness return the stored
- * coefficients, charged nothing; else the cap is checked before any noise is drawn, then
- * the release is drawn and charged (one record: count curves at the budget). */
+ * coefficients, charged nothing (after the cap check: with the cap spent they are refused
+ * too); else the release is drawn and charged (one record: count curves at the budget, the
+ * cap counting each). */
 export function releaseOnLedger(ledger, module, curves, budget, value, points, source, keyed) {
   const model = budget === "epsilon" ? "GP" : "CGP";
   const memo = module.ledgerKey({
@@ -177,14 +178,13 @@ export function releaseOnLedger(ledger, module, curves, budget, value, points, s
     names: curves.names, ids: curves.ids,
     data: curves.ids.map((_, i) => module.curveDigest(curves.times[i], curves.values[i])),
   });
-  const metric = { name: module.METRIC, sha256: module.METRIC_SHA256 };
-  return ledger.release(memo, model, metric, value, () => {
+  return ledger.release(memo, model, value, () => {
     const coefficients = release(module, curves, budget, value, source);
     const facts = module.releaseFacts(budget, value, 0);
     return { release: coefficients.map((c) => Array.from(c)),
              lines: [module.ledgerRecord(budget, value, facts.bound, curves.ids.length,
                                          `privatize ${module.NAME} --method project (page)`)] };
-  });
+  }, curves.ids.length);
 }
 
 /** The released coefficients and their functions on the grid. */

@@ -107,7 +107,7 @@ static void repr_double(double x, char out[REPR_SIZE])
 /* ---- end of runtime/c/gp_repr.c */
 
 /* ---- runtime/c/gp_device.c from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 ed86c3be25a81c990adf5b8b8d8f501348339a1478fef34dee3745f30a20d26f */
+ * ---- sha256 c346043f9d19f884013ce75273a8497c914e30d7959834910a0b70afdc99fecf */
 /* gpcompiler's device ledger in C: gpcompiler/accounting/device.py's DeviceLedger on the same
  * files (docs/reference/ledger.md, "Longitudinal model"; docs/reference/c.md, "The device
  * ledger"). Inlined verbatim into every NAME_device.c after gp_repr.c, which calls it with its
@@ -115,10 +115,11 @@ static void repr_double(double x, char out[REPR_SIZE])
  * open, read, write, fsync, rename and mkdir, and flock(2), the lock Python's fcntl.flock
  * takes, so Python and C processes share one ledger; it allocates the ledger's text.
  *
- * A release under the lock of the ledger file: the stored release of the same spec, budget,
- * bound and curve (a memoized re-release: nothing charged, nothing drawn); else the cap check
- * on the epoch's exact spend, before any noise; then the draw, one append of its record and
- * the store of its values, path.releases/KEY.json, written as Python writes it.
+ * A release under the lock of the ledger file: the cap check on the epoch's exact spend (every
+ * record of the epoch, whatever its metric, each curve of a batch counted), before any noise;
+ * then the stored release of the same spec, budget, bound and curve (a memoized re-release:
+ * nothing charged, nothing drawn); else the draw, one append of its record and the store of
+ * its values, path.releases/KEY.json (0600, in a folder 0700), written as Python writes it.
  *
  * Exact spend. A record's cost is a float's exact value p/2^k (the costs every target
  * writes); the sums are integers N standing for N / 2^GP_DY_SCALE, on GP_DY_LIMBS 32-bit
@@ -589,7 +590,7 @@ static int gp_json_is(const char *p, const char *text)
 
 /* What NAME_device.c tells the ledger about its module. */
 typedef struct gp_device_module {
-    const char *metric, *metric_sha256, *spec_sha256;
+    const char *spec_sha256;
     const char *parameters;   /* {name: repr(default)} as canonical JSON (records.sha256_json) */
     size_t coef_dim, value_dim, columns;  /* columns: the inner lists of the stored release */
     int (*ledger_record)(int budget, double value, double bound, unsigned long count,
@@ -703,27 +704,40 @@ static int gp_stored(gp_device_call *c, const char *store)
     return 1;
 }
 
-/* Adds to spent the cost of a record (line) that counts against the cap: its metric is the
- * module's, its model counts in the release's (GP and CGP steps both count; a GP step in a CGP
- * ledger costs eps^2/2) and its epoch is now's. 0, or a status (said). */
+/* A record's count: its curves, 1 to 999999999 (a JSON integer); 0 if it is none of them. */
+static uint32_t gp_json_count(const char *p)
+{
+    size_t n = p ? strspn(p, "0123456789") : 0;
+    uint32_t count = 0;
+    if (n == 0 || n > 9 || *p == '0')
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        count = 10 * count + (uint32_t)(p[i] - '0');
+    return count;
+}
+
+/* Adds to spent the cost of a record (line) that counts against the cap, times its count
+ * (every curve of a batch is the wearer's): whatever its metric (a device's budget is one
+ * budget), its model counts in the release's (GP and CGP steps both count; a GP step in a
+ * CGP ledger costs eps^2/2) and its epoch is now's. 0, or a status (said). */
 static int gp_count(gp_device_call *c, const char *line, size_t number, gp_dy *spent)
 {
     static const char *const models[] = {"GP", "CGP", "DP", "zCDP"};
     const char *format = gp_json_member(line, "format"), *model = gp_json_member(line, "model");
-    const char *metric = gp_json_member(line, "metric"), *time, *cost;
+    const char *time, *cost;
     size_t time_length, cost_length;
+    uint32_t count = gp_json_count(gp_json_member(line, "count"));
     int64_t when;
     int known = 0, cgp = c->budget == GP_RHO;
     for (int i = 0; i < 4; i++)
         known |= model && gp_json_is(model, models[i]);
-    if (!gp_json_is(format, "gpcompiler-ledger/1") || !known || !metric
+    if (!gp_json_is(format, "gpcompiler-ledger/1") || !known || !count
         || !gp_json_text(gp_json_member(line, "time"), &time, &time_length)
         || !gp_parse_time(time, time_length, &when)
         || !gp_json_text(gp_json_member(line, "cost"), &cost, &cost_length))
         return gp_said(c, GP_ELEDGER, "%s, line %zu: not a gpcompiler-ledger/1 record that the C "
                        "device ledger reads", c->ledger->path, number);
-    if (!gp_json_is(gp_json_member(metric, "sha256"), c->module->metric_sha256)
-        || !(gp_json_is(model, "GP") || gp_json_is(model, "CGP"))
+    if (!(gp_json_is(model, "GP") || gp_json_is(model, "CGP"))
         || gp_epoch_of(when, c->ledger->epoch) != gp_epoch_of(c->ledger->now, c->ledger->epoch))
         return GP_OK;
     if (!cgp && gp_json_is(model, "CGP"))
@@ -731,15 +745,14 @@ static int gp_count(gp_device_call *c, const char *line, size_t number, gp_dy *s
                        c->ledger->path);
     gp_dy item;
     if (!gp_dy_cost(cost, cost_length, cgp && gp_json_is(model, "GP"), &item)
-        || gp_dy_add(spent, spent, &item))
+        || gp_dy_mul_small(&item, count, 0) || gp_dy_add(spent, spent, &item))
         return gp_said(c, GP_ELEDGER, "%s, line %zu: the cost %.*s is not a float's exact value "
                        "(p/2^k), which the C device ledger sums exactly", c->ledger->path,
                        number, (int)(cost_length < 400 ? cost_length : 400), cost);
     return GP_OK;
 }
 
-/* The epoch's exact spend over the module's metric in the release's model (device.py,
- * spent): the ledger's text read whole; a torn last line is refused, as records.read does. */
+/* The epoch's exact spend in the release's model, over every metric (device.py, spent): the ledger's text read whole; a torn last line is refused, as records.read does. */
 static int gp_spent(gp_device_call *c, int fd, gp_dy *spent)
 {
     char *text = gp_read_all(fd);
@@ -777,10 +790,10 @@ static int gp_check_cap(gp_device_call *c, const gp_dy *spent)
     gp_dy_fraction(spent, exact);
     gp_epoch_name(gp_epoch_of(c->ledger->now, c->ledger->epoch), c->ledger->epoch, epoch);
     return gp_said(c, GP_ECAP, "%s: refused before any noise: the %s cap %g per UTC %s (%s) is "
-                   "spent to %.6g (exactly %s) over metric %s; this release costs %.6g",
+                   "spent to %.6g (exactly %s); this release costs %.6g",
                    c->ledger->path, c->budget == GP_EPSILON ? "GP" : "CGP", c->ledger->cap,
                    c->ledger->epoch == GP_DAY ? "day" : "week", epoch, gp_dy_double(spent),
-                   exact, c->module->metric, c->value);
+                   exact, c->value);
 }
 
 /* The stored release as device.py writes it (json.dumps: ", " and ": ", floats as repr),
@@ -790,12 +803,19 @@ static int gp_store(gp_device_call *c, const char *store, const double *released
     char temporary[GP_STORE_PATH], number[REPR_SIZE];
     size_t columns = c->module->columns;
     snprintf(temporary, sizeof temporary, "%s.releases", c->ledger->path);
-    if (mkdir(temporary, 0777) && errno != EEXIST)
+    if (mkdir(temporary, 0700) && errno != EEXIST)   /* as private as the ledger */
         return gp_said(c, GP_ELEDGER, "%s: %s", temporary, strerror(errno));
-    FILE *file = snprintf(temporary, sizeof temporary, "%s.tmp", store) < GP_STORE_PATH
-                 ? fopen(temporary, "w") : NULL;
-    if (!file)
-        return gp_said(c, GP_ELEDGER, "%s: %s", store, strerror(errno));
+    int fd = -1;
+    if (snprintf(temporary, sizeof temporary, "%s.tmp", store) < GP_STORE_PATH
+        && (unlink(temporary) == 0 || errno == ENOENT))   /* a crash's leftover keeps its mode */
+        fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    FILE *file = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!file) {
+        int error = errno;
+        if (fd >= 0)
+            close(fd);
+        return gp_said(c, GP_ELEDGER, "%s: %s", store, strerror(error));
+    }
     fprintf(file, "{\"key\": \"%s\", \"release_id\": \"%s\", \"time\": \"%s\", \"release\": [",
             c->key, c->release_id, c->time);
     for (size_t i = 0; i < c->module->coef_dim; i++) {
@@ -815,7 +835,8 @@ static int gp_store(gp_device_call *c, const char *store, const double *released
     return GP_OK;
 }
 
-/* Under the lock of fd: the stored release, else the cap check, the draw, the append and the
+/* Under the lock of fd: the cap check (whether or not the curve is stored: a refusal depends
+ * on the public spend only), then the stored release, else the draw, the append and the
  * store (device.py, DeviceLedger.release and commit: charged first, so a crash between the
  * append and the store over-charges, never under-charges). */
 static int gp_locked_release(gp_device_call *c, int fd, int *charged)
@@ -823,13 +844,13 @@ static int gp_locked_release(gp_device_call *c, int fd, int *charged)
     char store[GP_STORE_PATH];
     gp_dy spent;
     snprintf(store, sizeof store, "%s.releases/%s.json", c->ledger->path, c->key);
-    int found = gp_stored(c, store), status;
-    if (found) {
+    int status, found;
+    if ((status = gp_spent(c, fd, &spent)) != GP_OK || (status = gp_check_cap(c, &spent)) != GP_OK)
+        return status;
+    if ((found = gp_stored(c, store)) != 0) {
         *charged = 0;
         return found > 0 ? GP_OK : GP_ELEDGER;
     }
-    if ((status = gp_spent(c, fd, &spent)) != GP_OK || (status = gp_check_cap(c, &spent)) != GP_OK)
-        return status;
     double *released = malloc(c->module->coef_dim * sizeof *released);
     if (!released)
         return gp_said(c, GP_ENOMEM, "%s", c->module->status_message(GP_ENOMEM));
@@ -878,7 +899,6 @@ static int gp_device_release(gp_device_call *c, int *charged)
 /* The module as the ledger names it: the memo key's parameters {name: repr(default)} are
  * none. */
 static const gp_device_module MODULE = {
-    .metric = legendre10_METRIC, .metric_sha256 = legendre10_METRIC_SHA256,
     .spec_sha256 = legendre10_SPEC_SHA256,
     .parameters = "{}",
     .coef_dim = legendre10_COEF_DIM, .value_dim = legendre10_VALUE_DIM, .columns = 0,

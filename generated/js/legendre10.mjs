@@ -658,7 +658,7 @@ export function statusMessage(status) {
  * runtime first (the module's bindings below need its class defined). */
 
 /* ---- runtime/js/gp_ledger.mjs from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 089f418e318b4aba1be2761d91a8fddbac0119b12a1ff92e1dd672a9ec9b1ab7 */
+ * ---- sha256 901eb51eae0c5821575270d5d0d5824cccdae1c100b0329db4aa798b36b6e816 */
 /* gpcompiler's JavaScript ledger (docs/reference/ledger.md): the records of format
  * gpcompiler-ledger/1 as the Python target writes them (records.py), read back and composed
  * exactly (BigInt rationals), and a budget across days on the device (device.py): a cap per
@@ -925,42 +925,49 @@ class GpDeviceLedger {
         return gpLedgerRead(this.storage.read(), this.storage.name);
     }
 
-    /* The exact spend of this epoch in model over metric (a sha256), as [p, q]. */
-    spent(model, metric) {
+    /* The exact spend of this epoch in model, whatever the metric (a device's budget is one
+     * budget), as [p, q]: each record's cost times its count (every curve of a batch is
+     * the wearer's). */
+    spent(model) {
         const now = gpEpoch(this.clock(), this.epoch);
         const counted = model === "GP" || model === "CGP" ? ["GP", "CGP"] : [model];
-        const mine = this.records().filter((item) => item.metric.sha256 === metric
-            && counted.includes(item.model) && gpEpoch(gpWhen(item), this.epoch) === now);
-        return counted.length === 2 ? gpInModel(mine, model)
-            : mine.reduce((total, item) => gpRatioAdd(total, gpRationalParse(item.cost)), [0n, 1n]);
+        return this.records().filter((item) => counted.includes(item.model)
+            && gpEpoch(gpWhen(item), this.epoch) === now).reduce((total, item) => {
+            const [p, q] = counted.length === 2 ? gpInModel([item], model)
+                : gpRationalParse(item.cost);
+            return gpRatioAdd(total, gpRatio(p * BigInt(item.count), q));
+        }, [0n, 1n]);
     }
 
-    /* Refuse (GP_ECAP, the message naming the cap and the spend) a release of cost (a
-     * float, or an exact [p, q]) that would take this epoch's spend above the cap; a
-     * function of public values only (docs/threat-model.md, "Releases over days"). */
-    check(model, metric, cost) {
+    /* Refuse (GP_ECAP, the message naming the cap and the spend) a release of count curves
+     * of cost each (a float, or an exact [p, q]) that would take this epoch's spend above
+     * the cap; a function of public values only (docs/threat-model.md, "Releases over
+     * days"). */
+    check(model, cost, count = 1) {
         if (this.cap === null)
             return;
-        cost = typeof cost === "number" ? gpRationalOf(cost) : cost;
-        const spent = this.spent(model, metric.sha256);
-        if (gpRatioCompare(gpRatioAdd(spent, cost), gpRationalOf(this.cap)) > 0)
+        const [p, q] = typeof cost === "number" ? gpRationalOf(cost) : cost;
+        const total = gpRatio(p * BigInt(count), q), spent = this.spent(model);
+        if (gpRatioCompare(gpRatioAdd(spent, total), gpRationalOf(this.cap)) > 0)
             throw new GpError("GP_ECAP", `${this.storage.name}: refused before any noise: the `
                 + `${model} cap ${gpFormatG(this.cap)} per UTC ${this.epoch} `
                 + `(${gpEpoch(this.clock(), this.epoch)}) is spent to `
-                + `${gpFormatG(gpRatioNumber(spent))} (exactly ${gpRatioText(spent)}) over metric `
-                + `${metric.name}; this release costs ${gpFormatG(gpRatioNumber(cost))}`);
+                + `${gpFormatG(gpRatioNumber(spent))} (exactly ${gpRatioText(spent)}); `
+                + `this release costs ${gpFormatG(gpRatioNumber(total))}`);
     }
 
-    /* {release, charged}: the stored release of key charging nothing (with a cap), else
-     * draw() -> {release, lines} after the cap check; the lines are charged (one append),
-     * then the release is stored: a failure between them over-charges, never under-charges. */
-    release(key, model, metric, cost, draw) {
+    /* {release, charged}: after the cap check on count curves of cost each (whether or not
+     * key is stored: a refusal depends on the public spend only), the stored release of key
+     * charging nothing (with a cap), else draw() -> {release, lines}; the lines are charged
+     * (one append), then the release is stored: a failure between them over-charges, never
+     * under-charges. */
+    release(key, model, cost, draw, count = 1) {
+        this.check(model, cost, count);
         if (this.cap !== null) {
             const stored = this.storage.get(key);
             if (stored !== null)
                 return { release: stored.release, charged: false };
         }
-        this.check(model, metric, cost);
         const { release, lines } = draw();
         this.storage.append(lines.join(""));
         if (this.cap !== null) {
@@ -1026,7 +1033,7 @@ async function gpFileStorage(path) {
             }
         },
         put(key, value) {
-            fs.mkdirSync(store, { recursive: true });
+            fs.mkdirSync(store, { recursive: true, mode: 0o700 });
             const file = join(store, `${key}.json`), temporary = `${file}.${gpReleaseId()}.tmp`;
             fs.writeFileSync(temporary, `${gpJson(value)}\n`, { mode: 0o600 });
             fs.renameSync(temporary, file);
@@ -1123,7 +1130,7 @@ export function privatizeOnDevice(ledger, t, y, budget, value, bound = 0, source
                                bound: bound ? gpRepr(bound) : "None",
                                parameters: PARAMETER_REPRS, curve: curveDigest(t, y) });
     const { release, charged } = ledger.release(
-        key, model, { name: METRIC, sha256: METRIC_SHA256 }, gpRationalOf(value), () => ({
+        key, model, gpRationalOf(value), () => ({
             release: Array.from(projectAndPrivatize(t, y, budget, value, bound, source)),
             lines: [ledgerRecord(budget, value, bound, 1, `device: ${NAME}`, gpReleaseId(),
                                  ledger.clock())],

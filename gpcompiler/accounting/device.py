@@ -31,6 +31,22 @@ def digest(*arrays):
     return hasher.hexdigest()
 
 
+def _write_private(path, text):
+    """``text`` to ``path`` through path.tmp renamed over it, as private as the ledger:
+    the folder 0700, the file 0600 (it holds the sha256 of the wearer's data)."""
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(os.path.dirname(path), 0o700)
+    temporary = f"{path}.tmp"
+    with contextlib.suppress(FileNotFoundError):   # a crash's leftover keeps its mode
+        os.unlink(temporary)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+
+
 class DeviceLedger:
     """A ledger file ``path`` with ``cap`` per ``epoch`` ("day" or "week", UTC) in the
     model of each release, and its store of released values ``path``.releases/ (the only
@@ -68,51 +84,53 @@ class DeviceLedger:
             stored["release"] = base64.b64decode(stored.pop("release_base64"))
         return stored
 
-    def spent(self, model, metric):
-        """The exact spend of this epoch in ``model`` over ``metric`` (a sha256)."""
+    def spent(self, model):
+        """The exact spend of this epoch in ``model``, whatever the metric (a device's budget
+        is one budget): each record's cost times its ``count`` (every curve of a batch is
+        the wearer's)."""
         now = records.epoch(self.clock(), self.epoch)
         counted = ("GP", "CGP") if model in ("GP", "CGP") else (model,)
-        mine = [item for item in records.read(self.path) if item["metric"]["sha256"] == metric
-                and item["model"] in counted
+        mine = [item for item in records.read(self.path) if item["model"] in counted
                 and records.epoch(records.when(item), self.epoch) == now]
         if model in ("GP", "CGP"):
-            return records.in_model(mine, model)
-        return sum(map(records.cost, mine), Fraction(0))
+            return sum((records.in_model([item], model) * item["count"] for item in mine),
+                       Fraction(0))
+        return sum((records.cost(item) * item["count"] for item in mine), Fraction(0))
 
-    def check(self, model, metric, cost):
-        """Refuse (one line: the cap and the spend) a release of ``cost`` that would take
-        this epoch's spend above the cap; a function of public values only."""
+    def check(self, model, cost):
+        """Refuse (one line: the cap and the spend) a release of ``cost`` (its curves'
+        total) that would take this epoch's spend above the cap; a function of public
+        values only."""
         if self.cap is None:
             return
-        spent = self.spent(model, metric["sha256"])
+        spent = self.spent(model)
         if spent + Fraction(cost) > Fraction(self.cap):
             raise CapExceededError(
                 f"{self.path}: refused before any noise: the {model} cap {self.cap:g} per UTC "
                 f"{self.epoch} ({records.epoch(self.clock(), self.epoch)}) is spent to "
-                f"{float(spent):.6g} (exactly {spent}) over metric {metric['name']}; this "
-                f"release costs {float(cost):.6g}")
+                f"{float(spent):.6g} (exactly {spent}); this release costs {float(cost):.6g}")
 
     def commit(self, lines, key, release):
         """Charge ``lines`` (one append), then store ``release`` under ``key`` (with a cap:
         charged first, so a crash between them over-charges, never under-charges)."""
         records.append(self.path, lines)
         if self.cap is not None:
-            from ..io.curves import write_text_atomically
             kept = ({"release_base64": base64.b64encode(release).decode()}
                     if isinstance(release, bytes) else {"release": release})
-            write_text_atomically(self._store(key), json.dumps(
+            _write_private(self._store(key), json.dumps(
                 {"key": key, "release_id": lines[0]["release_id"], "time": lines[0]["time"],
                  **kept}) + "\n")
 
-    def release(self, key, model, metric, cost, draw):
-        """(release, charged): the stored release of ``key`` charging nothing, else
-        ``draw()`` -> (release, records) after the cap check, charged and stored."""
+    def release(self, key, model, cost, draw):
+        """(release, charged): after the cap check (whether or not ``key`` is stored: a
+        refusal depends on the public spend only), the stored release of ``key`` charging
+        nothing, else ``draw()`` -> (release, records), charged and stored."""
         with self.locked():
+            self.check(model, cost)
             if self.cap is not None:
                 stored = self.stored(key)
                 if stored is not None:
                     return stored["release"], False
-            self.check(model, metric, cost)
             release, lines = draw()
             self.commit(lines, key, release)
             return release, True
@@ -147,5 +165,5 @@ def privatize_on_device(ledger, spec, t, y, *, epsilon=None, rho=None, bound=Non
             lattice=facts["lattice"], bound=facts["bound"], slack=facts["slack"],
             time=ledger.clock())
         return coefficients.tolist(), [line]
-    released, charged = ledger.release(key, model, metric, Fraction(budget), draw)
+    released, charged = ledger.release(key, model, Fraction(budget), draw)
     return numpy.asarray(released, dtype=float), charged

@@ -183,8 +183,7 @@ def _stored(args, data):
     --cap, a release of the same data and options written again as stored (True)."""
     from fractions import Fraction
     from ..accounting.device import digest
-    from ..accounting.records import replace_one_identity
-    stored = before_noise(args, "DP", replace_one_identity(), Fraction(args.epsilon), lambda: {
+    stored = before_noise(args, "DP", Fraction(args.epsilon), lambda: {
         "command": "cdf", "options": options_identity(args),
         "data": [digest(numpy.asarray(column)) for column in data]})
     if stored is not None:

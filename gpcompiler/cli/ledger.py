@@ -12,9 +12,10 @@ def ledger_options(parser, positive):
     parser.add_argument("--cap", type=positive, metavar="X",
                         help="with --ledger: refuse, before any noise, a release that would "
                              "take this UTC epoch's spend in its model (epsilon, rho or DP "
-                             "epsilon) over X; the same data, spec, budget and options return "
-                             "the stored release (FILE.releases/) and charge nothing "
-                             "(default: no cap, no store)")
+                             "epsilon; every record of FILE, whatever its metric, each curve "
+                             "of a batch counted) over X; else the same data, spec, budget "
+                             "and options return the stored release (FILE.releases/) and "
+                             "charge nothing (default: no cap, no store)")
     parser.add_argument("--epoch", choices=("day", "week"), default="day",
                         help="with --cap: the UTC epoch the cap renews over (ISO weeks from "
                              "Monday)")
@@ -39,14 +40,16 @@ def _device(args):
     return DeviceLedger(args.ledger, cap=args.cap, epoch=args.epoch)
 
 
-def before_noise(args, model, metric, cost, identity):
+def before_noise(args, model, cost, identity):
     """With --ledger: lock the ledger for the command (released when it ends), then with
-    --cap the stored release of ``identity()`` (the same data and options), else None
-    after the cap check (a refusal is one line, nothing written)."""
+    --cap the cap check on ``cost`` (the release's total: a refusal is one line, nothing
+    written, whether or not the data was released before), then the stored release of
+    ``identity()`` (the same data and options), else None."""
     if args.ledger is None:
         return None
     device = _device(args)
     args.scheduler_stack.enter_context(device.locked())
+    _check_cap(args, device, model, cost)
     from ..accounting.records import sha256_json
     args.ledger_key = None if args.cap is None else sha256_json(identity())
     stored = None if args.cap is None else device.stored(args.ledger_key)
@@ -55,12 +58,17 @@ def before_noise(args, model, metric, cost, identity):
                   f"{stored['time']} (release {stored['release_id']}): that release again, "
                   "charged nothing")
         return stored["release"]
+    return None
+
+
+def _check_cap(args, device, model, cost):
+    """device.check, a refusal by the budgets' binary values alone saying so."""
     from fractions import Fraction
     from ..accounting.device import CapExceededError
     try:
-        device.check(model, metric, cost)
+        device.check(model, cost)
     except CapExceededError as error:
-        over = device.spent(model, metric["sha256"]) + Fraction(cost) - Fraction(args.cap)
+        over = device.spent(model) + Fraction(cost) - Fraction(args.cap)
         if over <= Fraction(args.cap) * Fraction(1, 2 ** 40):  # budgets' binary values
             raise CapExceededError(
                 f"{error} (over by {float(over):.3g}: budgets are spent at their float64 "
@@ -68,7 +76,6 @@ def before_noise(args, model, metric, cost, identity):
                 f"such as {args.cap * (1 + 1e-9)!r}, admits them: docs/reference/ledger.md)"
             ) from None
         raise
-    return None
 
 
 def charge(args, lines, text):

@@ -455,10 +455,11 @@ def cmd_privatize(args):
 
 
 def _stored(args, module, params, names, digests):
-    """With --ledger: the cap check before any noise; with --cap, a release of the same
-    data (its curves' names and sha256 ``digests()``) and options written again as stored
-    (True), charging nothing."""
-    stored = before_noise(args, *curve_cost(args, module, params), lambda: {
+    """With --ledger: the cap check before any noise, each curve charged (all the
+    wearer's on a device); with --cap, a release of the same data (its curves' names and
+    sha256 ``digests()``) and options written again as stored (True), charging nothing."""
+    model, _, cost = curve_cost(args, module, params)
+    stored = before_noise(args, model, cost * len(names), lambda: {
         "spec_sha256": module.SPEC_SHA256, "options": options_identity(args),
         "names": repr(list(names)), "data": digests()})
     if stored is not None:

@@ -3,7 +3,7 @@
 // tests/test_ledger.py test_thirty_days_on_the_device), in a file and in a localStorage.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -47,10 +47,14 @@ function thirtyDays(storage) {
             assert.ok(linear.privatizeOnDevice(device, t, y, "epsilon", 0.3, 0, source()).charged);
         const before = draws;
         const refusal = new RegExp("the GP cap 1 per UTC day \\(2026-\\d\\d-\\d\\d\\) is spent "
-            + "to 0\\.9 \\(exactly 16212958658533785/18014398509481984\\) over metric L2; "
+            + "to 0\\.9 \\(exactly 16212958658533785/18014398509481984\\); "
             + "this release costs 0\\.3$");
+        let message;
         assert.throws(() => linear.privatizeOnDevice(device, t, curves[3], "epsilon", 0.3, 0, source()),
-            (error) => error.status === "GP_ECAP" && refusal.test(error.message));
+            (error) => error.status === "GP_ECAP" && refusal.test(message = error.message));
+        // the cap before the memo: the stored curve is refused too, in the same words
+        assert.throws(() => linear.privatizeOnDevice(device, t, curves[0], "epsilon", 0.3, 0, source()),
+            (error) => error.status === "GP_ECAP" && error.message === message);
         assert.equal(draws, before, "no noise drawn for a refused release");
         refused++;
     }
@@ -65,10 +69,10 @@ function thirtyDays(storage) {
                      [["2026-W09", 3], ["2026-W10", 21], ["2026-W11", 21], ["2026-W12", 21],
                       ["2026-W13", 21], ["2026-W14", 3]]);
     const weekly = new linear.DeviceLedger(storage, { cap: 6.3, epoch: "week", clock: () => now[0] });
-    assert.deepEqual(weekly.spent("GP", linear.METRIC_SHA256), [3n * POINT_THREE[0], POINT_THREE[1]]);
+    assert.deepEqual(weekly.spent("GP"), [3n * POINT_THREE[0], POINT_THREE[1]]);
     const cgp = new linear.DeviceLedger(storage, { cap: 2.7, clock: () => now[0] });
     const [p, q] = POINT_THREE;  // each GP release of epsilon costs epsilon^2/2 in a CGP cap
-    assert.deepEqual(cgp.spent("CGP", linear.METRIC_SHA256), [3n * p * p, 2n * q * q]);
+    assert.deepEqual(cgp.spent("CGP"), [3n * p * p, 2n * q * q]);
     return device;
 }
 
@@ -78,6 +82,9 @@ test("30 days in a file: every day's exact spend is 3 x 0.3, one stored release 
     thirtyDays(await linear.fileStorage(path));
     assert.deepEqual(readdirSync(directory).sort(), ["watch.jsonl", "watch.jsonl.releases"]);
     assert.equal(readdirSync(`${path}.releases`).length, 90);
+    assert.equal(statSync(`${path}.releases`).mode & 0o777, 0o700);
+    assert.deepEqual(new Set(readdirSync(`${path}.releases`).map(
+        (name) => statSync(join(`${path}.releases`, name)).mode & 0o777)), new Set([0o600]));
     assert.ok(!readFileSync(path, "utf8").includes("release\""));
 });
 
@@ -93,6 +100,26 @@ test("30 days in a localStorage; a torn or foreign ledger is refused in one mess
     assert.throws(() => device.records(), { status: "GP_ELEDGER", message: /the last line is torn/ });
     items.set("watch:records", `${text}{"format":"gpcompiler-ledger/0"}\n`);
     assert.throws(() => device.records(), { message: /line 91: not a gpcompiler-ledger\/1 record/ });
+});
+
+test("one cap: records of every metric, each curve of a batch", () => {
+    const items = new Map();
+    const storage = linear.browserStorage("batch", {
+        getItem: (k) => (items.has(k) ? items.get(k) : null), setItem: (k, v) => items.set(k, String(v)) });
+    const device = new linear.DeviceLedger(storage, { cap: 1.0, clock: () => new Date(START) });
+    const line = linear.ledgerRecord("epsilon", 0.25, 0, 2, "x", "0".repeat(32), new Date(START));
+    const reworded = JSON.parse(line);    // another spec's metric text: another sha256
+    reworded.metric = { name: "L2", sha256: "f".repeat(64) };
+    storage.append(line + `${JSON.stringify(reworded)}\n`);
+    assert.deepEqual(device.spent("GP"), [1n, 1n]);            // 2 x 0.25 twice
+    const draw = () => assert.fail("noise drawn");
+    assert.throws(() => device.release("k", "GP", 1.0, draw, 400), (error) => error.status === "GP_ECAP"
+        && error.message.endsWith("is spent to 1 (exactly 1); this release costs 400"));
+    const fresh = new linear.DeviceLedger(storage, { cap: 400, clock: () => new Date(START + DAY) });
+    const batch = linear.ledgerRecord("epsilon", 1.0, 0, 400, "x", "0".repeat(32), new Date(START + DAY));
+    assert.ok(fresh.release("k", "GP", 1.0, () => ({ release: [0], lines: [batch] }), 400).charged);
+    assert.deepEqual(fresh.spent("GP"), [400n, 1n]);
+    assert.throws(() => fresh.release("k2", "GP", 1e-9, draw), { status: "GP_ECAP" });
 });
 
 test("ledgerRecord and DeviceLedger refuse what C refuses", () => {
@@ -114,5 +141,5 @@ test("ledgerRecord and DeviceLedger refuse what C refuses", () => {
     const path = join(mkdtempSync(join(tmpdir(), "gp-ledger-")), "torn.jsonl");
     writeFileSync(path, line.slice(0, -1));
     return linear.fileStorage(path).then((storage) => assert.throws(
-        () => new linear.DeviceLedger(storage).spent("GP", linear.METRIC_SHA256), /torn/));
+        () => new linear.DeviceLedger(storage).spent("GP"), /torn/));
 });
