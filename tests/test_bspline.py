@@ -282,7 +282,8 @@ def cubic(tmp_path_factory):
 def test_privfuncselect_residual_is_exact_between_knots(cubic):
     """PrivFuncSelect integrates ||q - P q||^2 on the pieces between the knots: it equals
     ||q||^2 - b^T G^-1 b (Fractions) to 1e-12 of ||q||^2 (float rounding; cells across the
-    double knot 5/2 missed it by about 2e-8), and a release comes out."""
+    double knot 5/2 missed it by about 2e-8). PrivFuncSelect itself refuses the spec: its
+    first orthonormal functions live on the first pieces only."""
     from gpcompiler.adaptive.curve import make_curve
     from gpcompiler.adaptive.select import priv_func_select, residual_squared
     compiled, module = cubic
@@ -298,8 +299,20 @@ def test_privfuncselect_residual_is_exact_between_knots(cubic):
     exact = sympy.Rational(norm.numerator, norm.denominator) - (
         b.T * compiled.analysis.gram.to_sympy().LUsolve(b))[0]
     assert abs(residual_squared(module, curve, c[:, None], {}) - float(exact)) <= 1e-12 * float(norm)
-    release = priv_func_select(t, y, module, epsilon=1.0, rng=3)
-    assert numpy.isfinite(release.evaluate(numpy.linspace(0, 6, 7))).all()
+    with pytest.raises(ValueError, match="cover only the start of the domain"):
+        priv_func_select(t, y, module, epsilon=1.0, rng=3)
+
+
+def test_method_select_on_a_spline_is_one_line_before_the_data(cli, tmp_path):
+    """`privatize SPLINE --method select`: one line, exit 2, before the (missing) data file
+    is read; --method project on the same spec is not refused that way."""
+    path = _write(tmp_path, "flat_day", 4, '[6, 12, 18]', interval="[0, 24]")
+    status, out, err = cli("privatize", path, tmp_path / "absent.csv", "--method", "select",
+                           "--epsilon", "1")
+    assert status == 2 and out == "" and err.count("\n") == 1, err
+    assert "cover only the start of the domain: use --method project" in err
+    status, _, err = cli("privatize", path, tmp_path / "absent.csv", "--epsilon", "1")
+    assert status == 2 and "absent.csv" in err and "orthonormal" not in err
 
 
 def test_privfuncseg_c_target_and_explain_on_a_spline(cubic):
