@@ -112,6 +112,18 @@ def test_h1_refuses_a_discontinuous_spline():
         assert "s.toml" in str(error.value) and "continuous" in str(error.value)
 
 
+def test_an_order_above_the_limit_is_one_line_at_once():
+    """Order 18 (past MAX_BSPLINE_ORDER = 17; order 20 used to overflow after ~10 s): one
+    line naming basis.family.order, the limit and the file, in well under a second."""
+    start = time.process_time()
+    with pytest.raises(SpecError) as error:
+        _bspline(18, ["2"])
+    assert time.process_time() - start < 1
+    assert "\n" not in str(error.value) and "s.toml" in str(error.value)
+    assert "basis.family.order: expected order <= 17" in str(error.value)
+    assert "got 18" in str(error.value)
+
+
 def test_h1_refuses_a_piecewise_expression_with_a_jump():
     """A Piecewise basis function that jumps is not in H^1: one line naming it and where."""
     with pytest.raises(SpecError, match=r"basis.functions\[1\]: .* jumps at t = 2: sobolev"):
