@@ -112,6 +112,18 @@ def test_h1_refuses_a_discontinuous_spline():
         assert "s.toml" in str(error.value) and "continuous" in str(error.value)
 
 
+def test_an_order_above_the_limit_is_one_line_at_once():
+    """Order 18 (past MAX_BSPLINE_ORDER = 17; order 20 used to overflow after ~10 s): one
+    line naming basis.family.order, the limit and the file, in well under a second."""
+    start = time.process_time()
+    with pytest.raises(SpecError) as error:
+        _bspline(18, ["2"])
+    assert time.process_time() - start < 1
+    assert "\n" not in str(error.value) and "s.toml" in str(error.value)
+    assert "basis.family.order: expected order <= 17" in str(error.value)
+    assert "got 18" in str(error.value)
+
+
 def test_h1_refuses_a_piecewise_expression_with_a_jump():
     """A Piecewise basis function that jumps is not in H^1: one line naming it and where."""
     with pytest.raises(SpecError, match=r"basis.functions\[1\]: .* jumps at t = 2: sobolev"):
@@ -282,7 +294,8 @@ def cubic(tmp_path_factory):
 def test_privfuncselect_residual_is_exact_between_knots(cubic):
     """PrivFuncSelect integrates ||q - P q||^2 on the pieces between the knots: it equals
     ||q||^2 - b^T G^-1 b (Fractions) to 1e-12 of ||q||^2 (float rounding; cells across the
-    double knot 5/2 missed it by about 2e-8), and a release comes out."""
+    double knot 5/2 missed it by about 2e-8). PrivFuncSelect itself refuses the spec: its
+    first orthonormal functions live on the first pieces only."""
     from gpcompiler.adaptive.curve import make_curve
     from gpcompiler.adaptive.select import priv_func_select, residual_squared
     compiled, module = cubic
@@ -298,8 +311,20 @@ def test_privfuncselect_residual_is_exact_between_knots(cubic):
     exact = sympy.Rational(norm.numerator, norm.denominator) - (
         b.T * compiled.analysis.gram.to_sympy().LUsolve(b))[0]
     assert abs(residual_squared(module, curve, c[:, None], {}) - float(exact)) <= 1e-12 * float(norm)
-    release = priv_func_select(t, y, module, epsilon=1.0, rng=3)
-    assert numpy.isfinite(release.evaluate(numpy.linspace(0, 6, 7))).all()
+    with pytest.raises(ValueError, match="cover only the start of the domain"):
+        priv_func_select(t, y, module, epsilon=1.0, rng=3)
+
+
+def test_method_select_on_a_spline_is_one_line_before_the_data(cli, tmp_path):
+    """`privatize SPLINE --method select`: one line, exit 2, before the (missing) data file
+    is read; --method project on the same spec is not refused that way."""
+    path = _write(tmp_path, "flat_day", 4, '[6, 12, 18]', interval="[0, 24]")
+    status, out, err = cli("privatize", path, tmp_path / "absent.csv", "--method", "select",
+                           "--epsilon", "1")
+    assert status == 2 and out == "" and err.count("\n") == 1, err
+    assert "cover only the start of the domain: use --method project" in err
+    status, _, err = cli("privatize", path, tmp_path / "absent.csv", "--epsilon", "1")
+    assert status == 2 and "absent.csv" in err and "orthonormal" not in err
 
 
 def test_privfuncseg_c_target_and_explain_on_a_spline(cubic):

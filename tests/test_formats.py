@@ -264,3 +264,26 @@ def test_shipped_specs_by_name_in_process(cli, tmp_path):
     assert status == 0 and "NAME = 'linear'" in (tmp_path / "out" / "linear.py").read_text()
     status, out, err = cli("explain", "no_such_spec")
     assert status == 2 and err.count("\n") == 1 and "shipped: cdf_wages, " in err
+
+
+@pytest.mark.parametrize("shadow", ["file", "folder"])
+def test_a_shipped_name_is_the_shipped_spec_whatever_the_cwd_holds(cli, tmp_path, monkeypatch,
+                                                                   shadow):
+    """`cc ... -o linear` then `privatize linear d.csv`: the bare name is the shipped spec,
+    not the binary (or a folder) of that name; `./linear` is the local file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_text("t,y\n0,0.5\n0.5,0.25\n1,0\n")
+    if shadow == "file":
+        (tmp_path / "linear").write_bytes(b"\x7fELF\x02\x01\x01\x00 not TOML")
+    else:
+        (tmp_path / "linear").mkdir()
+    status, _, err = cli("privatize", "linear", "d.csv", "--rho", "1", "--seed", "1",
+                         "--grid", "3", "-o", "r.csv")
+    assert status == 0, err
+    assert '# spec: "linear"' in (tmp_path / "r.csv").read_text()
+    if shadow == "file":
+        (tmp_path / "linear").write_bytes((ROOT / "specs" / "fourier8.toml").read_bytes())
+        status, _, err = cli("privatize", "./linear", "d.csv", "--rho", "1", "--seed", "1",
+                             "--grid", "3", "-o", "f.csv")
+        assert status == 0, err
+        assert '# spec: "fourier8"' in (tmp_path / "f.csv").read_text()

@@ -119,8 +119,9 @@ def test_console_script_of_the_installed_wheel(wheel, tmp_path):
 
 def _shipped_specs_by_name(run, python, work, env, script):
     """Issue 33 item 5: `gpcompiler specs` lists the shipped specs with what they release
-    and their title; a name that is no path is the shipped spec, from the CLI and from
-    gpcompiler.load; a path of that name wins; an unknown name is one line listing them."""
+    and their title; a bare shipped name is the shipped spec, from the CLI and from
+    gpcompiler.load, whatever the working directory holds; ./NAME is a local file; an
+    unknown name is one line listing them."""
     listed = {line.split()[0]: line for line in run("specs").stdout.splitlines()}
     assert set(listed) == {p.stem for p in (PACKAGE / "specs").glob("*.toml")}
     assert "t -> R^1" in listed["sinc_ecg"] and "800 sinc functions" in listed["sinc_ecg"]
@@ -131,8 +132,8 @@ def _shipped_specs_by_name(run, python, work, env, script):
     run("privatize", "sinc_ecg", "bundled:ecg", "--epsilon", "100", "--seed", "1", "--grid",
         "11", "-o", "sinc.csv")
     assert '# spec: "sinc_ecg"' in (work / "sinc.csv").read_text()
-    shutil.copy2(ROOT / "specs" / "linear.toml", work / "sinc_ecg")   # a path wins
-    run("privatize", "sinc_ecg", "bundled:ecg", "--param", "T=800", "--epsilon", "1",
+    shutil.copy2(ROOT / "specs" / "linear.toml", work / "sinc_ecg")   # ./NAME is the file
+    run("privatize", "./sinc_ecg", "bundled:ecg", "--param", "T=800", "--epsilon", "1",
         "--seed", "1", "--grid", "11", "-o", "path.csv")
     assert '# spec: "linear"' in (work / "path.csv").read_text()
     unknown = subprocess.run([script, "privatize", "sinc", "bundled:ecg", "--epsilon", "1"],

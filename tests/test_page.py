@@ -165,8 +165,16 @@ def split_csv(text):
             [line.split(",") for line in lines if not line.startswith("#")])
 
 
+def _download_links_shown(page):
+    return page.js("['download', 'download-json'].map(id => "
+                   "getComputedStyle(document.getElementById(id)).display !== 'none')")
+
+
 def test_the_bundled_ecg_release_is_the_node_release_bit_for_bit(page):
+    """(The first release of the tab: its download links are not shown before it.)"""
+    assert _download_links_shown(page) == [False, False]   # `hidden` beats a.download's CSS
     csv_text = page.privatize("sinc_ecg", "epsilon", 100, source="ecg")
+    assert _download_links_shown(page) == [True, True]
     release = json.loads(page.download("download-json"))
     assert page.download("download") == csv_text
     ecg, _, _ = build.ecg_window()

@@ -44,6 +44,15 @@ def release_bound(module, bound, epsilon, rho):
     return module.release_facts(bound=bound, **budget)["bound"]
 
 
+def check_not_piecewise(module):
+    """PrivFuncSelect keeps a prefix of the orthonormalised basis: for a spec with fixed
+    knots (a spline) that prefix lives on the first pieces only, so it is refused."""
+    if getattr(module, "PIECE_BREAKS", None) is not None:
+        raise ValueError(f"PrivFuncSelect keeps the first orthonormal functions, and those of "
+                         f"{module.NAME} (piecewise, fixed knots) cover only the start of the "
+                         "domain: use --method project")
+
+
 def _check_module(module, value_dim):
     if module.METRIC != "L2":
         raise ValueError("the adaptive algorithms need a plain L2 spec")
@@ -182,6 +191,7 @@ def priv_func_select(t, y, spec, *, epsilon=None, rho=None, beta=0.1, split=DEFA
     """
     split = check_split(split)
     module = load_module(spec)
+    check_not_piecewise(module)
     domain = module.curve_interval(**params)
     if not all(math.isfinite(v) for v in domain):
         raise ValueError("PrivFuncSelect needs a spec on a bounded domain")

@@ -248,7 +248,7 @@ def build_parser():
                         "directory")
     p.set_defaults(run=cmd_check)
     p = command("specs", "list the shipped specs, which every command takes by name "
-                         "(a path wins)")
+                         "(a local file of that name is ./NAME)")
     p.set_defaults(run=cmd_specs)
     p = command("explain", "print the exact derivation as Markdown")
     p.add_argument("spec", help="spec file (TOML)")
@@ -256,7 +256,8 @@ def build_parser():
     p.set_defaults(run=cmd_explain)
     p = command("privatize", "privatize curves (GP or CGP) and write the release")
     p.add_argument("spec", help="spec file (TOML) of a curve mechanism, or the name of a "
-                                "shipped spec (`gpcompiler specs`; a path wins)")
+                                "shipped spec (`gpcompiler specs`; a local file of "
+                                "that name is ./NAME)")
     p.add_argument("input", help="CSV file (optionally gzip): header t,y1[,y2...] (or time,...), "
                                  "optionally a leading curve/id column, # comments allowed, or "
                                  "a quoted glob of such files (one batch); or "

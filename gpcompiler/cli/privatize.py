@@ -109,7 +109,7 @@ def _noise_source(args):
 def _check_spec_for_method(spec, module, method, params):
     """Spec/method incompatibilities, before any data is read (docs/design.md, "Adaptive
     algorithms"): seg and unbounded need all polynomials of a degree in plain L2, select a
-    scalar basis in plain L2 on a bounded domain."""
+    scalar basis in plain L2 on a bounded domain, with no fixed knots."""
     where = f"{spec}: --method {method} needs"
     if method in ("seg", "unbounded") and (module.POLYNOMIAL_DEGREE is None
                                            or module.METRIC != "L2"):
@@ -119,6 +119,11 @@ def _check_spec_for_method(spec, module, method, params):
         raise UserError(f"{where} [curve] outside = \"zero\" (a curve held to the ends of the "
                         "real line has no finite norm)")
     if method == "select":
+        from ..adaptive.select import check_not_piecewise
+        try:
+            check_not_piecewise(module)
+        except ValueError as error:
+            raise UserError(f"{spec}: {error}") from None
         if module.METRIC != "L2" or module.VECTOR_BASIS:
             raise UserError(f"{where} a scalar basis with the L2 metric")
         a, b = module.curve_interval(**params)

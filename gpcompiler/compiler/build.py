@@ -202,13 +202,17 @@ def shipped_names():
 
 
 def resolve_spec(spec):
-    """The spec file ``spec`` names: an existing path wins; else a bare name (no directory,
-    no .toml) is the shipped spec of that name; an unknown name is one line listing them."""
-    path = Path(spec)
-    if path.exists() or path.suffix == ".toml" or len(path.parts) != 1:
+    """The spec file ``spec`` names: a bare name (no directory, no .toml) of a shipped spec is
+    that shipped spec, even when a file of that name is in the working directory (reach it
+    as ``./linear`` or ``linear.toml``); any other name is a path; a bare name that is
+    neither is one line listing the shipped names."""
+    path, name = Path(spec), str(spec)
+    if path.suffix == ".toml" or "/" in name or os.sep in name:
         return path
-    if spec in shipped_names():
+    if name in shipped_names():
         return SHIPPED_SPECS / f"{spec}.toml"
+    if path.exists():
+        return path
     raise UserError(f"{spec}: no such spec file, and no shipped spec of that name "
                     f"(shipped: {', '.join(shipped_names())})")
 
