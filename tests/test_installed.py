@@ -144,7 +144,8 @@ def _shipped_specs_by_name(run, python, work, env, script):
 
 def test_the_installed_wheel_compiles_the_c_target(wheel, tmp_path):
     """`gpcompiler compile --target c` of the installed wheel, outside the source tree:
-    three files that build without warnings into a protocol program whose privatize --key
+    four files (the module, its header, the protocol program and the device ledger) of which
+    the first and third build without warnings into a protocol program whose privatize --key
     gives the source tree's Python target's bytes; a box spec is one line and exit 2."""
     cc = shutil.which("cc")
     if cc is None:
@@ -168,7 +169,7 @@ def test_the_installed_wheel_compiles_the_c_target(wheel, tmp_path):
                           cwd=work, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert sorted(p.name for p in (work / "out").iterdir()) == [
-        "linear.c", "linear.h", "linear_main.c"]
+        "linear.c", "linear.h", "linear_device.c", "linear_main.c"]
     built = subprocess.run([cc, "-std=c11", "-O2", "-ffp-contract=off", "-Wall", "-Wextra",
                             "-pedantic", "-Werror", "out/linear.c", "out/linear_main.c", "-lm",
                             "-o", "linear"], cwd=work, capture_output=True, text=True)

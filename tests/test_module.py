@@ -96,7 +96,8 @@ def test_check_reports_a_stale_module(tmp_path):
     shipped spec checks clean is the test above, which compiles all 14)."""
     (tmp_path / "generated" / "c").mkdir(parents=True)
     for folder, suffixes in (("specs", [".toml"]), ("generated", [".py"]),
-                             ("generated/c", [".h", ".c", "_main.c"]), ("generated/js", [".mjs"])):
+                             ("generated/c", [".h", ".c", "_main.c", "_device.c"]),
+                             ("generated/js", [".mjs"])):
         (tmp_path / folder).mkdir(exist_ok=True)
         for name in ("linear", "legendre10", "fourier8"):
             for suffix in suffixes:   # the Python, C and JS targets
