@@ -189,3 +189,23 @@ def test_secure_generator_is_the_default_when_no_rng_is_given(monkeypatch):
     cdf.estimate(numpy.zeros(10), lo=0.0, hi=1.0, epsilon=1.0, delta=1e-5)
     priv_func_seg(numpy.linspace(0, 1, 5), numpy.zeros(5), generated("linear"), epsilon=1.0)
     assert len(calls) >= 3
+
+
+def test_the_limit_raised_inside_the_parser_is_still_the_limit(monkeypatch):
+    """The limit's signal can land inside ast.parse, which CPython then reports as a
+    SystemError (seen once in the suite, compiling a 1000-degree spec): past the deadline,
+    time_limit names it as the limit; before it, a SystemError stays what it is. (The
+    timer is stopped here, so only that conversion can name the limit.)"""
+    import time
+    from gpcompiler.compiler import symbolic
+    from gpcompiler.compiler.symbolic import time_limit
+    monkeypatch.setattr(symbolic.signal, "setitimer", lambda *args: None)
+    with pytest.raises(SymbolicLimitError, match="parsing exceeded its time limit"):
+        with time_limit(0.01, "parsing"):
+            end = time.process_time() + 0.02
+            while time.process_time() < end:
+                pass
+            raise SystemError("AST constructor recursion depth mismatch")
+    with pytest.raises(SystemError):
+        with time_limit(60, "parsing"):
+            raise SystemError("not the limit")

@@ -50,10 +50,15 @@ def time_limit(seconds, what):
         yield
         return
     previous = signal.signal(signal.SIGPROF, _expire) if not _DEADLINES else None
-    _DEADLINES.append((time.process_time() + seconds, what))
+    deadline = time.process_time() + seconds
+    _DEADLINES.append((deadline, what))
     _arm_timer()
     try:
         yield
+    except SystemError as error:  # the limit raised inside the parser (ast.parse) is reported
+        if time.process_time() < deadline:  # by CPython as a SystemError: it is the limit
+            raise
+        raise SymbolicLimitError(f"{what} exceeded its time limit", limit=what) from error
     finally:
         _DEADLINES.pop()
         _arm_timer()
