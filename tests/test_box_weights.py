@@ -64,27 +64,39 @@ def _mixed_integral(f):
                        method="gauss-legendre")
 
 
-def test_chebyshev_box_gram_matches_mpmath_to_30_digits(monkeypatch, chebyshev_box):
-    """G = G_x (x) G_y with each factor under its own w_i, in closed form (Beta-function
-    moments) and, with the closed form and symbolic integration cut short, from tanh-sinh
-    moments (flagged numerical): entries against mpmath quadrature at 40 digits (in x and
-    in y: the integrand is a product)."""
-    from gpcompiler.compiler.analysis import gram as analysis_module
-    path = ROOT / "specs" / "chebyshev_box.toml"
-    exact = chebyshev_box.analysis
-    monkeypatch.setattr(analysis_module, "INTEGRATION_SECONDS", 0.5)
-    monkeypatch.setattr(analysis_module, "_jacobi_form", lambda *args: None)
-    numerical = compile_spec(path, ROOT, emit=False).analysis
-    assert exact.gram_method.startswith("exact: Kronecker") and not exact.numerical
-    assert numerical.gram_method.startswith("numerical: Kronecker") and numerical.numerical
+GRAM_ENTRIES = [((0, 0), (0, 0)), ((5, 3), (3, 5)), ((2, 4), (2, 4)), ((1, 1), (3, 1)),
+                ((4, 0), (2, 0))]
+
+
+def _check_chebyshev_gram(analysis):
+    """Entries of G = G_x (x) G_y against mpmath quadrature at 40 digits (in x and in y:
+    the integrand is a product), to 1e-30."""
     with mpmath.workdps(DPS):
-        for (a, b), (c, d) in [((0, 0), (0, 0)), ((5, 3), (3, 5)), ((2, 4), (2, 4)),
-                               ((1, 1), (3, 1)), ((4, 0), (2, 0))]:
+        for (a, b), (c, d) in GRAM_ENTRIES:
             reference = (_chebyshev_integral(lambda x: _legendre(a, x) * _legendre(c, x))
                          * _chebyshev_integral(lambda y: _legendre(b, y) * _legendre(d, y)))
-            for analysis in (exact, numerical):
-                value = analysis.gram[6 * a + b, 6 * c + d].evalf(DPS)
-                assert abs(mpmath.mpf(str(value)) - reference) < mpmath.mpf(10) ** -30
+            value = analysis.gram[6 * a + b, 6 * c + d].evalf(DPS)
+            assert abs(mpmath.mpf(str(value)) - reference) < mpmath.mpf(10) ** -30
+
+
+def test_chebyshev_box_gram_matches_mpmath_to_30_digits(chebyshev_box):
+    """G = G_x (x) G_y with each factor under its own w_i, in closed form (Beta-function
+    moments), against mpmath."""
+    assert chebyshev_box.analysis.gram_method.startswith("exact: Kronecker")
+    assert not chebyshev_box.analysis.numerical
+    _check_chebyshev_gram(chebyshev_box.analysis)
+
+
+@pytest.mark.slow   # 26 s: the 1-D tanh-sinh moments are tested by default in test_exact_analysis
+def test_chebyshev_box_numerical_gram_matches_mpmath_to_30_digits(monkeypatch):
+    """With the closed form and symbolic integration cut short, the box's Gram from tanh-sinh
+    moments (flagged numerical) against mpmath."""
+    from gpcompiler.compiler.analysis import gram as analysis_module
+    monkeypatch.setattr(analysis_module, "INTEGRATION_SECONDS", 0.5)
+    monkeypatch.setattr(analysis_module, "_jacobi_form", lambda *args: None)
+    numerical = compile_spec(ROOT / "specs" / "chebyshev_box.toml", ROOT, emit=False).analysis
+    assert numerical.gram_method.startswith("numerical: Kronecker") and numerical.numerical
+    _check_chebyshev_gram(numerical)
 
 
 def test_total_degree_gram_under_a_mixed_separable_weight_matches_mpmath(mixed):

@@ -1592,7 +1592,7 @@ const HELP_TEXT = {
 };
 
 /* ---- runtime/js/gp_protocol.mjs from gpcompiler 0.1.0, inlined verbatim
- * ---- sha256 09ef2371fd671c08da360a3c5dab61f3c27b207ca9f6cd8c6c5b61bcded78ec5 */
+ * ---- sha256 c5232210c3e05d4305ae9de5acf03d23760d2f8f40529bf76179ebee74f16e9d */
 /* The protocol program of a generated JS module (docs/reference/js.md, "The protocol
  * program"): the C target's NAME_main.c in JavaScript, written against the module's API only
  * (NAME, COEF_DIM, VALUE_DIM, CURVE_INTERVAL, HELP_TEXT, releaseFacts, project, privatize,
@@ -1621,6 +1621,10 @@ function gpRepr(x) {
     x = Math.abs(x);
     if (x === Infinity) return `${sign}inf`;
     if (x === 0) return `${sign}0.0`;
+    if (x >= 1e-4 && x < 1e16) {  /* fixed notation in both: the same shortest digits */
+        const fixed = String(x);
+        return sign + (fixed.includes(".") ? fixed : `${fixed}.0`);
+    }
     const [mantissa, exponent] = x.toExponential().split("e");
     const digits = mantissa.replace(".", ""), point = Number(exponent) + 1, n = digits.length;
     if (point <= -4 || point > 16) {

@@ -26,6 +26,10 @@ function gpRepr(x) {
     x = Math.abs(x);
     if (x === Infinity) return `${sign}inf`;
     if (x === 0) return `${sign}0.0`;
+    if (x >= 1e-4 && x < 1e16) {  /* fixed notation in both: the same shortest digits */
+        const fixed = String(x);
+        return sign + (fixed.includes(".") ? fixed : `${fixed}.0`);
+    }
     const [mantissa, exponent] = x.toExponential().split("e");
     const digits = mantissa.replace(".", ""), point = Number(exponent) + 1, n = digits.length;
     if (point <= -4 || point > 16) {
