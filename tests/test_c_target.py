@@ -5,6 +5,7 @@ orthonormal basis (within ETA B), the Python module (project, evaluate, release_
 bit, keyed privatize bit for bit), the privacy boundary (the same function on two grids) and
 bad arguments (the right status, outputs untouched); its constants against their exact values;
 its spec strings against hostile titles; other specs refused with one line."""
+import json
 import math
 import re
 import subprocess
@@ -18,6 +19,7 @@ import sympy
 from hypothesis import given, settings, strategies as st
 
 from c_build import FLAGS, build_driver, compiler
+from conftest import node_missing
 from gpcompiler.compiler.build import compile_spec, import_module_file
 from gpcompiler.compiler.emit.c import emit_c, lower_c
 from gpcompiler.compiler.emit.c.printer import hex_float
@@ -245,9 +247,28 @@ def grids(b, seed):
     return cases
 
 
+def js_projections(name, cases):
+    """generated/js/NAME.mjs's project(t, y, bound) of each case in one node process (its
+    JSON numbers are the shortest round-trip texts: read back exactly), or None without
+    node >= 18."""
+    if node_missing() is not None:
+        return None
+    script = ("import * as m from " + json.dumps((ROOT / "generated" / "js" / f"{name}.mjs")
+                                                  .as_uri()) + ";\n"
+              "import { readFileSync } from 'node:fs';\n"
+              "const cases = JSON.parse(readFileSync(0, 'utf8'));\n"
+              "console.log(JSON.stringify(cases.map(([t, y, b]) => Array.from(m.project(t, y, b)))));")
+    text = json.dumps([[list(map(float, t)), list(map(float, numpy.ravel(y))), float(bound)]
+                       for t, y, bound in cases])
+    done = subprocess.run(["node", "--input-type=module", "-e", script], input=text,
+                          capture_output=True, text=True, check=True, timeout=300)
+    return json.loads(done.stdout)
+
+
 @pytest.mark.parametrize("name", LINE_SPECS)
 def test_c_project_is_within_eta_b_of_the_exact_projection(built, name):
-    """||c_C - P clip_B(q)|| <= ETA B (docs/clipping.md) on random and adversarial grids, with
+    """||c_C - P clip_B(q)|| <= ETA B (docs/clipping.md), and the same for the JS target's
+    project, on random and adversarial grids, with
     the clip inactive (B = 2 ||q||: factor 1) and active (B = ||q||/2: the exact reference
     scaled by B/||q||); one sample and none give exactly 0; C vs Python's project recorded."""
     b = built(name)
@@ -263,11 +284,17 @@ def test_c_project_is_within_eta_b_of_the_exact_projection(built, name):
             commands.append(project_command(t, y, bound))
             expected.append((label, t, y, bound, scaled))
     worst = farthest = 0.0
-    for line, (label, t, y, bound, reference) in zip(b.run(commands), expected):
+    js = js_projections(name, [(t, y, bound) for _, t, y, bound, _ in expected])
+    for index, (line, (label, t, y, bound, reference)) in enumerate(zip(b.run(commands),
+                                                                         expected)):
         status, _, c = parsed(line, b.d)
         assert status == OK, (label, line)
         error = mpmath.sqrt(mpmath.fsum((mpmath.mpf(v) - r) ** 2 for v, r in zip(c, reference)))
         assert error <= b.eta * bound, (label, float(error), b.eta * bound)
+        if js is not None:   # the JS target's project, the same bound
+            error = mpmath.sqrt(mpmath.fsum((mpmath.mpf(v) - r) ** 2
+                                            for v, r in zip(js[index], reference)))
+            assert error <= b.eta * bound, ("js", label, float(error), b.eta * bound)
         if len(t) < 2:
             assert numpy.all(c == 0), label
         python = b.python.project(t, y.reshape((len(t),) + ((b.n,) if b.n > 1 else ())),
