@@ -309,3 +309,25 @@ def test_a_binary_release_by_a_shipped_specs_name_is_memoized(cli, tmp_path):
     assert cli(*common, "-o", tmp_path / "b.npz")[0] == 0
     assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
     assert len(read(ledger)) == 1
+
+
+def test_the_plot_of_one_record_and_of_none(cli, tmp_path, monkeypatch):
+    """One record is a step from 0 over an hour either side (matplotlib chose four years);
+    an empty ledger with --plot is one line, exit 2, nothing printed or written."""
+    from gpcompiler.cli import ledger as ledger_command
+    data, ledger = curves_csv(tmp_path / "c.csv"), tmp_path / "l.jsonl"
+    assert cli("privatize", "linear", data, "--epsilon", "0.5", "--ledger", ledger, "-q",
+               "-o", tmp_path / "a.csv")[0] == 0
+    figures = []
+    real = ledger_command._cumulative_figure
+    monkeypatch.setattr(ledger_command, "_cumulative_figure",
+                        lambda *args: figures.append(real(*args)) or figures[-1])
+    assert cli("ledger", ledger, "--plot", tmp_path / "p.png")[0] == 0
+    axis = figures[0].axes[0]
+    lo, hi = axis.get_xlim()
+    assert axis.get_ylim()[0] == 0 and abs((hi - lo) - 2 / 24) < 1e-9   # days
+    assert list(axis.lines[0].get_ydata()) == [0.0, 0.5]
+    (tmp_path / "empty.jsonl").write_text("")
+    status, out, err = cli("ledger", tmp_path / "empty.jsonl", "--plot", tmp_path / "e.png")
+    assert (status, out) == (2, "") and "no records to plot" in err
+    assert not (tmp_path / "e.png").exists()

@@ -103,6 +103,8 @@ def cmd_ledger(args):
     from .writers import write_files
     check_plot(args.plot)
     items = records.read(args.file)
+    if args.plot and not items:
+        raise UserError(f"{args.file}: no records to plot (--plot)")
     names = {item["metric"]["sha256"]: item["metric"]["name"] for item in items}
     print(f"{args.file}: {len(items)} records ({records.FORMAT})")
     for title, length in (("total", None), (f"per UTC {args.epoch}", args.epoch)):
@@ -139,6 +141,7 @@ def _amount(model, spent, delta):
 
 def _cumulative_figure(items, names):
     """Cumulative cost against UTC time, one step line per (model, metric)."""
+    import datetime
     from ..accounting import records
     from .figures import load_pyplot
     figure, axis = load_pyplot().subplots(figsize=(8, 4))
@@ -146,12 +149,18 @@ def _cumulative_figure(items, names):
     for item in sorted(items, key=records.when):
         series.setdefault(records.group(item), []).append((records.when(item), records.cost(item)))
     for (model, metric), steps in sorted(series.items()):
-        totals, running = [], 0
+        totals, running = [0.0], 0   # from 0 at the first record: one record is a step too
         for _, amount in steps:
             running += amount
             totals.append(float(running))
-        axis.step([moment for moment, _ in steps], totals, where="post",
+        moments = [steps[0][0]] + [moment for moment, _ in steps]
+        axis.step(moments, totals, where="post", marker="o", markersize=3,
                   label=f"{model}, {names[metric]} ({_UNITS[model]})")
+    axis.set_ylim(bottom=0)
+    moments = [records.when(item) for item in items]
+    if max(moments) == min(moments):   # one moment: an hour either side, not matplotlib's years
+        hour = datetime.timedelta(hours=1)
+        axis.set_xlim(min(moments) - hour, max(moments) + hour)
     axis.set_xlabel("time (UTC)")
     axis.set_ylabel("cumulative cost (the model's unit, see legend)")
     axis.set_title("privacy spent: composed exactly (docs/reference/ledger.md)", fontsize=9)
