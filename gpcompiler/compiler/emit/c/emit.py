@@ -122,7 +122,7 @@ def _placeholders(cir, name):
         "sub_piece_sums": sub_piece_sums(cir, _SUB_PIECE_SUMS, _ALL_NODES, _NODE_BY_NODE),
         "max_order": (f"#define MAX_ORDER {cir.rules[-1].order}  /* the highest order of the "
                       "projection's Gauss rules */\n" if ir.atoms_kind == "legendre" else ""),
-        "accumulate": _ACCUMULATE[kind], "evaluate": _EVALUATE[kind],
+        **loops(kind, C_WORDS),
         "default_bound": _default_bound(cir),
     }
 
@@ -490,39 +490,52 @@ static void piece_sums(double t0, double h, const struct rule *rule, double *out
 }}"""
 
 
+# The contraction's and evaluate's loops per kind of values, in the words both targets share;
+# each target names its declarations, value reader, coefficients and outputs (C_WORDS, and
+# the JS target's JS_WORDS).
 _ACCUMULATE = {
-    "scalar": """            double v = value_at(y, s, scaling);
-            for (int j = 0; j < WIDTH; j++)
+    "scalar": """            $fixed v = $value_at(y, s, scaling);
+            for ($index j = 0; j < WIDTH; j++)
                 partial[j] += v * weight[j];""",
-    "vector": """            for (int r = 0; r < VALUE_DIM; r++) {
-                double v = value_at(y, s * VALUE_DIM + r, scaling);
-                for (int j = 0; j < WIDTH; j++)
+    "vector": """            for ($index r = 0; r < VALUE_DIM; r++) {
+                $fixed v = $value_at(y, s * VALUE_DIM + r, scaling);
+                for ($index j = 0; j < WIDTH; j++)
                     partial[j * VALUE_DIM + r] += v * weight[j];
             }""",
-    "vector_basis": """            for (int j = 0; j < COEF_DIM; j++)
-                for (int r = 0; r < VALUE_DIM; r++)
-                    partial[j] += value_at(y, s * VALUE_DIM + r, scaling)
+    "vector_basis": """            for ($index j = 0; j < COEF_DIM; j++)
+                for ($index r = 0; r < VALUE_DIM; r++)
+                    partial[j] += $value_at(y, s * VALUE_DIM + r, scaling)
                                   * weight[j * VALUE_DIM + r];""",
 }
 
 _EVALUATE = {
-    "scalar": """        double sum = 0.0;
-        for (int j = 0; j < COEF_DIM; j++)
-            sum += c[j] * e[j];
-        v[0] = sum;""",
-    "vector": """        for (int r = 0; r < VALUE_DIM; r++) {
-            double sum = 0.0;
-            for (int j = 0; j < WIDTH; j++)
-                sum += c[j * VALUE_DIM + r] * e[j];
-            v[r] = sum;
+    "scalar": """        $mutable sum = 0.0;
+        for ($index j = 0; j < COEF_DIM; j++)
+            sum += $c[j] * e[j];
+        $out0 = sum;""",
+    "vector": """        for ($index r = 0; r < VALUE_DIM; r++) {
+            $mutable sum = 0.0;
+            for ($index j = 0; j < WIDTH; j++)
+                sum += $c[j * VALUE_DIM + r] * e[j];
+            $out_r = sum;
         }""",
-    "vector_basis": """        for (int r = 0; r < VALUE_DIM; r++) {
-            double sum = 0.0;
-            for (int j = 0; j < COEF_DIM; j++)
-                sum += c[j] * e[j * VALUE_DIM + r];
-            v[r] = sum;
+    "vector_basis": """        for ($index r = 0; r < VALUE_DIM; r++) {
+            $mutable sum = 0.0;
+            for ($index j = 0; j < COEF_DIM; j++)
+                sum += $c[j] * e[j * VALUE_DIM + r];
+            $out_r = sum;
         }""",
 }
+
+C_WORDS = {"fixed": "double", "mutable": "double", "index": "int", "value_at": "value_at",
+           "c": "c", "out0": "v[0]", "out_r": "v[r]"}
+
+
+def loops(kind, words):
+    """The "accumulate" and "evaluate" placeholders of a module of ``kind`` (values_kind) in
+    a target's ``words``."""
+    return {"accumulate": string.Template(_ACCUMULATE[kind]).substitute(words),
+            "evaluate": string.Template(_EVALUATE[kind]).substitute(words)}
 
 
 def _default_bound(cir):

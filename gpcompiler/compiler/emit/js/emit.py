@@ -6,7 +6,8 @@ target's algorithm (emit/c/emit.py) written in JavaScript, piece by piece."""
 import string
 from importlib import resources
 
-from ..c.emit import inlined, rules_head, shared_placeholders, sub_piece_sums, unit_texts
+from ..c.emit import (inlined, loops, rules_head, shared_placeholders, sub_piece_sums,
+                      unit_texts)
 from ..c.program import help_texts
 from ..common import values_kind
 from ..literals import c_identifier, js_comment_text, js_string
@@ -46,7 +47,7 @@ def _placeholders(cir, name):
         "atoms": _ATOMS[ir.atoms_kind](cir), "orthonormal": _orthonormal(cir),
         "piece_levels": "\n", "rules": _rules(cir), "piece_sums": _piece_sums(cir),
         "sub_piece_sums": sub_piece_sums(cir, _SUB_PIECE_SUMS, _ALL_NODES, _NODE_BY_NODE),
-        "accumulate": _ACCUMULATE[values_kind(ir)], "evaluate": _EVALUATE[values_kind(ir)],
+        **loops(values_kind(ir), JS_WORDS),
         "default_bound": _default_bound(cir),
         **{f"help_{key}": js_string(text) for key, text in help_texts(name).items()},
         "protocol": inlined(PROTOCOL), "runtime": _runtime(), "ledger": inlined(LEDGER),
@@ -310,39 +311,8 @@ function pieceSums(t0, h, rule) {
 }"""
 
 
-_ACCUMULATE = {
-    "scalar": """            const v = valueAt(y, s, scaling);
-            for (let j = 0; j < WIDTH; j++)
-                partial[j] += v * weight[j];""",
-    "vector": """            for (let r = 0; r < VALUE_DIM; r++) {
-                const v = valueAt(y, s * VALUE_DIM + r, scaling);
-                for (let j = 0; j < WIDTH; j++)
-                    partial[j * VALUE_DIM + r] += v * weight[j];
-            }""",
-    "vector_basis": """            for (let j = 0; j < COEF_DIM; j++)
-                for (let r = 0; r < VALUE_DIM; r++)
-                    partial[j] += valueAt(y, s * VALUE_DIM + r, scaling)
-                                  * weight[j * VALUE_DIM + r];""",
-}
-
-_EVALUATE = {
-    "scalar": """        let sum = 0.0;
-        for (let j = 0; j < COEF_DIM; j++)
-            sum += coef[j] * e[j];
-        values[i] = sum;""",
-    "vector": """        for (let r = 0; r < VALUE_DIM; r++) {
-            let sum = 0.0;
-            for (let j = 0; j < WIDTH; j++)
-                sum += coef[j * VALUE_DIM + r] * e[j];
-            values[i * VALUE_DIM + r] = sum;
-        }""",
-    "vector_basis": """        for (let r = 0; r < VALUE_DIM; r++) {
-            let sum = 0.0;
-            for (let j = 0; j < COEF_DIM; j++)
-                sum += coef[j] * e[j * VALUE_DIM + r];
-            values[i * VALUE_DIM + r] = sum;
-        }""",
-}
+JS_WORDS = {"fixed": "const", "mutable": "let", "index": "let", "value_at": "valueAt",
+            "c": "coef", "out0": "values[i]", "out_r": "values[i * VALUE_DIM + r]"}
 
 
 def _default_bound(cir):
