@@ -6,7 +6,6 @@ target); release and project of 20 curves (sinc_ecg: 10) within 2 eta B of the P
 target's; bad input
 gives the C program's line, exit 2 and nothing on stdout; numbers printed as Python's repr
 and read as Python's float()."""
-import io
 import json
 import re
 import shutil
@@ -21,9 +20,9 @@ from gpcompiler.compiler.build import compile_spec
 from gpcompiler.compiler.emit.js.printer import js_number
 from gpcompiler.errors import SpecError
 from gpcompiler.runtime.keyed import KeyedGenerator
-from gpcompiler.runtime.protocol import run_protocol
 from test_c_protocol import (C_ONLY, FLOAT_TEXTS, SAME, coefficients_text, curves_text,
-                             hostile_rows, parsed, python_float, repr_values)
+                             hostile_rows, parsed, python_float, python_protocol,
+                             repr_values)
 from test_protocol import GENERATED, KEY, ONE_D, load
 from test_c_target import UNSUPPORTED
 from test_spec_is_data import EXPLOITS, spec_bytes
@@ -40,13 +39,6 @@ def node(name, *args, stdin=b""):
     done = subprocess.run(["node", str(JS_DIR / f"{name}.mjs"), *args], input=stdin,
                           capture_output=True, timeout=300)
     return done.returncode, done.stdout, done.stderr
-
-
-def python_protocol(name, args, stdin):
-    """(exit status, stdout) of the Python target's protocol program, in process."""
-    out = io.StringIO()
-    status = run_protocol(load(name), args, io.StringIO(stdin.decode()), out, io.StringIO())
-    return status, out.getvalue().encode()
 
 
 def test_the_node_suites_pass():
@@ -79,7 +71,7 @@ def test_clipped_rows_at_a_bound_far_above_the_lattice_are_the_python_targets(pr
     rng = numpy.random.default_rng(8)
     text = coefficients_text(list(rng.uniform(-1e12, 1e12, (rows, module.COEF_DIM))))
     args = ["privatize", "--epsilon", "1", "--bound", "1e10", "--key", KEY]
-    status, expected = python_protocol(name, args, text)
+    status, expected, _ = python_protocol(name, args, text)
     assert status == 0 and expected.count(b"\n") == rows + 1
     assert node(name, *args, stdin=text) == (0, expected, b"")
     done = subprocess.run([programs[COMPILERS[0], name], *args], input=text,
@@ -100,7 +92,7 @@ def test_release_and_project_are_within_eta_b_of_the_python_targets(name):
     args = ["release", "--rho", "0.5", "--bound", repr(bound), "--key", KEY]
     gamma = module.release_facts(rho=0.5, bound=bound)["lattice"]
     for command, tolerance in ((["project"], 0.0), (args, gamma)):
-        status, expected = python_protocol(name, command, text)
+        status, expected, _ = python_protocol(name, command, text)
         got = node(name, *command, stdin=text)
         assert status == got[0] == 0 and got[2] == b"", got[2]
         ids, want = parsed(expected, module.COEF_DIM)
