@@ -145,22 +145,22 @@ def _cumulative_figure(items, names):
     from ..accounting import records
     from .figures import load_pyplot
     figure, axis = load_pyplot().subplots(figsize=(8, 4))
-    series = {}
-    for item in sorted(items, key=records.when):
-        series.setdefault(records.group(item), []).append((records.when(item), records.cost(item)))
+    series, moments = {}, sorted(((records.when(item), item) for item in items),
+                                 key=lambda pair: pair[0])
+    for moment, item in moments:
+        series.setdefault(records.group(item), []).append((moment, records.cost(item)))
     for (model, metric), steps in sorted(series.items()):
         totals, running = [0.0], 0   # from 0 at the first record: one record is a step too
         for _, amount in steps:
             running += amount
             totals.append(float(running))
-        moments = [steps[0][0]] + [moment for moment, _ in steps]
-        axis.step(moments, totals, where="post", marker="o", markersize=3,
-                  label=f"{model}, {names[metric]} ({_UNITS[model]})")
+        axis.step([steps[0][0]] + [moment for moment, _ in steps], totals, where="post",
+                  marker="o", markersize=3, label=f"{model}, {names[metric]} ({_UNITS[model]})")
     axis.set_ylim(bottom=0)
-    moments = [records.when(item) for item in items]
-    if max(moments) == min(moments):   # one moment: an hour either side, not matplotlib's years
+    first, last = moments[0][0], moments[-1][0]
+    if first == last:   # one moment: an hour either side, not matplotlib's years
         hour = datetime.timedelta(hours=1)
-        axis.set_xlim(min(moments) - hour, max(moments) + hour)
+        axis.set_xlim(first - hour, last + hour)
     axis.set_xlabel("time (UTC)")
     axis.set_ylabel("cumulative cost (the model's unit, see legend)")
     axis.set_title("privacy spent: composed exactly (docs/reference/ledger.md)", fontsize=9)
